@@ -1,0 +1,227 @@
+"""``aclTensor`` and ``aclScalar``: what aclnn APIs take instead of raw pointers.
+
+An aclTensor is a *view* (view dims, strides in elements, storage offset in elements) over a *storage*
+(storage dims) that lives in device memory at ``data``. That is why an aclnn API can accept a
+non-contiguous tensor: the L0 ``Contiguous`` node reads the view, ``ViewCopy`` writes one.
+``aclCreateTensor`` refuses (returns ``None``, C's nullptr) a view that reaches outside its storage or a
+storage that reaches outside its allocation, and logs why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import as_acl_dtype, to_numpy
+from ..opdev.log import OP_LOGE
+from .runtime import DevicePtr
+from .types import aclDataType, aclFormat
+
+
+def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{what} must be a sequence of ints (e.g. (4, 2)), not {type(value).__name__}")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{what} must contain only ints, found {v!r} ({type(v).__name__})")
+        out.append(int(v))
+    return tuple(out)
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides in elements, as the seed sample computes them."""
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = max(shape[i + 1], 1) * strides[i + 1]
+    return tuple(strides)
+
+
+class aclTensor:  # noqa: N801
+    """A tensor descriptor over simulated device memory (see module docstring)."""
+
+    def __init__(self, view_dims: tuple[int, ...], dtype: aclDataType, strides: tuple[int, ...],
+                 offset: int, fmt: aclFormat, storage_dims: tuple[int, ...], data: DevicePtr | None,
+                 *, name: str = ""):
+        self.view_dims = view_dims
+        self.dtype = dtype
+        self.strides = strides
+        self.offset = offset
+        self.format = fmt
+        self.storage_dims = storage_dims
+        self.data = data
+        self.name = name
+        self.destroyed = False
+
+    # C++-style accessors (aclTensor methods used inside op_api code)
+    def GetViewShape(self) -> tuple[int, ...]:  # noqa: N802
+        return self.view_dims
+
+    def GetStorageShape(self) -> tuple[int, ...]:  # noqa: N802
+        return self.storage_dims
+
+    def GetViewStrides(self) -> tuple[int, ...]:  # noqa: N802
+        return self.strides
+
+    def GetViewOffset(self) -> int:  # noqa: N802
+        return self.offset
+
+    def GetDataType(self) -> aclDataType:  # noqa: N802
+        return self.dtype
+
+    def GetStorageFormat(self) -> aclFormat:  # noqa: N802
+        return self.format
+
+    def GetViewFormat(self) -> aclFormat:  # noqa: N802
+        return self.format
+
+    def Size(self) -> int:  # noqa: N802
+        return math.prod(self.view_dims)
+
+    def IsEmpty(self) -> bool:  # noqa: N802
+        return any(d == 0 for d in self.view_dims)
+
+    def IsContiguous(self) -> bool:  # noqa: N802
+        """Strides are row-major for the view dims (dims of size 1 may have any stride)."""
+        expected = contiguous_strides(self.view_dims)
+        return all(d == 1 or s == e for d, s, e in zip(self.view_dims, self.strides, expected, strict=True))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.view_dims
+
+    @property
+    def ndim(self) -> int:
+        return len(self.view_dims)
+
+    @property
+    def itemsize(self) -> int:
+        return to_numpy(self.dtype).itemsize
+
+    def numpy(self) -> np.ndarray:
+        """A numpy *view* of this tensor's elements in device memory (writes go to the device)."""
+        np_dtype = to_numpy(self.dtype)
+        if self.IsEmpty():
+            return np.zeros(self.view_dims, dtype=np_dtype)
+        if self.data is None:
+            raise ValueError("tensor has no device data")
+        storage_elems = math.prod(self.storage_dims)
+        raw = self.data.bytes(storage_elems * np_dtype.itemsize).view(np_dtype)
+        item = np_dtype.itemsize
+        return np.lib.stride_tricks.as_strided(
+            raw[self.offset:], shape=self.view_dims, strides=tuple(s * item for s in self.strides),
+            writeable=True)
+
+    def __repr__(self) -> str:
+        label = f" {self.name}" if self.name else ""
+        return (f"aclTensor{label}(view={list(self.view_dims)}, {self.dtype.name}, "
+                f"strides={list(self.strides)}, offset={self.offset}, storage={list(self.storage_dims)})")
+
+
+def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[int] | None, offset: int,
+                    fmt: Any, storage_dims: Sequence[int], data: DevicePtr | None) -> aclTensor | None:  # noqa: N802
+    """``aclCreateTensor(viewDims, dataType, stride, offset, format, storageDims, tensorData)``.
+
+    Returns ``None`` (nullptr) and logs the reason when the description is inconsistent.
+    """
+    api = "aclCreateTensor"
+    view = _int_tuple(view_dims, "view_dims")
+    storage = _int_tuple(storage_dims, "storage_dims")
+    strides = contiguous_strides(view) if stride is None else _int_tuple(stride, "stride")
+    if len(strides) != len(view):
+        raise ValueError(f"stride has {len(strides)} entries but view_dims has {len(view)}; "
+                         "give one stride per view dim")
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError(f"offset must be an int (elements), not {type(offset).__name__}")
+    dtype = as_acl_dtype(data_type)
+    try:
+        fmt = aclFormat(fmt)
+    except ValueError:
+        raise ValueError(f"unknown aclFormat {fmt!r}; use acl.ACL_FORMAT_ND for these operators") from None
+    if data is not None and not isinstance(data, DevicePtr):
+        raise TypeError(f"data must be a DevicePtr from aclrtMalloc or None, not {type(data).__name__}")
+    if any(d < 0 for d in view) or any(d < 0 for d in storage):
+        OP_LOGE(api, f"dims must be >= 0: view {list(view)}, storage {list(storage)}")
+        return None
+    if offset < 0 or any(s < 0 for s in strides):
+        OP_LOGE(api, f"offset ({offset}) and strides {list(strides)} must be >= 0")
+        return None
+    try:
+        itemsize = to_numpy(dtype).itemsize
+    except ValueError:
+        OP_LOGE(api, f"dtype {dtype.name} cannot be stored by the simulator")
+        return None
+    storage_elems = math.prod(storage)
+    if math.prod(view) > 0:
+        last = offset + sum((d - 1) * s for d, s in zip(view, strides, strict=True))
+        if last >= storage_elems:
+            OP_LOGE(api, f"the view (dims {list(view)}, strides {list(strides)}, offset {offset}) reaches "
+                         f"element {last}, outside its storage of {storage_elems} elements")
+            return None
+    if storage_elems > 0:
+        if data is None:
+            OP_LOGE(api, "a non-empty storage needs device data (tensorData is nullptr)")
+            return None
+        if data.allocation.freed:
+            OP_LOGE(api, f"tensorData {data!r} points into freed memory")
+            return None
+        if storage_elems * itemsize > data.available:
+            OP_LOGE(api, f"storage of {storage_elems * itemsize} B does not fit in the {data.available} B "
+                         f"left in its allocation at {data!r}")
+            return None
+    return aclTensor(view, dtype, strides, int(offset), fmt, storage, data)
+
+
+def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
+    if tensor is None:
+        return 0
+    if not isinstance(tensor, aclTensor):
+        raise TypeError(f"expected an aclTensor, got {type(tensor).__name__}")
+    tensor.destroyed = True
+    return 0
+
+
+class aclScalar:  # noqa: N801
+    """A host scalar with a dtype (``aclCreateScalar(&value, dtype)``)."""
+
+    def __init__(self, value: Any, dtype: aclDataType):
+        self.dtype = dtype
+        self.value = to_numpy(dtype).type(value)
+        self.destroyed = False
+
+    def GetDataType(self) -> aclDataType:  # noqa: N802
+        return self.dtype
+
+    def ToFloat(self) -> np.float32:  # noqa: N802
+        return np.float32(self.value)
+
+    def ToDouble(self) -> float:  # noqa: N802
+        return float(self.value)
+
+    def ToInt64(self) -> int:  # noqa: N802
+        return int(self.value)
+
+    def __repr__(self) -> str:
+        return f"aclScalar({self.value!r}, {self.dtype.name})"
+
+
+def aclCreateScalar(value: Any, data_type: Any) -> aclScalar | None:  # noqa: N802
+    """``aclCreateScalar(&value, dataType)``; in Python the value is passed directly."""
+    dtype = as_acl_dtype(data_type)
+    if isinstance(value, (np.ndarray, list, tuple)):
+        raise TypeError("aclCreateScalar takes one number, not an array")
+    try:
+        with np.errstate(all="ignore"):
+            return aclScalar(value, dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        OP_LOGE("aclCreateScalar", f"cannot store {value!r} as {dtype.name}: {exc}")
+        return None
+
+
+def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
+    if scalar is not None:
+        scalar.destroyed = True
+    return 0

@@ -1,0 +1,31 @@
+"""Simulation options in force (e.g. whether kernels record a trace), set with ``options(...)``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    trace: bool = False          # record every instruction as an event (for figures and Chrome traces)
+
+
+_current = SimOptions()
+
+
+def current() -> SimOptions:
+    return _current
+
+
+@contextlib.contextmanager
+def options(**changes: object) -> Iterator[SimOptions]:
+    """``with options(trace=True): ...`` — unknown names raise TypeError."""
+    global _current
+    previous = _current
+    _current = replace(_current, **changes)
+    try:
+        yield _current
+    finally:
+        _current = previous

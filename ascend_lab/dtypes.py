@@ -1,0 +1,113 @@
+"""One place that turns anything a user may call a dtype into an ``aclDataType`` and back to numpy.
+
+Accepted spellings: an ``aclDataType`` (or its int value), a numpy dtype or scalar type,
+``ml_dtypes.bfloat16``, or a name such as ``"float16"``, ``"fp16"``, ``"half"``, ``"bf16"``,
+``"ACL_FLOAT"``, ``"DT_BF16"``. Anything else raises ``TypeError``/``ValueError`` saying what is accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from .acl.types import aclDataType
+
+DT = aclDataType
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+_TO_NUMPY: dict[aclDataType, np.dtype] = {
+    DT.ACL_FLOAT: np.dtype(np.float32),
+    DT.ACL_FLOAT16: np.dtype(np.float16),
+    DT.ACL_BF16: bfloat16,
+    DT.ACL_DOUBLE: np.dtype(np.float64),
+    DT.ACL_INT8: np.dtype(np.int8),
+    DT.ACL_UINT8: np.dtype(np.uint8),
+    DT.ACL_INT16: np.dtype(np.int16),
+    DT.ACL_UINT16: np.dtype(np.uint16),
+    DT.ACL_INT32: np.dtype(np.int32),
+    DT.ACL_UINT32: np.dtype(np.uint32),
+    DT.ACL_INT64: np.dtype(np.int64),
+    DT.ACL_UINT64: np.dtype(np.uint64),
+    DT.ACL_BOOL: np.dtype(np.bool_),
+    DT.ACL_COMPLEX64: np.dtype(np.complex64),
+    DT.ACL_COMPLEX128: np.dtype(np.complex128),
+}
+_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
+
+_ALIASES = {
+    "float": DT.ACL_FLOAT, "float32": DT.ACL_FLOAT, "fp32": DT.ACL_FLOAT, "f32": DT.ACL_FLOAT,
+    "float16": DT.ACL_FLOAT16, "fp16": DT.ACL_FLOAT16, "half": DT.ACL_FLOAT16, "f16": DT.ACL_FLOAT16,
+    "bfloat16": DT.ACL_BF16, "bf16": DT.ACL_BF16,
+    "double": DT.ACL_DOUBLE, "float64": DT.ACL_DOUBLE, "fp64": DT.ACL_DOUBLE, "f64": DT.ACL_DOUBLE,
+    "int8": DT.ACL_INT8, "i8": DT.ACL_INT8, "uint8": DT.ACL_UINT8, "u8": DT.ACL_UINT8,
+    "int16": DT.ACL_INT16, "i16": DT.ACL_INT16, "uint16": DT.ACL_UINT16, "u16": DT.ACL_UINT16,
+    "int32": DT.ACL_INT32, "i32": DT.ACL_INT32, "uint32": DT.ACL_UINT32, "u32": DT.ACL_UINT32,
+    "int64": DT.ACL_INT64, "i64": DT.ACL_INT64, "uint64": DT.ACL_UINT64, "u64": DT.ACL_UINT64,
+    "bool": DT.ACL_BOOL, "complex64": DT.ACL_COMPLEX64, "complex128": DT.ACL_COMPLEX128,
+}
+
+#: The dtypes the book's operators can meet (order used by tables and figures).
+BOOK_DTYPES: tuple[aclDataType, ...] = (
+    DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT16,
+    DT.ACL_INT32, DT.ACL_INT64, DT.ACL_BOOL, DT.ACL_DOUBLE,
+)
+
+
+def as_acl_dtype(value: Any) -> aclDataType:
+    """Normalise a dtype given in any accepted spelling to an ``aclDataType``."""
+    if isinstance(value, aclDataType):
+        return value
+    if isinstance(value, bool):
+        raise TypeError(f"dtype must be a name, numpy dtype or aclDataType, not the bool {value!r}")
+    if isinstance(value, (int, np.integer)):
+        try:
+            return aclDataType(int(value))
+        except ValueError:
+            raise ValueError(f"{value} is not an aclDataType value; known: "
+                             f"{sorted(int(m) for m in aclDataType)}") from None
+    if isinstance(value, str):
+        key = value.strip()
+        for prefix in ("ACL_", "DT_", "acl_", "dt_"):
+            key = key.removeprefix(prefix)
+        key = key.lower()
+        if key in _ALIASES:
+            return _ALIASES[key]
+        try:
+            return aclDataType["ACL_" + key.upper()]
+        except KeyError:
+            raise ValueError(f"unknown dtype name {value!r}; use one of "
+                             f"{', '.join(sorted(_ALIASES))}") from None
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"cannot interpret {value!r} as a dtype; pass a name like 'float16', "
+                        "a numpy dtype, ml_dtypes.bfloat16 or an acl.aclDataType") from None
+    if dt in _FROM_NUMPY:
+        return _FROM_NUMPY[dt]
+    raise ValueError(f"numpy dtype {dt} has no aclDataType in this simulator; supported: "
+                     f"{', '.join(str(d) for d in _TO_NUMPY.values())}")
+
+
+def to_numpy(dtype: Any) -> np.dtype:
+    """The numpy dtype that stores an ``aclDataType`` (bf16 uses ``ml_dtypes.bfloat16``)."""
+    dt = as_acl_dtype(dtype)
+    try:
+        return _TO_NUMPY[dt]
+    except KeyError:
+        raise ValueError(f"{dt.name} has no numpy storage type in this simulator") from None
+
+
+def itemsize(dtype: Any) -> int:
+    """Bytes per element (``sizeof(T)`` in a kernel)."""
+    return to_numpy(dtype).itemsize
+
+
+def name(dtype: Any) -> str:
+    """The short name used throughout the book: ``float32``, ``float16``, ``bfloat16``, ``int8``..."""
+    return as_acl_dtype(dtype).short
+
+
+def is_floating(dtype: Any) -> bool:
+    return as_acl_dtype(dtype) in (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_DOUBLE)

@@ -1,0 +1,98 @@
+"""``aclOpExecutor``: the plan that phase 1 builds and phase 2 runs.
+
+``<Op>GetWorkspaceSize`` does not compute anything: it checks the arguments and calls L0 ops, each of
+which appends a node to the executor (the *L0 graph*) and, if it produces a new tensor, reserves room for
+it in the workspace. Phase 2 (``<Op>(workspace, size, executor, stream)``) binds those tensors to the
+workspace the caller allocated and runs the nodes in order.
+
+Workspace rule of this simulator (documented, not read from CANN): every intermediate tensor takes its
+size rounded up to 512 bytes, plus whatever the kernels' tilings ask for (0 for these operators).
+Intermediates that are never written because a node was a no-op take no room.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..acl.runtime import DevicePtr, aclrtStream
+from ..acl.tensor import aclTensor, contiguous_strides
+from ..acl.types import aclDataType, aclFormat
+from ..dtypes import to_numpy
+
+WORKSPACE_ALIGN = 512
+
+
+@dataclass
+class L0Node:
+    """One L0 call recorded in the graph."""
+    op: str                              # "Contiguous", "Cast", "HardSigmoidGrad", "ViewCopy", ...
+    inputs: list[aclTensor]
+    outputs: list[aclTensor]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    why: str = ""                        # a sentence for the book: why this node is here
+    launches_kernel: bool = True         # False for no-op nodes (e.g. Contiguous of a contiguous tensor)
+    run: Callable[[], None] | None = None
+
+    def describe(self) -> str:
+        ins = ", ".join(_tdesc(t) for t in self.inputs)
+        outs = ", ".join(_tdesc(t) for t in self.outputs)
+        attrs = "".join(f", {k}={v}" for k, v in self.attrs.items())
+        return f"{self.op}({ins}{attrs}) -> {outs}"
+
+
+def _tdesc(t: aclTensor) -> str:
+    return f"{t.dtype.short}{list(t.view_dims)}"
+
+
+class aclOpExecutor:  # noqa: N801
+    """Holds the L0 graph, the workspace plan and (after phase 2) the kernel runs."""
+
+    def __init__(self, api: str):
+        self.api = api
+        self.nodes: list[L0Node] = []
+        self.workspace_size = 0
+        self._intermediates: list[tuple[aclTensor, int]] = []
+        self.executed = False
+        self.kernel_runs: list[Any] = []      # filled by kernel nodes (tiling, trace...) when they run
+
+    # --- phase 1 -----------------------------------------------------------------------------------
+    def alloc_tensor(self, shape: tuple[int, ...], dtype: aclDataType, name: str = "") -> aclTensor:
+        """A new contiguous tensor that will live in the workspace (bound in phase 2)."""
+        nbytes = math.prod(shape) * to_numpy(dtype).itemsize
+        t = aclTensor(tuple(shape), dtype, contiguous_strides(shape), 0, aclFormat.ACL_FORMAT_ND,
+                      tuple(shape), None, name=name)
+        if nbytes > 0:
+            self._intermediates.append((t, self.workspace_size))
+            self.workspace_size += -(-nbytes // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+        return t
+
+    def add(self, node: L0Node) -> L0Node:
+        self.nodes.append(node)
+        return node
+
+    def GetWorkspaceSize(self) -> int:  # noqa: N802
+        return self.workspace_size
+
+    @property
+    def graph(self) -> list[str]:
+        return [n.op for n in self.nodes]
+
+    # --- phase 2 -----------------------------------------------------------------------------------
+    def bind(self, workspace: DevicePtr | None) -> None:
+        for t, off in self._intermediates:
+            t.data = workspace + off  # type: ignore[operator]
+
+    def run(self, workspace: DevicePtr | None, stream: aclrtStream | None) -> None:
+        self.bind(workspace)
+        for node in self.nodes:
+            if node.run is not None:
+                node.run()
+            if stream is not None and node.launches_kernel:
+                stream.tasks.append(node.op)
+        self.executed = True
+
+    def __repr__(self) -> str:
+        return f"aclOpExecutor({self.api}, graph={self.graph}, workspace={self.workspace_size} B)"

@@ -1,0 +1,140 @@
+"""The SoC catalogue and "the SoC in force" (``PlatformAscendC`` / ``GetCurrentPlatformInfo``).
+
+A real process learns its SoC from the device it runs on; the simulator lets the reader choose one
+(``acl.set_soc("Ascend910B4")`` or ``with acl.soc("Ascend950PR"): ...``). The catalogue lives in
+``data/platforms.ini`` so every figure is data with a source note, not a constant hidden in code.
+"""
+
+from __future__ import annotations
+
+import configparser
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+DEFAULT_SOC = "Ascend910B4"
+
+
+class NpuArch(IntEnum):
+    DAV_1001 = 1001   # Ascend910 (training, coupled)
+    DAV_2002 = 2002   # Ascend310P (inference, coupled)
+    DAV_2201 = 2201   # Ascend910B / Ascend910_93 (A2 / A3, split AIC:AIV = 1:2)
+    DAV_3002 = 3002   # Ascend310B
+    DAV_3510 = 3510   # Ascend950 (arch35, "regbase")
+
+
+class SocVersion(IntEnum):
+    """opbase's enum; its *order* matters: HardsigmoidBackward tests ``ASCEND910B <= v <= ASCEND910E``."""
+    ASCEND910 = 0
+    ASCEND910B = 1
+    ASCEND910_93 = 2
+    ASCEND950 = 3      # also spelled ASCEND910_95
+    ASCEND910E = 4
+    ASCEND310 = 5
+    ASCEND310P = 6
+    ASCEND310B = 7
+    ASCEND310C = 8
+    ASCEND610LITE = 9
+    KIRINX90 = 10
+    KIRIN9030 = 11
+    ASCEND350 = 12
+
+
+@dataclass(frozen=True)
+class SocInfo:
+    name: str
+    product: str
+    npu_arch: NpuArch
+    soc_version: SocVersion
+    family: str
+    vector_core_num: int
+    cube_core_num: int
+    ub_size: int
+    clock_mhz: int
+    gm_bandwidth_gbps: int
+    coupled: bool
+    note: str
+
+    def is_regbase(self) -> bool:
+        """``IsRegbase()``: the arch35 register-based vector architecture (Ascend950)."""
+        return self.npu_arch == NpuArch.DAV_3510
+
+
+@cache
+def _catalogue() -> dict[str, SocInfo]:
+    cp = configparser.ConfigParser(interpolation=None)
+    path = DATA_DIR / "platforms.ini"
+    if not cp.read(path, encoding="utf-8"):
+        raise FileNotFoundError(f"platform catalogue not found at {path}")
+    out = {}
+    for name in cp.sections():
+        s = cp[name]
+        out[name] = SocInfo(
+            name=name, product=s["product"], npu_arch=NpuArch(s.getint("npu_arch")),
+            soc_version=SocVersion[s["soc_version"]], family=s["family"],
+            vector_core_num=s.getint("vector_core_cnt"), cube_core_num=s.getint("cube_core_cnt"),
+            ub_size=s.getint("ub_size"), clock_mhz=s.getint("clock_mhz"),
+            gm_bandwidth_gbps=s.getint("gm_bandwidth_gbps"), coupled=s.getboolean("coupled"),
+            note=s["note"])
+    return out
+
+
+def socs() -> list[str]:
+    """Names of every SoC in the catalogue."""
+    return list(_catalogue())
+
+
+def get_soc(name: str | SocInfo | None = None) -> SocInfo:
+    """The catalogue entry for ``name`` (default: the SoC in force). Unknown names raise ValueError."""
+    if isinstance(name, SocInfo):
+        return name
+    if name is None:
+        name = _current
+    if not isinstance(name, str):
+        raise TypeError(f"soc must be a SoC name such as {DEFAULT_SOC!r}, not {type(name).__name__}")
+    cat = _catalogue()
+    if name in cat:
+        return cat[name]
+    folded = {k.lower(): k for k in cat}
+    if name.lower() in folded:
+        return cat[folded[name.lower()]]
+    raise ValueError(f"unknown SoC {name!r}; choose one of: {', '.join(cat)}")
+
+
+_current = DEFAULT_SOC
+
+
+def set_soc(name: str) -> SocInfo:
+    """Make ``name`` the SoC in force for checks and tiling; returns its entry."""
+    global _current
+    info = get_soc(name)
+    _current = info.name
+    return info
+
+
+def current_soc() -> SocInfo:
+    return get_soc(_current)
+
+
+@contextlib.contextmanager
+def soc(name: str) -> Iterator[SocInfo]:
+    """``with soc("Ascend950PR"): ...`` runs the block on another SoC and restores the previous one."""
+    global _current
+    previous = _current
+    info = set_soc(name)
+    try:
+        yield info
+    finally:
+        _current = previous
+
+
+def GetCurNpuArch() -> NpuArch:  # noqa: N802 - CANN name
+    return current_soc().npu_arch
+
+
+def GetCurrentSocVersion() -> SocVersion:  # noqa: N802 - CANN name
+    return current_soc().soc_version

@@ -1,0 +1,246 @@
+"""TilingData: the small C struct a host tiling function fills in and a kernel reads back.
+
+In CANN an operator's ``op_host/*_tiling.cpp`` fills a plain C struct (``HardSigmoidGradTilingData``,
+``ThresholdGradV2DTilingData``...), the framework copies its bytes to device memory next to the kernel
+arguments, and the kernel recovers the struct with the ``GET_TILING_DATA(tilingData, tiling)`` macro.
+Two more numbers travel *beside* the struct, not inside it: ``blockDim`` (``context->SetBlockDim``, how
+many cores run the kernel) and the tiling key (``context->SetTilingKey``, which kernel template runs).
+
+A subclass declares CANN's fields, in CANN's order, with their C types::
+
+    class HardSigmoidGradTilingData(TilingData):
+        totalLength: int64
+        blockFactor: int64
+        ubFactor: int64
+        alpha: float32
+        beta: float32
+
+Byte layout rule (``to_bytes``/``from_bytes``): little-endian (Ascend is little-endian), natural C
+alignment as a C compiler lays out a plain struct: every field starts at a multiple of its own size
+and the struct size is rounded up to its largest member. So a trailing ``float`` after ``uint64_t``
+members is followed by 4 bytes of padding (ThresholdGradV2D: 8*8 + 4 -> 72 bytes), while two trailing
+floats fill the last 8-byte slot exactly (HardSigmoidGrad: 3*8 + 2*4 = 32 bytes). Padding bytes are
+written as zero and ignored when reading.
+
+Values are immutable; a ``float`` field stores the value a C ``float`` holds (rounded to float32,
+e.g. ``0.16666666f`` is 0.1666666567325592), so what you read is what the kernel reads.
+"""
+
+from __future__ import annotations
+
+import struct
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Self
+
+import numpy as np
+
+__all__ = [
+    "CType", "GET_TILING_DATA", "TilingData", "TilingError",
+    "ceil_div", "floor_align", "require_count",
+    "float32", "int32", "int64", "uint32", "uint64",
+]
+
+
+class TilingError(ValueError):
+    """A tiling function refused its inputs (CANN: the tiling func returns ``ge::GRAPH_FAILED``,
+    which the aclnn layer reports as 561002 ACLNN_ERR_INNER_TILING_ERROR)."""
+
+
+def ceil_div(x: int, y: int) -> int:
+    """``Ops::Base::CeilDiv`` (opbase ``op_common/op_host/util/math_util.h``): ``CeilDiv(x, 0) == x``."""
+    return x if y == 0 else (x + y - 1) // y
+
+
+def floor_align(x: int, align: int) -> int:
+    """``Ops::Base::FloorAlign``: ``x`` rounded down to a multiple of ``align``; ``FloorAlign(x, 0) == 0``."""
+    return 0 if align == 0 else (x // align) * align
+
+
+def require_count(what: str, value: Any) -> int:
+    """A non-negative int (element count, core count, UB bytes); TypeError/ValueError saying what to pass."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{what} must be >= 0, got {value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class CType:
+    """One C scalar type: its spelling, ``struct`` format character and size in bytes."""
+
+    c_name: str
+    fmt: str
+    size: int
+
+    @property
+    def is_float(self) -> bool:
+        return self.fmt in "fd"
+
+    def bounds(self) -> tuple[int, int]:
+        bits = 8 * self.size
+        if self.fmt.isupper():  # unsigned
+            return 0, 2**bits - 1
+        return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+# Field annotations: ``name: int64`` reads like CANN's ``int64_t name;``.
+int64 = Annotated[int, CType("int64_t", "q", 8)]
+uint64 = Annotated[int, CType("uint64_t", "Q", 8)]
+int32 = Annotated[int, CType("int32_t", "i", 4)]
+uint32 = Annotated[int, CType("uint32_t", "I", 4)]
+float32 = Annotated[float, CType("float", "f", 4)]
+
+
+def _ctype_of(hint: Any) -> CType | None:
+    for meta in getattr(hint, "__metadata__", ()):
+        if isinstance(meta, CType):
+            return meta
+    return None
+
+
+def _layout(fields: tuple[tuple[str, CType], ...]) -> tuple[str, int]:
+    """``struct`` format string and size for natural C alignment (see the module docstring)."""
+    fmt, offset, max_align = "<", 0, 1
+    for _, ctype in fields:
+        pad = -offset % ctype.size
+        fmt += "x" * pad + ctype.fmt
+        offset += pad + ctype.size
+        max_align = max(max_align, ctype.size)
+    tail = -offset % max_align
+    fmt += "x" * tail
+    return fmt, offset + tail
+
+
+class TilingData:
+    """Base class: subclasses annotate their fields with ``int64``/``uint64``/``uint32``/``float32``.
+
+    Construct with keyword arguments named as in CANN, plus ``blockDim`` and ``tilingKey``::
+
+        HardSigmoidGradTilingData(totalLength=100, blockFactor=2, ubFactor=7936,
+                                  alpha=0.16666666, beta=0.5, blockDim=50, tilingKey=0)
+    """
+
+    FIELDS: ClassVar[tuple[tuple[str, CType], ...]] = ()
+    _FORMAT: ClassVar[str] = "<"
+    SIZE: ClassVar[int] = 0
+
+    blockDim: int
+    tilingKey: int
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        hints = typing.get_type_hints(cls, include_extras=True)
+        own = [n for n in cls.__dict__.get("__annotations__", {}) if n not in ("blockDim", "tilingKey")]
+        fields = list(cls.FIELDS)
+        for field_name in own:
+            hint = hints[field_name]
+            if typing.get_origin(hint) is ClassVar:
+                continue
+            ctype = _ctype_of(hint)
+            if ctype is None:
+                raise TypeError(f"{cls.__name__}.{field_name}: annotate TilingData fields with a C type "
+                                "from ascend_lab.opdev.tiling_data (int64, uint64, uint32, int32, float32)")
+            fields.append((field_name, ctype))
+        cls.FIELDS = tuple(fields)
+        cls._FORMAT, cls.SIZE = _layout(cls.FIELDS)
+
+    def __init__(self, *, blockDim: int = 1, tilingKey: int = 0, **values: Any) -> None:
+        names = [n for n, _ in self.FIELDS]
+        missing = [n for n in names if n not in values]
+        unknown = [n for n in values if n not in names]
+        if missing or unknown:
+            raise TypeError(f"{type(self).__name__} needs exactly the fields {names}; "
+                            f"missing {missing}, unknown {unknown}")
+        for field_name, ctype in self.FIELDS:
+            object.__setattr__(self, field_name, _convert(field_name, values[field_name], ctype))
+        object.__setattr__(self, "blockDim", _convert("blockDim", blockDim, CType("uint32_t", "I", 4)))
+        object.__setattr__(self, "tilingKey", _convert("tilingKey", tilingKey, CType("uint64_t", "Q", 8)))
+
+    # -- immutability -------------------------------------------------------------------------
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable; use .replace({key}=...) for a copy")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some fields (or blockDim/tilingKey) changed, e.g. to try a bad tiling on purpose."""
+        return type(self)(**{**self.as_dict(), **changes})
+
+    # -- views --------------------------------------------------------------------------------
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(n for n, _ in cls.FIELDS)
+
+    def as_dict(self) -> dict[str, int | float]:
+        """Fields in CANN order, then ``blockDim`` and ``tilingKey``."""
+        out: dict[str, int | float] = {n: getattr(self, n) for n, _ in self.FIELDS}
+        out["blockDim"] = self.blockDim
+        out["tilingKey"] = self.tilingKey
+        return out
+
+    def __repr__(self) -> str:
+        parts = []
+        for key, value in self.as_dict().items():
+            # str(np.float32) is the shortest text that round-trips as float32 (0.16666666)
+            text = str(np.float32(value)) if isinstance(value, float) else str(value)
+            parts.append(f"{key}={text}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return _key(self.as_dict()) == _key(other.as_dict())  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, _key(self.as_dict())))
+
+    # -- bytes --------------------------------------------------------------------------------
+    def to_bytes(self) -> bytes:
+        """The packed struct the kernel reads (layout rule in the module docstring)."""
+        return struct.pack(self._FORMAT, *(getattr(self, n) for n, _ in self.FIELDS))
+
+    @classmethod
+    def from_bytes(cls, raw: bytes | bytearray | memoryview, *,
+                   blockDim: int = 1, tilingKey: int = 0) -> Self:
+        """Unpack exactly ``SIZE`` bytes. ``blockDim``/``tilingKey`` are not in the struct, so pass them."""
+        raw = bytes(raw)
+        if len(raw) != cls.SIZE:
+            raise ValueError(f"{cls.__name__} is {cls.SIZE} bytes, got {len(raw)}")
+        values = struct.unpack(cls._FORMAT, raw)
+        fields = dict(zip(cls.field_names(), values, strict=True))
+        return cls(**fields, blockDim=blockDim, tilingKey=tilingKey)
+
+
+def _key(d: dict[str, int | float]) -> tuple[Any, ...]:
+    # NaN == NaN for equality of two tiling structs (bitwise view of the float field).
+    return tuple((k, struct.pack("<f", v) if isinstance(v, float) else v) for k, v in d.items())
+
+
+def _convert(field_name: str, value: Any, ctype: CType) -> int | float:
+    if ctype.is_float:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"{field_name} is a C {ctype.c_name}; got {value!r}")
+        return float(np.float32(value))
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{field_name} is a C {ctype.c_name}; pass an int, not {value!r}")
+    lo, hi = ctype.bounds()
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{field_name}={value} does not fit a C {ctype.c_name} [{lo}, {hi}]")
+    return int(value)
+
+
+def GET_TILING_DATA(cls: type[TilingData], raw_bytes: bytes | bytearray | memoryview) -> TilingData:  # noqa: N802
+    """The kernel-side macro: rebuild ``cls`` from the tiling buffer.
+
+    Like the C macro, which copies ``sizeof(struct)`` bytes from the tiling pointer, it reads the first
+    ``cls.SIZE`` bytes and ignores anything after them (the framework's buffer may be larger).
+    ``blockDim``/``tilingKey`` are not in the buffer; a kernel gets them from ``GetBlockNum()`` and its
+    template parameters, so they come back as 1 and 0 here.
+    """
+    raw = bytes(raw_bytes)
+    if len(raw) < cls.SIZE:
+        raise ValueError(f"tiling buffer has {len(raw)} bytes, {cls.__name__} needs {cls.SIZE}")
+    return cls.from_bytes(raw[: cls.SIZE])

@@ -1,0 +1,1 @@
+"""HardSigmoidGrad (aclnnHardsigmoidBackward): op_api, op_host and op_kernel."""

@@ -1,0 +1,1 @@
+"""ReluGrad (aclnnThresholdBackward with threshold == 0): op_api, op_host and op_kernel."""

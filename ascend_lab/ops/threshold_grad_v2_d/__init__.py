@@ -1,0 +1,1 @@
+"""ThresholdGradV2D (aclnnThresholdBackward, threshold != 0): op_api, op_host and op_kernel."""
