@@ -59,8 +59,9 @@ def as_acl_dtype(value: Any) -> aclDataType:
     """Normalise a dtype given in any accepted spelling to an ``aclDataType``."""
     if isinstance(value, aclDataType):
         return value
-    if isinstance(value, bool):
-        raise TypeError(f"dtype must be a name, numpy dtype or aclDataType, not the bool {value!r}")
+    if value is None or isinstance(value, bool):
+        # np.dtype(None) is float64: a missing dtype must not silently become ACL_DOUBLE
+        raise TypeError(f"dtype must be a name, numpy dtype or aclDataType, not {value!r}")
     if isinstance(value, (int, np.integer)):
         try:
             return aclDataType(int(value))

@@ -234,9 +234,14 @@ def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
       a correctly rounded numpy conversion followed by a nextafter correction.
     """
     x = np.asarray(x)
-    src = x.dtype
     dst = to_numpy(dst_dtype)
     mode = round_mode(mode)
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf handling is explicit below
+        return _cast(x, dst, mode)
+
+
+def _cast(x: np.ndarray, dst: np.dtype, mode: str) -> np.ndarray:
+    src = x.dtype
     if src == np.bool_ or dst == np.bool_ or src.kind == "c" or dst.kind == "c":
         raise TypeError(f"cast {src} -> {dst} is not modelled (bool and complex casts are not kernel casts)")
     if src not in _FLOATS + _INTS:
@@ -296,7 +301,8 @@ def rounded_mul(a: np.ndarray, b: Any) -> np.ndarray:
     dt = _check_same_float(a, b)
     if dt == F16:
         return cast(a.astype(F64) * b.astype(F64), F16, "CAST_RINT")
-    return np.multiply(a, b, dtype=dt)
+    with np.errstate(all="ignore"):  # inf * 0 = NaN and overflow to inf are the IEEE results we want
+        return np.multiply(a, b, dtype=dt)
 
 
 def rounded_add(a: np.ndarray, b: Any) -> np.ndarray:
@@ -308,7 +314,8 @@ def rounded_add(a: np.ndarray, b: Any) -> np.ndarray:
     dt = _check_same_float(a, b)
     if dt == F16:
         return cast(a.astype(F64) + b.astype(F64), F16, "CAST_RINT")
-    return np.add(a, b, dtype=dt)
+    with np.errstate(all="ignore"):
+        return np.add(a, b, dtype=dt)
 
 
 # --------------------------------------------------------------------------------------------

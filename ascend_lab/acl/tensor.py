@@ -168,6 +168,9 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
         if data.allocation.freed:
             OP_LOGE(api, f"tensorData {data!r} points into freed memory")
             return None
+        if data.offset < 0:
+            OP_LOGE(api, f"tensorData {data!r} points {-data.offset} B before the start of its allocation")
+            return None
         if storage_elems * itemsize > data.available:
             OP_LOGE(api, f"storage of {storage_elems * itemsize} B does not fit in the {data.available} B "
                          f"left in its allocation at {data!r}")
@@ -196,7 +199,8 @@ class aclScalar:  # noqa: N801
         return self.dtype
 
     def ToFloat(self) -> np.float32:  # noqa: N802
-        return np.float32(self.value)
+        with np.errstate(over="ignore"):    # a double beyond FLT_MAX becomes +-inf, as the C cast does
+            return np.float32(self.value)
 
     def ToDouble(self) -> float:  # noqa: N802
         return float(self.value)

@@ -1,5 +1,64 @@
-"""``ascend_lab.ascendc`` — the simulated AI Core and its AscendC-like programming model."""
+"""``ascend_lab.ascendc`` — the simulated AI Core and an AscendC-like programming model.
 
+A kernel is written once against these names, as a real AscendC kernel is::
+
+    from ascend_lab.ascendc import *   # GlobalTensor, LocalTensor, TPipe, TQue, TBuf, DataCopyPad, Muls, ...
+
+and runs through :func:`launch` on ``blockDim`` simulated cores, each with a Unified Buffer of the SoC's
+size. The same code computes the numbers and (``record=True``) the trace the figures are drawn from.
+"""
+
+from .core import GetBlockIdx, GetBlockNum, reserved_ub_bytes
+from .cost_model import CostModel
+from .errors import KernelError
+from .instructions import (
+    CMPMODE,
+    SELMODE,
+    Add,
+    Adds,
+    Cast,
+    Compare,
+    CompareScalar,
+    DataCopy,
+    DataCopyExtParams,
+    DataCopyPad,
+    DataCopyPadExtParams,
+    DataCopyPadParams,
+    DataCopyParams,
+    Duplicate,
+    Maxs,
+    Mins,
+    Mul,
+    Muls,
+    PipeBarrier,
+    RoundMode,
+    Select,
+)
+from .launcher import KernelRun, launch
 from .options import options
+from .pipe import VECCALC, VECIN, VECOUT, QuePosition, TBuf, TPipe, TPosition, TQue
+from .tensor import (
+    GlobalTensor,
+    GmAddr,
+    LocalTensor,
+    bfloat16_t,
+    float32,
+    float_,
+    half,
+    int8_t,
+    int16_t,
+    int32_t,
+    int64_t,
+    sizeof,
+    uint8_t,
+)
+from .trace import Event, Trace
 
-__all__ = ["options"]
+__all__ = [
+    "GetBlockIdx", "GetBlockNum", "reserved_ub_bytes", "CostModel", "KernelError", "CMPMODE", "SELMODE", "Add",
+    "Adds", "Cast", "Compare", "CompareScalar", "DataCopy", "DataCopyExtParams", "DataCopyPad",
+    "DataCopyPadExtParams", "DataCopyPadParams", "DataCopyParams", "Duplicate", "Maxs", "Mins", "Mul", "Muls",
+    "PipeBarrier", "RoundMode", "Select", "KernelRun", "launch", "options", "VECCALC", "VECIN", "VECOUT",
+    "QuePosition", "TBuf", "TPipe", "TPosition", "TQue", "GlobalTensor", "GmAddr", "LocalTensor", "bfloat16_t",
+    "float32", "float_", "half", "int8_t", "int16_t", "int32_t", "int64_t", "sizeof", "uint8_t", "Event", "Trace",
+]

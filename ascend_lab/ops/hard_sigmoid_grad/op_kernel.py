@@ -1,16 +1,177 @@
-"""Interim: computes through the golden oracle until the AscendC simulator lands (issue 3)."""
+"""The HardSigmoidGrad AI Core kernel, written against ``ascend_lab.ascendc`` as the real one is.
+
+Mirrors ``ops-nn:experimental/activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h``
+(float and half: every instruction computes in T, so fp16 is native half with ``half(alpha)``) and
+``hard_sigmoid_grad_bf16.h`` (bf16 is cast to fp32, computed there, and cast back with CAST_ROUND),
+selected by the template tiling key ``schMode`` (0 fp32, 1 fp16, 2 bf16) as in
+``hard_sigmoid_grad_apt.cpp``. cann_facts §2.3-2.4.
+
+Each core handles ``blockFactor`` elements starting at ``blockFactor * GetBlockIdx()``, in tiles of
+``ubFactor`` elements, through a double-buffered CopyIn -> Compute -> CopyOut pipeline.
+"""
 
 from __future__ import annotations
 
-from ... import golden
+from typing import Any
+
+from ...ascendc import (
+    CMPMODE,
+    SELMODE,
+    Adds,
+    Cast,
+    CompareScalar,
+    DataCopyPad,
+    DataCopyPadParams,
+    DataCopyParams,
+    GetBlockIdx,
+    GlobalTensor,
+    GmAddr,
+    KernelRun,
+    Muls,
+    RoundMode,
+    Select,
+    TBuf,
+    TPipe,
+    TQue,
+    VECCALC,
+    VECIN,
+    VECOUT,
+    bfloat16_t,
+    float_,
+    half,
+    launch as _launch,
+    sizeof,
+    uint8_t,
+)
+from ...opdev.tiling_data import GET_TILING_DATA
+from .op_host import HardSigmoidGradTilingData
+
+BUFFER_NUM = 2
+REPEAT_BYTES = 256
 
 
-def launch(td, grad, feat, out, soc, op_name=""):
-    g, f = grad.numpy(), feat.numpy()
-    if op_name == "HardSigmoidGrad":
-        out.numpy()[...] = golden.hard_sigmoid_grad(g, f, td.alpha, td.beta)
-    elif op_name == "ThresholdGradV2D":
-        out.numpy()[...] = golden.threshold_grad_v2_d(g, f, td.threshold)
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class KernelHardSigmoidGrad:
+    """``KernelHardSigmoidGrad<T>`` for T = float or half; with ``bf16=True`` the bf16 variant
+    (queues in bfloat16, arithmetic in float buffers)."""
+
+    def __init__(self, T: Any, bf16: bool = False):
+        self.T = T
+        self.bf16 = bf16
+        self.C = float_ if bf16 else T          # the compute dtype
+        self.pipe = TPipe()
+        self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
+        self.inQueueSelf = TQue(VECIN, BUFFER_NUM)
+        self.outQueueGradInput = TQue(VECOUT, BUFFER_NUM)
+        self.gradFp32Buf = TBuf(VECCALC)
+        self.selfFp32Buf = TBuf(VECCALC)
+        self.tmpBuf = TBuf(VECCALC)
+        self.maskBuf = TBuf(VECCALC)
+        self.gradGm = GlobalTensor(T)
+        self.selfGm = GlobalTensor(T)
+        self.gradInputGm = GlobalTensor(T)
+
+    def Init(self, gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr,  # noqa: N802, N803
+             td: HardSigmoidGradTilingData) -> bool:
+        T = self.T
+        block_idx = GetBlockIdx()
+        self.ubFactor = td.ubFactor
+        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * block_idx)
+        if self.blockLength <= 0:
+            return False
+        offset = td.blockFactor * block_idx * sizeof(T)
+        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
+        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
+        self.gradInputGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
+        self.pipe.InitBuffer(self.inQueueGrad, BUFFER_NUM, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueSelf, BUFFER_NUM, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.outQueueGradInput, BUFFER_NUM, self.ubFactor * sizeof(T))
+        if self.bf16:
+            self.pipe.InitBuffer(self.gradFp32Buf, self.ubFactor * sizeof(float_))
+            self.pipe.InitBuffer(self.selfFp32Buf, self.ubFactor * sizeof(float_))
+        self.pipe.InitBuffer(self.tmpBuf, self.ubFactor * sizeof(self.C))
+        self.pipe.InitBuffer(self.maskBuf, max(32, _ceil(_ceil(self.ubFactor, 8), 32) * 32))
+        self.alpha = self.C.type(td.alpha)        # T(alpha): half(0.16666666) = 0.1666259765625 for fp16
+        self.beta = self.C.type(td.beta)
+        return True
+
+    def Process(self) -> None:  # noqa: N802
+        loop_count = _ceil(self.blockLength, self.ubFactor)
+        for i in range(loop_count):
+            n = self.ubFactor if i < loop_count - 1 else self.blockLength - self.ubFactor * i
+            self.CopyIn(i, n)
+            self.Compute(n)
+            self.CopyOut(i, n)
+
+    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+        grad = self.inQueueGrad.AllocTensor(self.T)
+        x = self.inQueueSelf.AllocTensor(self.T)
+        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
+        pad = DataCopyPadParams(False, 0, 0, 0)
+        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, pad)
+        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, pad)
+        self.inQueueGrad.EnQue(grad)
+        self.inQueueSelf.EnQue(x)
+
+    def Compute(self, n: int) -> None:  # noqa: N802
+        C = self.C
+        grad = self.inQueueGrad.DeQue(self.T)
+        x = self.inQueueSelf.DeQue(self.T)
+        out = self.outQueueGradInput.AllocTensor(self.T)
+        tmp = self.tmpBuf.Get(C)
+        mask = self.maskBuf.Get(uint8_t)
+        per_repeat = REPEAT_BYTES // sizeof(C)
+        n_aligned = _ceil(n, per_repeat) * per_repeat       # CompareScalar covers whole 256-byte repeats
+        if self.bf16:
+            g32 = self.gradFp32Buf.Get(float_)
+            x32 = self.selfFp32Buf.Get(float_)
+            Cast(g32, grad, RoundMode.CAST_NONE, n)
+            Cast(x32, x, RoundMode.CAST_NONE, n)
+            res, src_x, src_g = x32, x32, g32              # the product reuses selfFp32Buf
+        else:
+            res, src_x, src_g = out, x, grad
+        Muls(tmp, src_x, self.alpha, n)                    # tmp = x * alpha   (rounded to C)
+        Adds(tmp, tmp, self.beta, n)                       # tmp = tmp + beta  (rounded to C)
+        Muls(res, src_g, self.alpha, n)                    # res = grad * alpha
+        CompareScalar(mask, tmp, C.type(0), CMPMODE.GT, n_aligned)
+        Select(res, mask, res, C.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
+        CompareScalar(mask, tmp, C.type(1), CMPMODE.LT, n_aligned)
+        Select(res, mask, res, C.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
+        if self.bf16:
+            Cast(out, res, RoundMode.CAST_ROUND, n)         # fp32 -> bf16, half away from zero
+        self.outQueueGradInput.EnQue(out)
+        self.inQueueGrad.FreeTensor(grad)
+        self.inQueueSelf.FreeTensor(x)
+
+    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+        out = self.outQueueGradInput.DeQue(self.T)
+        DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
+        self.outQueueGradInput.FreeTensor(out)
+
+
+def hard_sigmoid_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
+                      tiling: bytes, *, schMode: int) -> None:  # noqa: N803
+    """The ``__global__ __aicore__`` entry: unpack the tiling, pick the template by schMode, run."""
+    tiling_data = GET_TILING_DATA(HardSigmoidGradTilingData, tiling)
+    if schMode == 2:
+        op = KernelHardSigmoidGrad(bfloat16_t, bf16=True)
     else:
-        out.numpy()[...] = golden.relu_grad(g, f)
-    return None
+        op = KernelHardSigmoidGrad(half if schMode == 1 else float_)
+    if op.Init(gradOutput, self_, gradInput, tiling_data):
+        op.Process()
+
+
+def launch(td: HardSigmoidGradTilingData, grad: Any, x: Any, out: Any, soc: Any, op_name: str = "HardSigmoidGrad",
+           record: bool | None = None) -> KernelRun:
+    """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (called by the L0 op in phase 2)."""
+    from ...ascendc.options import current
+    from ..kernel_args import gm_arg
+    rec = current().trace if record is None else record
+    run = _launch(hard_sigmoid_grad, td.blockDim, [gm_arg(grad, "gradOutput"), gm_arg(x, "self"),
+                                                   gm_arg(out, "gradInput")],
+                  td.to_bytes(), soc, outputs=(2,), record=rec, kernel_name=op_name, tiling_data=td,
+                  schMode=td.tilingKey)
+    return run

@@ -1,0 +1,117 @@
+"""A small, documented cost model: how many cycles each instruction occupies its pipe.
+
+Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here:
+
+* **Vector (PIPE_V)**: ``cycles = b + k * n`` per API call, n = elements, from Huawei's GE-ATT V1 fits
+  (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. Rows missing for a dtype use
+  the float row (4-byte types) or the half row (1-2-byte types).
+* **Copies (MTE2 in, MTE3 out)**: ``cycles = latency + bytes / bandwidth`` (§2.4 model 2/3). Each core's
+  bandwidth is ``min(per-core cap, chip GM bandwidth / active cores / clock)``, and when a kernel both
+  reads and writes GM the two directions split that share in proportion to their bytes -- this is the
+  docs' rule "time = (bytes_in + bytes_out) / GM bandwidth" (§2.3) while still letting MTE2 and MTE3
+  overlap. Per-core caps are the single-core measurements of the Add case study (§2.4: 43.2 GB/s in,
+  51.4 GB/s out at 1.85 GHz = 23.4 and 27.8 B/cycle). MTE2 reads are rounded up to 512-byte bursts,
+  MTE3 writes to 32 bytes. Latencies: GE-ATT V1 ``h`` (27 cycles in, 12 out).
+* **Scalar (PIPE_S)**: one cycle to issue each API call; queue operations cost nothing themselves --
+  their waits are what create the gaps in the timeline (§1.2).
+* **Kernel head**: a fixed launch overhead (op head 300 + MTE2 head ``15.89 * blockDim + 882`` cycles,
+  GE-ATT V1, §2.4) is reported separately, not drawn on the lanes.
+
+Sanity check against the Add case study (8192x8192 half on 48 cores, double-buffered): the model
+predicts ~(268 MB + 134 MB) / 1.6 TB/s = 252 us of MTE2 time vs 250.5 us measured (case 4); see
+``add_case_check()`` and the performance chapter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..opdev.platform import SocInfo
+
+#: GE-ATT V1 per-call vector costs (k per element, b fixed), by API and operand width class.
+VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
+    "Muls":          {"half": (0.0071, 23.10), "float": (0.0142, 23.10), "int32": (0.0180, 20.75)},
+    "Adds":          {"half": (0.0071, 22.09), "float": (0.0141, 22.09)},
+    "Mul":           {"half": (0.0110, 23.12), "float": (0.0206, 23.23)},
+    "Add":           {"half": (0.0103, 22.22), "float": (0.0206, 23.22)},
+    "Maxs":          {"half": (0.0077, 20.0), "float": (0.0154, 20.0)},
+    "Mins":          {"half": (0.0077, 20.0), "float": (0.0154, 20.0)},
+    "Duplicate":     {"half": (0.0078, 17.00), "float": (0.0156, 17.00)},
+    "CompareScalar": {"half": (0.0084, 21.9), "float": (0.0160, 22.5)},
+    "Compare":       {"half": (0.0079, 21.0), "float": (0.0156, 21.0)},
+    "Select":        {"half": (0.0118, 45.97), "float": (0.0229, 43.99)},
+    "Cast":          {"half": (0.0147, 20.12), "float": (0.0147, 20.12)},
+    "Copy":          {"half": (0.0078, 17.00), "float": (0.0156, 17.00)},
+}
+VEC_PIPE_HEAD = 37.37
+
+#: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
+MTE2_CAP_B_PER_CYCLE = 23.4
+MTE3_CAP_B_PER_CYCLE = 27.8
+MTE2_LATENCY = 27.0
+MTE3_LATENCY = 12.0
+ISSUE_CYCLES = 1.0
+OP_HEAD = 300.0
+
+
+def kernel_head_cycles(block_dim: int) -> float:
+    """Launch overhead outside the lanes: op head + MTE2 start-up (GE-ATT V1, small loads)."""
+    return OP_HEAD + 15.89 * block_dim + 882.0
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Per-launch constants: the SoC, the active core count and the in/out byte split."""
+    soc: SocInfo
+    block_dim: int
+    in_fraction: float = 0.5        # share of GM traffic that is reads (set from the kernel's GM args)
+
+    @property
+    def clock_hz(self) -> float:
+        return self.soc.clock_mhz * 1e6
+
+    @property
+    def gm_share_b_per_cycle(self) -> float:
+        return self.soc.gm_bandwidth_gbps * 1e9 / max(self.block_dim, 1) / self.clock_hz
+
+    @property
+    def mte2_b_per_cycle(self) -> float:
+        return min(MTE2_CAP_B_PER_CYCLE, self.gm_share_b_per_cycle * max(self.in_fraction, 1e-6))
+
+    @property
+    def mte3_b_per_cycle(self) -> float:
+        return min(MTE3_CAP_B_PER_CYCLE, self.gm_share_b_per_cycle * max(1.0 - self.in_fraction, 1e-6))
+
+    def copy_in(self, nbytes: int) -> float:
+        bursts = math.ceil(nbytes / 512) * 512
+        return MTE2_LATENCY + bursts / self.mte2_b_per_cycle
+
+    def copy_out(self, nbytes: int) -> float:
+        return MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
+
+    def vector(self, api: str, n: int, itemsize: int) -> float:
+        row = VECTOR_COST.get(api, VECTOR_COST["Copy"])
+        if itemsize == 4 and "int32" in row and api == "Muls":
+            k, b = row["int32"]
+        else:
+            k, b = row["float"] if itemsize >= 4 else row["half"]
+            if itemsize == 8:
+                k *= 2
+        return b + k * n
+
+    def us(self, cycles: float) -> float:
+        return cycles / self.soc.clock_mhz
+
+
+def add_case_check(soc: SocInfo) -> dict[str, float]:
+    """The ascendc_facts §2.7 case 4 (Add, 8192x8192 half, 48 cores, double buffer) under this model:
+    MTE2-bound time in microseconds, to compare with the measured 250.5 us."""
+    n = 8192 * 8192
+    bytes_in, bytes_out = 2 * n * 2, n * 2
+    model = CostModel(soc, 48, in_fraction=bytes_in / (bytes_in + bytes_out))
+    per_core_in = bytes_in / 48
+    tile = 16384 * 2
+    tiles = per_core_in / tile
+    cycles = tiles * model.copy_in(tile)
+    return {"mte2_us": model.us(cycles), "measured_us": 250.53}

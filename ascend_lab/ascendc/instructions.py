@@ -1,0 +1,319 @@
+"""The AscendC instructions the kernels use, each one numpy operation over a whole tile.
+
+Every instruction (1) runs the sanitizer checks on its operands, (2) computes in its own dtype --
+``Muls`` on half rounds to half, ``Cast`` uses the requested ``RoundMode`` -- and (3) occupies its pipe for
+the cycles the cost model gives, recording an event when tracing. Pipes: DataCopy/DataCopyPad GM->UB on
+MTE2, UB->GM on MTE3, everything else on V.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from .. import golden
+from .core import CoreContext
+from .errors import KernelError
+from .tensor import GlobalTensor, LocalTensor, local_span
+
+
+class CMPMODE(IntEnum):
+    LT = 0
+    GT = 1
+    EQ = 2
+    LE = 3
+    GE = 4
+    NE = 5
+
+
+class SELMODE(IntEnum):
+    VSEL_CMPMASK_SPR = 0
+    VSEL_TENSOR_SCALAR_MODE = 1
+    VSEL_TENSOR_TENSOR_MODE = 2
+
+
+class RoundMode(IntEnum):
+    CAST_NONE = 0
+    CAST_RINT = 1
+    CAST_FLOOR = 2
+    CAST_CEIL = 3
+    CAST_ROUND = 4
+    CAST_TRUNC = 5
+    CAST_ODD = 6
+
+
+_CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
+        CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
+REPEAT_BYTES = 256
+
+
+@dataclass(frozen=True)
+class DataCopyParams:
+    """``DataCopyParams{blockCount, blockLen, srcStride, dstStride}`` -- for DataCopyPad, blockLen is in bytes."""
+    blockCount: int = 1
+    blockLen: int = 0
+    srcStride: int = 0
+    dstStride: int = 0
+
+
+DataCopyExtParams = DataCopyParams
+
+
+@dataclass(frozen=True)
+class DataCopyPadParams:
+    """``DataCopyPadParams{isPad, leftPadding, rightPadding, paddingValue}``."""
+    isPad: bool = False
+    leftPadding: int = 0
+    rightPadding: int = 0
+    paddingValue: Any = 0
+
+
+DataCopyPadExtParams = DataCopyPadParams
+
+
+def _tile_of(*tensors: Any) -> int | None:
+    for t in tensors:
+        tile = getattr(t, "tile", None)
+        if tile is not None:
+            return tile
+    return None
+
+
+def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: str,
+                 *srcs: Any) -> None:
+    start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
+    if ctx.record:
+        ctx.event("V", api, _tile_of(dst, *srcs), start, end, nbytes=count * dst.dtype.itemsize, count=count,
+                  ub=dst.ub_range(count), buffer=dst.buffer, detail=detail)
+
+
+def _check_local(instr: str, *ts: Any) -> None:
+    for t in ts:
+        if not isinstance(t, LocalTensor):
+            raise TypeError(f"{instr} needs LocalTensor operands, got {type(t).__name__}")
+
+
+def _scalar(dtype: np.dtype, value: Any) -> Any:
+    with np.errstate(all="ignore"):
+        return dtype.type(value)
+
+
+# --- data movement ----------------------------------------------------------------------------------
+def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:  # noqa: N802
+    """Contiguous copy GM->UB (MTE2) or UB->GM (MTE3). ``count * sizeof(T)`` must be a multiple of 32 B:
+    the hardware would silently round it down, the simulator refuses it (use DataCopyPad)."""
+    if isinstance(count, DataCopyParams):
+        if count.blockCount != 1 or count.srcStride or count.dstStride:
+            raise NotImplementedError("strided DataCopy is not modelled; use blockCount=1 or DataCopyPad")
+        count = count.blockLen * 32 // (dst.dtype.itemsize)
+    count = int(count)
+    if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
+        _copy(dst.ctx, "DataCopy", dst, src, count, count * dst.dtype.itemsize, gm_to_ub=True, pad=False)
+    elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
+        _copy(src.ctx, "DataCopy", src, dst, count, count * src.dtype.itemsize, gm_to_ub=False, pad=False)
+    elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
+        ctx = dst.ctx
+        local_span(dst, count, "DataCopy", True)[...] = local_span(src, count, "DataCopy", False)
+        _vector_done(ctx, "Copy", dst, count, dst.dtype.itemsize, f"UB {src.buffer} -> UB {dst.buffer}", src)
+    else:
+        raise TypeError("DataCopy(dst, src, count) takes a LocalTensor and a GlobalTensor (or two LocalTensors)")
+
+
+def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadParams | None = None) -> None:  # noqa: N802
+    """Copy ``blockLen`` bytes (any multiple of sizeof(T)); in UB the block is padded to 32 B, and only
+    ``blockLen`` bytes land in GM. One block (``blockCount == 1``) is what these kernels use."""
+    if params.blockCount == 0 or params.blockLen == 0:
+        return
+    if params.blockCount != 1:
+        raise NotImplementedError("DataCopyPad with blockCount > 1 is not modelled")
+    if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
+        item = dst.dtype.itemsize
+        tensor, gm, to_ub = dst, src, True
+    elif isinstance(dst, GlobalTensor) and isinstance(src, LocalTensor):
+        item = src.dtype.itemsize
+        tensor, gm, to_ub = src, dst, False
+    else:
+        raise TypeError("DataCopyPad(dst, src, params[, padParams]) takes a LocalTensor and a GlobalTensor")
+    if params.blockLen % item:
+        raise KernelError(f"DataCopyPad blockLen {params.blockLen} B is not a multiple of sizeof(T) = {item}",
+                          instruction="DataCopyPad", core=tensor.ctx.core, tile=tensor.tile, kind="misaligned-copy")
+    count = params.blockLen // item
+    _copy(tensor.ctx, "DataCopyPad", tensor, gm, count, params.blockLen, gm_to_ub=to_ub, pad=True,
+          pad_params=pad)
+
+
+def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, count: int, nbytes: int,
+          gm_to_ub: bool, pad: bool, pad_params: DataCopyPadParams | None = None) -> None:
+    tile = local.tile
+    if local.offset % 32:
+        raise KernelError(f"UB address {local.offset} of {local.buffer} is not 32-byte aligned", instruction=instr,
+                          core=ctx.core, tile=tile, kind="misaligned-copy")
+    if not pad and nbytes % 32:
+        raise KernelError(f"{instr} of {count} elements = {nbytes} B is not a multiple of 32 B (the hardware "
+                          f"would silently drop the last {nbytes % 32} B); copy a 32-byte multiple or use "
+                          "DataCopyPad", instruction=instr, core=ctx.core, tile=tile, kind="misaligned-copy")
+    if gm_to_ub:
+        ub_count = count
+        if pad:
+            ub_count = -(-nbytes // 32) * 32 // local.dtype.itemsize
+        ub = local_span(local, ub_count, instr, True)
+        g = gm.gm_slice(ctx, count, instr, tile, write=False)
+        ub[:count] = g
+        if ub_count > count:
+            fill = pad_params.paddingValue if (pad_params is not None and pad_params.isPad) else g[0]
+            ub[count:] = fill
+        start, end = ctx.issue("MTE2", ctx.cost.copy_in(nbytes))
+        ctx.summary.bytes_in += nbytes
+        if ctx.record:
+            ctx.event("MTE2", instr, tile, start, end, nbytes=nbytes, count=count, ub=local.ub_range(ub_count),
+                      buffer=local.buffer, detail=f"GM {gm.addr!r} -> UB {local.buffer}")
+    else:
+        ub = local_span(local, count, instr, False)
+        g = gm.gm_slice(ctx, count, instr, tile, write=True)
+        g[...] = ub
+        start, end = ctx.issue("MTE3", ctx.cost.copy_out(nbytes))
+        ctx.summary.bytes_out += nbytes
+        ctx.summary.tiles += 1
+        if ctx.record:
+            ctx.event("MTE3", instr, tile, start, end, nbytes=nbytes, count=count, ub=local.ub_range(count),
+                      buffer=local.buffer, detail=f"UB {local.buffer} -> GM {gm.addr!r}")
+
+
+# --- vector arithmetic -----------------------------------------------------------------------------------
+def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
+    _check_local(api, dst, src)
+    if src.dtype != dst.dtype:
+        raise TypeError(f"{api}: dst is {dst.dtype} but src is {src.dtype}; they must match")
+    s = _scalar(dst.dtype, scalar)
+    fn(local_span(src, count, api, False), s, out=local_span(dst, count, api, True))
+    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, f"{dst.buffer} = {src.buffer} {api} {s!r}", src)
+
+
+def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    """dst = src * scalar, rounded to dst's dtype (the scalar is first converted to that dtype)."""
+    _unary_scalar("Muls", np.multiply, dst, src, scalar, count)
+
+
+def Adds(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    _unary_scalar("Adds", np.add, dst, src, scalar, count)
+
+
+def Maxs(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    _unary_scalar("Maxs", np.maximum, dst, src, scalar, count)
+
+
+def Mins(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    _unary_scalar("Mins", np.minimum, dst, src, scalar, count)
+
+
+def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor, count: int) -> None:
+    _check_local(api, dst, a, b)
+    if not (a.dtype == b.dtype == dst.dtype):
+        raise TypeError(f"{api}: operands must share one dtype, got {dst.dtype}, {a.dtype}, {b.dtype}")
+    fn(local_span(a, count, api, False), local_span(b, count, api, False), out=local_span(dst, count, api, True))
+    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, f"{dst.buffer} = {a.buffer} {api} {b.buffer}", a, b)
+
+
+def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
+    _binary("Mul", np.multiply, dst, src0, src1, count)
+
+
+def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
+    _binary("Add", np.add, dst, src0, src1, count)
+
+
+def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    _check_local("Duplicate", dst)
+    s = _scalar(dst.dtype, scalar)
+    local_span(dst, count, "Duplicate", True)[...] = s
+    _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, f"{dst.buffer} = {s!r}")
+
+
+def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:  # noqa: N802
+    """Convert with AscendC's RoundMode (CAST_NONE, CAST_RINT, CAST_ROUND, CAST_TRUNC, ...), saturating
+    float->int conversions."""
+    _check_local("Cast", dst, src)
+    mode = RoundMode(round_mode)
+    d = local_span(dst, count, "Cast", True)
+    d[...] = golden.cast(local_span(src, count, "Cast", False), dst.dtype, mode.name)
+    width = max(dst.dtype.itemsize, src.dtype.itemsize)
+    _vector_done(dst.ctx, "Cast", dst, count, width, f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->"
+                 f"{dst.dtype})", src)
+
+
+# --- compare and select ------------------------------------------------------------------------------
+def _mask_bits(ctx: CoreContext, api: str, dst: LocalTensor, cond: np.ndarray) -> None:
+    packed = np.packbits(cond, bitorder="little")
+    local_span(dst.ReinterpretCast(np.uint8), packed.size, api, True)[...] = packed
+
+
+def _repeat_count(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> int:
+    """Only whole 256-byte repeats are computed; the bits of a trailing partial repeat stay stale."""
+    per = REPEAT_BYTES // src.dtype.itemsize
+    whole = count // per * per
+    if whole != count:
+        ctx.warn(api, src.tile, "partial-repeat",
+                 f"count {count} covers {count * src.dtype.itemsize} B, not a multiple of 256 B: the last "
+                 f"{count - whole} elements are not compared (their mask bits keep stale values)")
+    return whole
+
+
+def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE, count: int) -> None:  # noqa: N802
+    """Bit i of dst (a uint8 bit-mask, little-endian) = src[i] <mode> scalar, over whole 256-B repeats."""
+    _check_local("CompareScalar", dst, src)
+    ctx = src.ctx
+    n = _repeat_count(ctx, "CompareScalar", src, int(count))
+    s = _scalar(src.dtype, scalar)
+    cond = _CMP[CMPMODE(mode)](local_span(src, n, "CompareScalar", False), s)
+    _mask_bits(ctx, "CompareScalar", dst, cond)
+    _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
+                 f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src)
+
+
+def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:  # noqa: N802
+    _check_local("Compare", dst, src0, src1)
+    ctx = src0.ctx
+    n = _repeat_count(ctx, "Compare", src0, int(count))
+    cond = _CMP[CMPMODE(mode)](local_span(src0, n, "Compare", False), local_span(src1, n, "Compare", False))
+    _mask_bits(ctx, "Compare", dst, cond)
+    _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
+                 f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1)
+
+
+def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,  # noqa: N802
+           count: int) -> None:
+    """dst[i] = src0[i] where mask bit i is 1, else src1 (a scalar in VSEL_TENSOR_SCALAR_MODE, a tensor
+    in VSEL_TENSOR_TENSOR_MODE; in VSEL_CMPMASK_SPR the first 256/sizeof(T) bits repeat)."""
+    _check_local("Select", dst, sel_mask, src0)
+    ctx = dst.ctx
+    count = int(count)
+    mode = SELMODE(sel_mode)
+    if mode == SELMODE.VSEL_CMPMASK_SPR:
+        per = REPEAT_BYTES // dst.dtype.itemsize
+        first = np.unpackbits(local_span(sel_mask, per // 8, "Select", False).view(np.uint8), count=per,
+                              bitorder="little")
+        bits = np.resize(first, count).astype(bool)
+    else:
+        nbytes = -(-count // 8)
+        raw = local_span(sel_mask.ReinterpretCast(np.uint8), nbytes, "Select", False)
+        bits = np.unpackbits(raw, count=count, bitorder="little").astype(bool)
+    a = local_span(src0, count, "Select", False)
+    if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
+        other: Any = _scalar(dst.dtype, src1)
+        label = repr(other)
+    else:
+        _check_local("Select", src1)
+        other = local_span(src1, count, "Select", False)
+        label = src1.buffer
+    result = np.where(bits, a, other)
+    local_span(dst, count, "Select", True)[...] = result
+    _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
+                 f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label} ({mode.name})", src0, sel_mask)
+
+
+def PipeBarrier(pipe: str = "PIPE_V") -> None:  # noqa: N802
+    """In-order issue per pipe already orders dependent instructions in this simulator."""
+    return None

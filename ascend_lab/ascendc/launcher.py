@@ -1,0 +1,72 @@
+"""The core launcher: ``<<<blockDim, ...>>>`` for the simulator.
+
+``launch`` runs the kernel body once per core (cores are simulated one after another; they share
+nothing but global memory, so the order does not matter), each with its own Unified Buffer of the SoC's
+size and its own pipe clocks, and returns a :class:`KernelRun` with the trace and per-core summaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..opdev.platform import SocInfo
+from .core import CoreContext, set_current
+from .cost_model import CostModel, kernel_head_cycles
+from .errors import KernelError
+from .tensor import GmAddr
+from .trace import Trace
+
+
+@dataclass
+class KernelRun:
+    kernel: str
+    block_dim: int
+    tiling: Any
+    trace: Trace
+
+    @property
+    def cycles(self) -> float:
+        return self.trace.cycles
+
+    @property
+    def microseconds(self) -> float:
+        return self.trace.microseconds
+
+    @property
+    def warnings(self) -> list:
+        return self.trace.warnings
+
+
+def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr], tiling: bytes, soc: SocInfo,
+           *, outputs: Sequence[int] = (-1,), record: bool = False, kernel_name: str | None = None,
+           tiling_data: Any = None, cores: Sequence[int] | None = None, **template: Any) -> KernelRun:
+    """Run ``entry(*gm_args, workspace, tiling, **template)`` on ``block_dim`` simulated cores.
+
+    ``outputs`` are the indexes of the GM arguments the kernel writes (for the read/write bandwidth
+    split of the cost model); ``record`` keeps every instruction as a trace event; ``cores`` limits the
+    run to some cores (the figures use it to step through one core cheaply).
+    """
+    name = kernel_name or getattr(entry, "__name__", "kernel")
+    if block_dim < 1:
+        raise KernelError(f"blockDim must be >= 1, got {block_dim}", instruction="launch", kind="bad-launch")
+    out_idx = {i % len(gm_args) for i in outputs}
+    bytes_out = sum(a.arg_nbytes for i, a in enumerate(gm_args) if i in out_idx)
+    bytes_in = sum(a.arg_nbytes for i, a in enumerate(gm_args) if i not in out_idx)
+    in_fraction = bytes_in / (bytes_in + bytes_out) if bytes_in + bytes_out else 0.5
+    cost = CostModel(soc, block_dim, in_fraction)
+    trace = Trace(name, soc.name, block_dim, soc.ub_size, soc.clock_mhz, head_cycles=kernel_head_cycles(block_dim))
+    trace.meta.update(template)
+    with np.errstate(all="ignore"):
+        for core in (range(block_dim) if cores is None else cores):
+            ctx = CoreContext(core, block_dim, soc, cost, trace, record)
+            set_current(ctx)
+            try:
+                entry(*gm_args, None, tiling, **template)
+            finally:
+                set_current(None)
+            trace.cores.append(ctx.finish())
+    return KernelRun(name, block_dim, tiling_data, trace)

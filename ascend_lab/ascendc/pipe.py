@@ -1,0 +1,247 @@
+"""TPipe, TQue and TBuf: how a kernel carves up the Unified Buffer and hands tiles between pipes.
+
+``TPipe.InitBuffer`` is a bump allocator over the UB (ascendc_facts §1.2): blocks are placed back to back,
+32-byte aligned, in call order, and the simulator refuses a plan that does not fit. A ``TQue`` with
+``num`` blocks cycles through them; its four calls carry the hardware flags that order the pipes:
+
+=============  ===========================================  ===========================================
+call           VECIN queue (MTE2 fills, V reads)            VECOUT queue (V fills, MTE3 drains)
+=============  ===========================================  ===========================================
+AllocTensor    MTE2 waits until V freed the block           V waits until MTE3 freed the block
+EnQue          flag "data ready" when MTE2's copy is done   flag "result ready" when V is done
+DeQue          V waits for that flag                        MTE3 waits for that flag
+FreeTensor     flag "block free" when V is done with it     flag "block free" when MTE3 is done
+=============  ===========================================  ===========================================
+
+With ``num = 2`` (double buffering) MTE2 can fill block 1 while V computes on block 0 -- that overlap
+is what the pipeline figures show. Misuse is refused with the error the hardware or the CPU-debug
+build would give: DeQue of an empty queue, EnQue beyond the queue depth, AllocTensor with every block
+still in use (a hang on the device), using a LocalTensor after FreeTensor.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from .core import CoreContext, current
+from .errors import KernelError
+from .tensor import LocalTensor
+
+
+class TPosition(Enum):
+    GM = "GM"
+    VECIN = "VECIN"
+    VECOUT = "VECOUT"
+    VECCALC = "VECCALC"
+
+
+QuePosition = TPosition
+VECIN, VECOUT, VECCALC = TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC
+
+# (producer pipe, consumer pipe) for each queue position
+_PIPES = {TPosition.VECIN: ("MTE2", "V"), TPosition.VECOUT: ("V", "MTE3"), TPosition.VECCALC: ("V", "V")}
+
+
+def _round32(n: int) -> int:
+    return -(-int(n) // 32) * 32
+
+
+def _attr_name(obj: object, frame_depth: int = 2) -> str | None:
+    """The attribute name the calling kernel gave ``obj`` (``self.inQueueX``), for labels in figures."""
+    frame = sys._getframe(frame_depth)
+    owner = frame.f_locals.get("self")
+    if owner is not None:
+        for k, v in vars(owner).items():
+            if v is obj:
+                return k
+    return None
+
+
+class _Block:
+    __slots__ = ("index", "offset", "nbytes", "free", "freed_at", "ready_at")
+
+    def __init__(self, index: int, offset: int, nbytes: int):
+        self.index = index
+        self.offset = offset
+        self.nbytes = nbytes
+        self.free = True
+        self.freed_at = 0.0      # "free" flag pre-set at InitBuffer, so the first Alloc never waits
+        self.ready_at = 0.0
+
+
+class TQue:
+    """``TQue<pos, depth>``: ``self.inQueueX = TQue(VECIN, BUFFER_NUM)``."""
+
+    def __init__(self, pos: TPosition, depth: int = 1, name: str | None = None):
+        if pos not in _PIPES:
+            raise ValueError(f"TQue position must be VECIN, VECOUT or VECCALC, not {pos}")
+        self.pos = pos
+        self.depth = depth
+        self.name = name
+        self.blocks: list[_Block] = []
+        self.ctx: CoreContext | None = None
+        self.fifo: list[LocalTensor] = []
+        self.next = 0
+        self.allocs = 0
+
+    @property
+    def producer(self) -> str:
+        return _PIPES[self.pos][0]
+
+    @property
+    def consumer(self) -> str:
+        return _PIPES[self.pos][1]
+
+    def _ctx(self, instr: str) -> CoreContext:
+        if self.ctx is None:
+            raise KernelError(f"{self.name or 'queue'} used before TPipe::InitBuffer", instruction=instr,
+                              core=current().core, kind="queue-uninitialised")
+        return self.ctx
+
+    def AllocTensor(self, dtype: Any = None) -> LocalTensor:  # noqa: N802
+        """Next free block, round robin; the producer pipe waits until its consumer released it."""
+        ctx = self._ctx("AllocTensor")
+        n = len(self.blocks)
+        for k in range(n):
+            b = self.blocks[(self.next + k) % n]
+            if b.free:
+                break
+        else:
+            raise KernelError(f"AllocTensor on {self.name}: all {n} buffers are still in use (a missing "
+                              f"FreeTensor?) -- on the device this spins forever", instruction="AllocTensor",
+                              core=ctx.core, tile=self.allocs, kind="alloc-exhausted")
+        self.next = (b.index + 1) % n
+        b.free = False
+        ctx.s_time += 1.0
+        ctx.wait(self.producer, b.freed_at)
+        dt = np.dtype(dtype) if dtype is not None else np.dtype(np.uint8)
+        t = LocalTensor(ctx, dt, b.offset, b.nbytes // dt.itemsize, f"{self.name}[{b.index}]", tile=self.allocs,
+                        block=b, queue=self)
+        if ctx.record:
+            at = ctx.pipe_free[self.producer]
+            ctx.event("S", "AllocTensor", self.allocs, at, at, nbytes=b.nbytes, ub=(b.offset, b.offset + b.nbytes),
+                      buffer=t.buffer, detail=f"{self.pos.value} waits for {self.consumer} to free it")
+        self.allocs += 1
+        return t
+
+    def EnQue(self, t: LocalTensor) -> bool:  # noqa: N802
+        ctx = self._ctx("EnQue")
+        if not t.alive:
+            raise KernelError(f"EnQue of {t.buffer} after FreeTensor", instruction="EnQue", core=ctx.core,
+                              tile=t.tile, kind="use-after-free")
+        if len(self.fifo) >= self.depth:
+            raise KernelError(f"EnQue on {self.name} beyond its depth {self.depth} (usedCount exceeds depth): "
+                              "DeQue before enqueuing more", instruction="EnQue", core=ctx.core, tile=t.tile,
+                              kind="enque-overflow")
+        ctx.s_time += 1.0
+        if t.block is not None:
+            t.block.ready_at = ctx.pipe_free[self.producer]
+        self.fifo.append(t)
+        if ctx.record:
+            at = ctx.pipe_free[self.producer]
+            ctx.event("S", "EnQue", t.tile, at, at, buffer=t.buffer,
+                      detail=f"SetFlag {self.producer}->{self.consumer}")
+        return True
+
+    def DeQue(self, dtype: Any = None) -> LocalTensor:  # noqa: N802
+        ctx = self._ctx("DeQue")
+        if not self.fifo:
+            raise KernelError(f"DeQue of an empty queue {self.name} (a missing EnQue?)", instruction="DeQue",
+                              core=ctx.core, tile=None, kind="deque-empty")
+        t = self.fifo.pop(0)
+        ctx.s_time += 1.0
+        if t.block is not None:
+            ctx.wait(self.consumer, t.block.ready_at)
+        if ctx.record:
+            at = ctx.pipe_free[self.consumer]
+            ctx.event("S", "DeQue", t.tile, at, at, buffer=t.buffer,
+                      detail=f"WaitFlag {self.producer}->{self.consumer}")
+        if dtype is not None and np.dtype(dtype) != t.dtype:
+            t = t.ReinterpretCast(dtype)
+        return t
+
+    def FreeTensor(self, t: LocalTensor) -> None:  # noqa: N802
+        ctx = self._ctx("FreeTensor")
+        if not t.alive:
+            raise KernelError(f"FreeTensor of {t.buffer} twice", instruction="FreeTensor", core=ctx.core,
+                              tile=t.tile, kind="double-free")
+        if t.queue is not self or t.block is None:
+            raise KernelError(f"FreeTensor of {t.buffer} on the wrong queue {self.name}", instruction="FreeTensor",
+                              core=ctx.core, tile=t.tile, kind="wrong-queue")
+        t.alive = False
+        b = t.block
+        b.free = True
+        b.freed_at = ctx.pipe_free[self.consumer]
+        ctx.s_time += 1.0
+        if ctx.record:
+            ctx.event("S", "FreeTensor", t.tile, b.freed_at, b.freed_at, nbytes=b.nbytes,
+                      ub=(b.offset, b.offset + b.nbytes), buffer=t.buffer,
+                      detail=f"SetFlag {self.consumer}->{self.producer}")
+
+    def VacantInQue(self) -> bool:  # noqa: N802
+        return len(self.fifo) < self.depth
+
+
+class TBuf:
+    """``TBuf<VECCALC>``: one UB block for temporaries, never queued or freed."""
+
+    def __init__(self, pos: TPosition = TPosition.VECCALC, name: str | None = None):
+        self.pos = pos
+        self.name = name
+        self.ctx: CoreContext | None = None
+        self.offset = 0
+        self.nbytes = 0
+
+    def Get(self, dtype: Any, length: int | None = None) -> LocalTensor:  # noqa: N802
+        """The whole buffer (or its first ``length`` elements) as a LocalTensor<dtype>."""
+        if self.ctx is None:
+            raise KernelError(f"{self.name or 'TBuf'} used before TPipe::InitBuffer", instruction="TBuf::Get",
+                              core=current().core, kind="buffer-uninitialised")
+        dt = np.dtype(dtype)
+        n = self.nbytes // dt.itemsize if length is None else int(length)
+        if n * dt.itemsize > self.nbytes:
+            raise KernelError(f"TBuf::Get<{dt}>({n}) asks for {n * dt.itemsize} B from {self.name}, which has "
+                              f"{self.nbytes} B", instruction="TBuf::Get", core=self.ctx.core, kind="tbuf-too-small")
+        return LocalTensor(self.ctx, dt, self.offset, n, self.name or "TBuf")
+
+    # ThresholdGradV2D calls AllocTensor/FreeTensor on TBufs, which the header allows (ascendc_facts §1.2)
+    def AllocTensor(self, dtype: Any) -> LocalTensor:  # noqa: N802
+        return self.Get(dtype)
+
+    def FreeTensor(self, t: LocalTensor) -> None:  # noqa: N802
+        return None
+
+
+class TPipe:
+    """``TPipe pipe; pipe.InitBuffer(queue, num, bytes)`` / ``pipe.InitBuffer(tbuf, bytes)``."""
+
+    def __init__(self) -> None:
+        self.ctx = current()
+
+    def InitBuffer(self, obj: TQue | TBuf, num_or_len: int, length: int | None = None) -> bool:  # noqa: N802
+        ctx = self.ctx
+        if obj.name is None:
+            obj.name = _attr_name(obj) or f"buf{ctx.buffer_count}"
+        if isinstance(obj, TQue):
+            if length is None:
+                raise TypeError("InitBuffer(queue, num, len) needs the number of blocks and their length")
+            num, nbytes = int(num_or_len), _round32(length)
+            if num < 1:
+                raise KernelError(f"InitBuffer({obj.name}, {num}, ...) needs at least one block",
+                                  instruction="TPipe::InitBuffer", core=ctx.core, kind="bad-initbuffer")
+            obj.ctx = ctx
+            for i in range(num):
+                off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos.value)
+                obj.blocks.append(_Block(i, off, nbytes))
+        elif isinstance(obj, TBuf):
+            nbytes = _round32(num_or_len)
+            obj.ctx = ctx
+            obj.offset = ctx.alloc_ub(nbytes, obj.name, "VECCALC")
+            obj.nbytes = nbytes
+        else:
+            raise TypeError(f"InitBuffer takes a TQue or a TBuf, not {type(obj).__name__}")
+        return True

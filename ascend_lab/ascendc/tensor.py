@@ -1,0 +1,188 @@
+"""GM_ADDR, GlobalTensor and LocalTensor: the memory a kernel sees.
+
+* :class:`GmAddr` is the ``__gm__ uint8_t*`` a kernel receives: a device pointer plus, for the
+  sanitizer, the logical size of the tensor it belongs to. ``addr + nbytes`` is pointer arithmetic.
+* :class:`GlobalTensor` is ``GlobalTensor<T>``: typed global memory set with ``SetGlobalBuffer``.
+* :class:`LocalTensor` is ``LocalTensor<T>``: a typed window of the core's Unified Buffer, handed out
+  by ``TQue::AllocTensor`` / ``TBuf::Get``; it knows its UB byte range, which buffer it came from and
+  which tile of the core's loop its data belongs to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..acl.runtime import DevicePtr
+from .core import CoreContext, current
+from .errors import KernelError
+
+# AscendC scalar type names -> numpy dtypes (``half``, ``float``, ``bfloat16_t``, ...)
+half = np.dtype(np.float16)
+float_ = np.dtype(np.float32)
+float32 = float_
+from ..dtypes import bfloat16 as bfloat16_t  # noqa: E402
+
+int8_t = np.dtype(np.int8)
+uint8_t = np.dtype(np.uint8)
+int16_t = np.dtype(np.int16)
+int32_t = np.dtype(np.int32)
+int64_t = np.dtype(np.int64)
+
+
+def sizeof(t: Any) -> int:
+    """``sizeof(T)`` for an AscendC element type."""
+    return np.dtype(t).itemsize
+
+
+class GmAddr:
+    """A global-memory address (``GM_ADDR``) with the bounds of the tensor argument it points into."""
+
+    __slots__ = ("ptr", "name", "arg_start", "arg_nbytes")
+
+    def __init__(self, ptr: DevicePtr, name: str, arg_start: int | None = None, arg_nbytes: int = 0):
+        self.ptr = ptr
+        self.name = name
+        self.arg_start = ptr.offset if arg_start is None else arg_start
+        self.arg_nbytes = arg_nbytes
+
+    def __add__(self, nbytes: int) -> GmAddr:
+        return GmAddr(self.ptr + int(nbytes), self.name, self.arg_start, self.arg_nbytes)
+
+    def __repr__(self) -> str:
+        return f"GM_ADDR({self.name}+{self.ptr.offset - self.arg_start})"
+
+
+class GlobalTensor:
+    """``GlobalTensor<T>``: ``gm = GlobalTensor(float_); gm.SetGlobalBuffer(x + off * sizeof(T), n)``."""
+
+    def __init__(self, dtype: Any):
+        self.dtype = np.dtype(dtype)
+        self.addr: GmAddr | None = None
+        self.size = 0
+
+    def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:  # noqa: N802
+        if not isinstance(addr, GmAddr):
+            raise TypeError(f"SetGlobalBuffer needs a GM_ADDR, got {type(addr).__name__}")
+        self.addr = addr
+        self.size = int(buffer_size)
+
+    def GetSize(self) -> int:  # noqa: N802
+        return self.size
+
+    def __getitem__(self, offset: int) -> GlobalTensor:
+        """``xGm[off]``: the GlobalTensor starting ``off`` elements further (as in AscendC)."""
+        g = GlobalTensor(self.dtype)
+        g.addr = self.addr + int(offset) * self.dtype.itemsize
+        g.size = max(self.size - int(offset), 0)
+        return g
+
+    def gm_slice(self, ctx: CoreContext, count: int, instr: str, tile: int | None, write: bool) -> np.ndarray:
+        """The numpy view of ``count`` elements at this address, after the sanitizer's GM checks."""
+        if self.addr is None:
+            raise KernelError("GlobalTensor used before SetGlobalBuffer", instruction=instr, core=ctx.core,
+                              tile=tile, kind="gm-unset")
+        a = self.addr
+        alloc = a.ptr.allocation
+        start = a.ptr.offset
+        nbytes = count * self.dtype.itemsize
+        end = start + nbytes
+        logical_end = a.arg_start + a.arg_nbytes
+        if alloc.freed:
+            raise KernelError(f"GM access to {a.name} after its memory was freed", instruction=instr,
+                              core=ctx.core, tile=tile, kind="gm-freed")
+        padded_end = a.arg_start + -(-a.arg_nbytes // 256) * 256   # the documented ThresholdGradV2D padding
+        if start < a.arg_start or end > padded_end:
+            rel = start - a.arg_start
+            raise KernelError(
+                f"GM {'write' if write else 'read'} of {nbytes} B at byte {rel} of {a.name} is outside the "
+                f"tensor ({a.arg_nbytes} B) and its 256-byte padding", instruction=instr, core=ctx.core,
+                tile=tile, kind="gm-out-of-bounds")
+        if end > logical_end:
+            over = end - logical_end
+            where = ("inside its allocation" if end <= alloc.capacity
+                     else f"{end - alloc.capacity} B of it past the allocation's end, into whatever lies next")
+            ctx.warn(instr, tile, "gm-padding",
+                     f"{'writes' if write else 'reads'} {over} B past the logical end of {a.name} ({where})")
+        return alloc.buffer[start:end].view(self.dtype)
+
+
+class LocalTensor:
+    """``LocalTensor<T>``: ``count`` elements of UB at byte ``offset``."""
+
+    __slots__ = ("ctx", "dtype", "offset", "size", "nbytes", "data", "buffer", "tile", "alive", "block", "queue")
+
+    def __init__(self, ctx: CoreContext, dtype: Any, offset: int, size: int, buffer: str,
+                 tile: int | None = None, block: Any = None, queue: Any = None):
+        self.ctx = ctx
+        self.dtype = np.dtype(dtype)
+        self.offset = offset
+        self.size = size
+        self.nbytes = size * self.dtype.itemsize
+        self.data = ctx.ub[offset:offset + self.nbytes].view(self.dtype)
+        self.buffer = buffer
+        self.tile = tile
+        self.alive = True
+        self.block = block
+        self.queue = queue
+
+    def GetSize(self) -> int:  # noqa: N802
+        return self.size
+
+    def ReinterpretCast(self, dtype: Any) -> LocalTensor:  # noqa: N802
+        """Same UB bytes seen as another element type (``tensor.ReinterpretCast<float>()``)."""
+        dt = np.dtype(dtype)
+        t = LocalTensor(self.ctx, dt, self.offset, self.nbytes // dt.itemsize, self.buffer, self.tile,
+                        self.block, self.queue)
+        t.alive = self.alive
+        return t
+
+    def __getitem__(self, offset: int) -> LocalTensor:
+        """``x[off]``: the LocalTensor starting ``off`` elements further."""
+        off = int(offset)
+        return LocalTensor(self.ctx, self.dtype, self.offset + off * self.dtype.itemsize, self.size - off,
+                           self.buffer, self.tile, self.block, self.queue)
+
+    def GetValue(self, i: int) -> Any:  # noqa: N802
+        return self.data[i]
+
+    def SetValue(self, i: int, value: Any) -> None:  # noqa: N802
+        self.data[i] = value
+
+    def ub_range(self, count: int | None = None) -> tuple[int, int]:
+        n = self.nbytes if count is None else count * self.dtype.itemsize
+        return (self.offset, self.offset + n)
+
+    def __repr__(self) -> str:
+        return f"LocalTensor<{self.dtype}>({self.buffer}, UB[{self.offset}:{self.offset + self.nbytes}])"
+
+
+def local_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
+    """The first ``count`` elements of ``t`` after the sanitizer's UB checks (alive, inside UB,
+    overruns into other buffers)."""
+    ctx = t.ctx
+    if not t.alive:
+        raise KernelError(f"{t.buffer} is used after FreeTensor", instruction=instr, core=ctx.core, tile=t.tile,
+                          kind="use-after-free")
+    if count <= t.size:
+        return t.data[:count]
+    end = t.offset + count * t.dtype.itemsize
+    if end > ctx.ub_capacity:
+        raise KernelError(f"{count} elements from {t.buffer} run past the end of the Unified Buffer "
+                          f"({end} > {ctx.ub_capacity} B)", instruction=instr, core=ctx.core, tile=t.tile,
+                          kind="ub-out-of-bounds")
+    other = ctx.region_at(t.offset + t.nbytes, end, exclude=-1)
+    over = end - (t.offset + t.nbytes)
+    if write and other is not None and other.name != t.buffer:
+        raise KernelError(f"writes {count} elements into {t.buffer}, which holds only {t.size}: {over} B "
+                          f"spill into {other.name}", instruction=instr, core=ctx.core, tile=t.tile,
+                          kind="ub-overrun")
+    into = other.name if other is not None else "free UB"
+    ctx.warn(instr, t.tile, "ub-overrun",
+             f"{'writes' if write else 'reads'} {over} B past the end of {t.buffer} (into {into})")
+    return ctx.ub[t.offset:end].view(t.dtype)
+
+
+def current_core() -> CoreContext:
+    return current()
