@@ -570,30 +570,22 @@ _RELU_DTYPES = (F32, F16, BF16, I8, U8, I32, I64)
 
 
 def relu_grad(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
-    """ReluGrad as the simulator runs it when |threshold| <= FLT_EPSILON (§3.2, §5).
+    """ReluGrad as the simulator runs it when |threshold| <= FLT_EPSILON (§3.2, §5):
+    ``out = (feature <= 0) ? 0 : grad`` by CompareScalar(LE) + Not + Select, so NaN features keep
+    their gradient and inf/NaN gradients pass untouched where feature > 0 (no multiply).
 
-    fp32/fp16: ``Select(feature <= 0 ? 0 : grad)`` (experimental kernel; grad inf/NaN pass only
-    where feature > 0). bf16: the min/max/mul mask trick in fp32,
-    ``m = max(min(f, 2^-126), 0) * 2^38 * 2^44 * 2^44`` then ``g * m`` and CAST_RINT back, so
-    inf/NaN grads or NaN features give NaN and tiny positive features give a fractional mask.
-    int8/uint8: the same in half with 2^-24 and 2^12 * 2^12, then half -> int CAST_TRUNC.
-    int32/int64: ``m = max(min(f, 1), 0)`` and ``g * m`` in the integer type.
+    The select happens in the kernel's working dtype: fp32/fp16/int64 natively; bf16 and int32 through
+    fp32 (CAST_NONE in; back with CAST_RINT for bf16, CAST_TRUNC for int32, so int32 gradients beyond
+    2^24 lose precision exactly as in ThresholdGradV2D); int8/uint8 through half (exact).
     """
     g, f = _pair(grad, feature, _RELU_DTYPES, "relu_grad")
     dt = g.dtype
-    if dt in (F32, F16):
+    if dt in (F32, F16, I64):
         return np.where(f <= 0, _zero(dt), g)
-    if dt in (I32, I64):
-        m = np.maximum(np.minimum(f, dt.type(1)), dt.type(0))
-        return (g * m).astype(dt)
-    if dt == BF16:
-        work, tiny, scales = F32, 2.0**-126, (2.0**38, 2.0**44, 2.0**44)
+    if dt in (BF16, I32):
         g_w, f_w = cast(g, F32), cast(f, F32)
-    else:
-        work, tiny, scales = F16, 2.0**-24, (2.0**12, 2.0**12)
-        g_w, f_w = cast(g, F16), cast(f, F16)
-    m = np.maximum(np.minimum(f_w, work.type(tiny)), work.type(0))
-    for s in scales:
-        m = rounded_mul(m, work.type(s))
-    out = rounded_mul(g_w, m)
-    return cast(out, BF16, "CAST_RINT") if dt == BF16 else cast(out, dt, "CAST_TRUNC")
+        out = np.where(f_w <= 0, np.float32(0), g_w)
+        return cast(out, dt, "CAST_RINT" if dt == BF16 else "CAST_TRUNC")
+    g_h, f_h = cast(g, F16), cast(f, F16)
+    out = np.where(f_h <= 0, np.float16(0), g_h)
+    return cast(out, dt, "CAST_TRUNC")

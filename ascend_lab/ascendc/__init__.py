@@ -30,6 +30,7 @@ from .instructions import (
     Mins,
     Mul,
     Muls,
+    Not,
     PipeBarrier,
     RoundMode,
     Select,
@@ -57,7 +58,7 @@ from .trace import Event, Trace
 __all__ = [
     "GetBlockIdx", "GetBlockNum", "reserved_ub_bytes", "CostModel", "KernelError", "CMPMODE", "SELMODE", "Add",
     "Adds", "Cast", "Compare", "CompareScalar", "DataCopy", "DataCopyExtParams", "DataCopyPad",
-    "DataCopyPadExtParams", "DataCopyPadParams", "DataCopyParams", "Duplicate", "Maxs", "Mins", "Mul", "Muls",
+    "DataCopyPadExtParams", "DataCopyPadParams", "DataCopyParams", "Duplicate", "Maxs", "Mins", "Mul", "Muls", "Not",
     "PipeBarrier", "RoundMode", "Select", "KernelRun", "launch", "options", "VECCALC", "VECIN", "VECOUT",
     "QuePosition", "TBuf", "TPipe", "TPosition", "TQue", "GlobalTensor", "GmAddr", "LocalTensor", "bfloat16_t",
     "float32", "float_", "half", "int8_t", "int16_t", "int32_t", "int64_t", "sizeof", "uint8_t", "Event", "Trace",

@@ -225,6 +225,15 @@ def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> N
     _binary("Add", np.add, dst, src0, src1, count)
 
 
+def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
+    """Bitwise NOT over ``count`` int16/uint16 elements (used here to invert a compare bit-mask)."""
+    _check_local("Not", dst, src)
+    if dst.dtype.itemsize != 2 or dst.dtype.kind not in "iu":
+        raise TypeError(f"Not works on int16/uint16 tensors, not {dst.dtype}")
+    np.invert(local_span(src, count, "Not", False), out=local_span(dst, count, "Not", True))
+    _vector_done(dst.ctx, "Not", dst, count, 2, f"{dst.buffer} = ~{src.buffer}", src)
+
+
 def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
     _check_local("Duplicate", dst)
     s = _scalar(dst.dtype, scalar)

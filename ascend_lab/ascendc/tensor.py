@@ -22,7 +22,9 @@ from .errors import KernelError
 half = np.dtype(np.float16)
 float_ = np.dtype(np.float32)
 float32 = float_
-from ..dtypes import bfloat16 as bfloat16_t  # noqa: E402
+from ..dtypes import bfloat16 as _bf16  # noqa: E402
+
+bfloat16_t = _bf16
 
 int8_t = np.dtype(np.int8)
 uint8_t = np.dtype(np.uint8)

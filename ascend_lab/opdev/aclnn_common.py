@@ -11,6 +11,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..acl.runtime import DevicePtr, aclrtStream
 from ..acl.tensor import aclScalar, aclTensor
 from .errno import (
@@ -103,7 +105,8 @@ def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: i
             OP_LOGE(api, "stream is not a live aclrtStream")
             return ACLNN_ERR_PARAM_INVALID
         need = executor.workspace_size
-        if isinstance(workspace_size, bool) or not isinstance(workspace_size, int) or workspace_size < 0:
+        if (isinstance(workspace_size, bool) or not isinstance(workspace_size, (int, np.integer))
+                or workspace_size < 0):
             OP_LOGE(api, f"workspaceSize must be a non-negative int, got {workspace_size!r}")
             return ACLNN_ERR_PARAM_INVALID
         if need > 0:

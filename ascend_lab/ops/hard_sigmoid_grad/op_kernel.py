@@ -17,6 +17,9 @@ from typing import Any
 from ...ascendc import (
     CMPMODE,
     SELMODE,
+    VECCALC,
+    VECIN,
+    VECOUT,
     Adds,
     Cast,
     CompareScalar,
@@ -33,15 +36,14 @@ from ...ascendc import (
     TBuf,
     TPipe,
     TQue,
-    VECCALC,
-    VECIN,
-    VECOUT,
     bfloat16_t,
     float_,
     half,
-    launch as _launch,
     sizeof,
     uint8_t,
+)
+from ...ascendc import (
+    launch as _launch,
 )
 from ...opdev.tiling_data import GET_TILING_DATA
 from .op_host import HardSigmoidGradTilingData

@@ -20,7 +20,7 @@ from ...opdev.op_def import Input, OpDef, Output
 from ...opdev.tiling_data import TilingData, require_count, uint64
 from ..threshold_grad_v2_d import op_host as _tgv2d
 
-__all__ = ["OP_DEF", "UB_DATA_NUMBER", "ReluGradTilingData", "core_ranges", "infer_shape", "tiling"]
+__all__ = ["OP_DEF", "EXPERIMENTAL_UB_NUM", "UB_DATA_NUMBER", "ReluGradTilingData", "core_ranges", "infer_shape", "tiling"]
 
 _DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT32, DT.ACL_INT64)
 
@@ -33,14 +33,17 @@ OP_DEF = OpDef(
            "activation/relu_grad/op_host/relu_grad_def.cpp (ascend950)",
 )
 
-#: UB_NUM_FLOAT_FLOAT16 = 7, UB_NUM_BF16_INT8_UINT8 = 10, UB_NUM_INT32 = 6 (§5).
+#: The experimental AscendC ReluGrad declares UB_NUM_FLOAT_FLOAT16 = 7, UB_NUM_BF16_INT8_UINT8 = 10 and
+#: UB_NUM_INT32 = 6 (§5). Those cannot hold three double-buffered queues plus a mask for int32 once the
+#: 8 KB Select reserve is taken, so the simulator runs ReluGrad on ThresholdGradV2D's kernel skeleton and
+#: uses ThresholdGradV2D's numbers (§4.1); int64 (ascend950 only) gets 7 (8-byte elements: 6 x 8 B of
+#: queues + mask fit in 7 x 8 B). ``EXPERIMENTAL_UB_NUM`` keeps the declared values for the book.
+EXPERIMENTAL_UB_NUM: dict[DT, int] = {
+    DT.ACL_FLOAT: 7, DT.ACL_FLOAT16: 7, DT.ACL_BF16: 10, DT.ACL_INT8: 10, DT.ACL_UINT8: 10, DT.ACL_INT32: 6,
+}
 UB_DATA_NUMBER: dict[DT, int] = {
-    DT.ACL_FLOAT: 7, DT.ACL_FLOAT16: 7,
-    DT.ACL_BF16: 10, DT.ACL_INT8: 10, DT.ACL_UINT8: 10,
-    DT.ACL_INT32: 6,
-    # Simulator choice: int64 is only reachable on ascend950, whose main-tree kernel uses the generic
-    # atvoss broadcast template; that split was not extracted (cann_facts §11), so int64 reuses int32's 6.
-    DT.ACL_INT64: 6,
+    DT.ACL_FLOAT: 7, DT.ACL_FLOAT16: 7, DT.ACL_INT32: 8, DT.ACL_BF16: 10,
+    DT.ACL_INT8: 14, DT.ACL_UINT8: 14, DT.ACL_INT64: 7,
 }
 
 

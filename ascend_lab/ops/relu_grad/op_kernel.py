@@ -1,16 +1,22 @@
-"""Interim: computes through the golden oracle until the AscendC simulator lands (issue 3)."""
+"""ReluGrad on the simulated AI Core (ThresholdBackward with |threshold| <= FLT_EPSILON).
+
+Modelling note. The experimental AscendC ReluGrad (ascend910b) uses ThresholdGradV2D's tiling scheme
+with its own UB numbers, but its int32 number (6 blocks) leaves no room for three double-buffered queues
+once the 8 KB Select reserve is taken, and its bf16 scale constants wrap to 0 (cann_facts §5): its
+internals are not something the simulator can reproduce faithfully. The simulator therefore runs ReluGrad
+on ThresholdGradV2D's kernel skeleton and tiling numbers, with the ReluGrad mask of the current kernels:
+``out = (features <= 0) ? 0 : gradients`` (CompareScalar LE, Not, Select), through fp32 for bf16/int32 and
+half for int8/uint8, natively for fp32/fp16/int64. The book says so where ReluGrad appears.
+"""
 
 from __future__ import annotations
 
-from ... import golden
+from typing import Any
+
+from ...ascendc import KernelRun
+from ..threshold_grad_v2_d import op_kernel as _tgv2d
 
 
-def launch(td, grad, feat, out, soc, op_name=""):
-    g, f = grad.numpy(), feat.numpy()
-    if op_name == "HardSigmoidGrad":
-        out.numpy()[...] = golden.hard_sigmoid_grad(g, f, td.alpha, td.beta)
-    elif op_name == "ThresholdGradV2D":
-        out.numpy()[...] = golden.threshold_grad_v2_d(g, f, td.threshold)
-    else:
-        out.numpy()[...] = golden.relu_grad(g, f)
-    return None
+def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ReluGrad",
+           record: bool | None = None) -> KernelRun:
+    return _tgv2d.launch(td, grad, feat, out, soc, op_name="ReluGrad", record=record)

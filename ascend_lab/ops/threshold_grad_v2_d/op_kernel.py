@@ -1,16 +1,220 @@
-"""Interim: computes through the golden oracle until the AscendC simulator lands (issue 3)."""
+"""The ThresholdGradV2D AI Core kernel, written against ``ascend_lab.ascendc`` as the real one is.
+
+Mirrors ``ops-nn:experimental/activation/threshold_grad_v2_d/op_kernel/threshold_grad_v2_d.{cpp,h}``
+(cann_facts §4.2). The first ``tailBlockNum`` cores are "big" (one 256-byte block more); each core runs
+``tileNum`` tiles of ``tileDataNum`` elements, the last one ``tailDataNum`` long. Copies are plain
+``DataCopy`` of whole 256-byte blocks, so the last core **reads and writes up to 255 bytes past the logical
+end** of the tensors: the simulator lets it (as the device does) and records each such access as a
+``gm-padding`` warning in the trace.
+
+Compute per dtype: mask = CompareScalar(feature, threshold, GT); out = Select(mask ? grad : 0). fp16
+compares against ``half(threshold)``; bf16 goes through fp32 and back with CAST_RINT; int32 through fp32
+(CAST_NONE) and back with CAST_TRUNC; int8/uint8 through half and fp32 and back with CAST_TRUNC. The int8
+path uses its second half-sized temp as a float tensor, overrunning it into free UB (a ``ub-overrun``
+warning), exactly as the source does.
+
+``ComputeRelu`` is the simulator's ReluGrad (threshold 0) on the same skeleton; see ``relu_grad/op_kernel``.
+"""
 
 from __future__ import annotations
 
-from ... import golden
+from typing import Any
+
+import numpy as np
+
+from ...ascendc import (
+    CMPMODE,
+    SELMODE,
+    VECCALC,
+    VECIN,
+    VECOUT,
+    Cast,
+    CompareScalar,
+    DataCopy,
+    GetBlockIdx,
+    GlobalTensor,
+    GmAddr,
+    KernelRun,
+    RoundMode,
+    Select,
+    TBuf,
+    TPipe,
+    TQue,
+    float_,
+    half,
+    sizeof,
+    uint8_t,
+)
+from ...ascendc import launch as _launch
+from ...ascendc.instructions import Not
+from ...dtypes import bfloat16
+from ...opdev.tiling_data import GET_TILING_DATA
+from .op_host import ThresholdGradV2DTilingData
+
+BUFFER_NUM = 2
+I8 = (np.dtype(np.int8), np.dtype(np.uint8))
+VIA_FP32 = (np.dtype(np.int32), bfloat16)
+BACK_MODE = {np.dtype(np.int32): RoundMode.CAST_TRUNC, bfloat16: RoundMode.CAST_RINT}
 
 
-def launch(td, grad, feat, out, soc, op_name=""):
-    g, f = grad.numpy(), feat.numpy()
-    if op_name == "HardSigmoidGrad":
-        out.numpy()[...] = golden.hard_sigmoid_grad(g, f, td.alpha, td.beta)
-    elif op_name == "ThresholdGradV2D":
-        out.numpy()[...] = golden.threshold_grad_v2_d(g, f, td.threshold)
+class KernelThresholdGradV2D:
+    """``KernelThresholdGradV2D<T>``; ``relu=True`` swaps in the ReluGrad compute step."""
+
+    def __init__(self, T: Any, relu: bool = False):
+        self.T = np.dtype(T)
+        self.relu = relu
+        self.pipe = TPipe()
+        self.inQueueG = TQue(VECIN, BUFFER_NUM)
+        self.inQueueF = TQue(VECIN, BUFFER_NUM)
+        self.outQueue = TQue(VECOUT, BUFFER_NUM)
+        self.maskBuf = TBuf(VECCALC)
+        self.tmpQueue1 = TBuf(VECCALC)
+        self.tmpQueue2 = TBuf(VECCALC)
+        self.gGm = GlobalTensor(T)
+        self.fGm = GlobalTensor(T)
+        self.outGm = GlobalTensor(T)
+
+    def Init(self, input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,  # noqa: N802
+             td: Any) -> None:
+        T = self.T
+        core_id = GetBlockIdx()
+        if core_id < td.tailBlockNum:                     # a big core
+            self.coreDataNum = td.bigCoreDataNum
+            self.tileNum = td.finalBigTileNum
+            self.tailDataNum = td.bigTailDataNum
+            global_offset = td.bigCoreDataNum * core_id
+        else:
+            self.coreDataNum = td.smallCoreDataNum
+            self.tileNum = td.finalSmallTileNum
+            self.tailDataNum = td.smallTailDataNum
+            global_offset = td.bigCoreDataNum * core_id - (td.bigCoreDataNum - td.smallCoreDataNum) * (
+                core_id - td.tailBlockNum)
+        self.tileDataNum = td.tileDataNum
+        self.threshold = getattr(td, "threshold", 0.0)
+        off = global_offset * sizeof(T)
+        self.gGm.SetGlobalBuffer(input_gradient + off, self.coreDataNum)
+        self.fGm.SetGlobalBuffer(input_feature + off, self.coreDataNum)
+        self.outGm.SetGlobalBuffer(output_backprops + off, self.coreDataNum)
+        self.pipe.InitBuffer(self.inQueueG, BUFFER_NUM, self.tileDataNum * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueF, BUFFER_NUM, self.tileDataNum * sizeof(T))
+        self.pipe.InitBuffer(self.outQueue, BUFFER_NUM, self.tileDataNum * sizeof(T))
+        self.pipe.InitBuffer(self.maskBuf, self.tileDataNum * sizeof(uint8_t))
+        if T in VIA_FP32:
+            self.pipe.InitBuffer(self.tmpQueue1, self.tileDataNum * sizeof(float_))
+        elif T in I8:
+            self.pipe.InitBuffer(self.tmpQueue1, self.tileDataNum * sizeof(half))
+            self.pipe.InitBuffer(self.tmpQueue2, self.tileDataNum * sizeof(half))
+
+    def Process(self) -> None:  # noqa: N802
+        self.processDataNum = self.tileDataNum
+        for i in range(self.tileNum):
+            if i == self.tileNum - 1:
+                self.processDataNum = self.tailDataNum
+            self.CopyIn(i)
+            self.Compute(i)
+            self.CopyOut(i)
+
+    def CopyIn(self, i: int) -> None:  # noqa: N802
+        g = self.inQueueG.AllocTensor(self.T)
+        f = self.inQueueF.AllocTensor(self.T)
+        DataCopy(g, self.gGm[i * self.tileDataNum], self.processDataNum)
+        DataCopy(f, self.fGm[i * self.tileDataNum], self.processDataNum)
+        self.inQueueG.EnQue(g)
+        self.inQueueF.EnQue(f)
+
+    def Compute(self, i: int) -> None:  # noqa: N802
+        T, n = self.T, self.processDataNum
+        g = self.inQueueG.DeQue(T)
+        f = self.inQueueF.DeQue(T)
+        out = self.outQueue.AllocTensor(T)
+        mask = self.maskBuf.Get(uint8_t)
+        scalar_mode = SELMODE.VSEL_TENSOR_SCALAR_MODE
+        thr = float_.type(self.threshold)
+        if self.relu:
+            self.ComputeRelu(g, f, out, mask, n)
+        elif T == float_ or T == half:
+            CompareScalar(mask, f, T.type(thr), CMPMODE.GT, n)   # fp16: against half(threshold)
+            Select(out, mask, g, T.type(0), scalar_mode, n)
+        elif T in VIA_FP32:
+            tmp = self.tmpQueue1.AllocTensor(float_)
+            Cast(tmp, f, RoundMode.CAST_NONE, n)
+            CompareScalar(mask, tmp, thr, CMPMODE.GT, n)
+            Cast(tmp, g, RoundMode.CAST_NONE, n)
+            Select(tmp, mask, tmp, float_.type(0), scalar_mode, n)
+            Cast(out, tmp, BACK_MODE[T], n)
+        elif T in I8:
+            tmp_h = self.tmpQueue1.AllocTensor(half)
+            tmp_f = self.tmpQueue2.AllocTensor(float_)              # a half-sized buffer used as float
+            Cast(tmp_h, f, RoundMode.CAST_NONE, n)
+            Cast(tmp_f, tmp_h, RoundMode.CAST_NONE, n)
+            CompareScalar(mask, tmp_f, thr, CMPMODE.GT, n)
+            Cast(tmp_h, g, RoundMode.CAST_NONE, n)
+            Cast(tmp_f, tmp_h, RoundMode.CAST_NONE, n)
+            Select(tmp_f, mask, tmp_f, float_.type(0), scalar_mode, n)
+            Cast(tmp_h, tmp_f, RoundMode.CAST_NONE, n)
+            Cast(out, tmp_h, RoundMode.CAST_TRUNC, n)
+        else:
+            raise TypeError(f"ThresholdGradV2D has no kernel for {T}")
+        self.outQueue.EnQue(out)
+        self.inQueueG.FreeTensor(g)
+        self.inQueueF.FreeTensor(f)
+
+    def ComputeRelu(self, g: Any, f: Any, out: Any, mask: Any, n: int) -> None:  # noqa: N802
+        """out = (feature <= 0) ? 0 : grad. The LE mask is inverted with Not so that NaN features
+        (LE is false) keep their gradient, then Select(mask ? grad : 0)."""
+        T = self.T
+        scalar_mode = SELMODE.VSEL_TENSOR_SCALAR_MODE
+        if T in (float_, half, np.dtype(np.int64)):
+            CompareScalar(mask, f, T.type(0), CMPMODE.LE, n)
+            Not(mask.ReinterpretCast(np.uint16), mask.ReinterpretCast(np.uint16), -(-n // 16))
+            Select(out, mask, g, T.type(0), scalar_mode, n)
+            return
+        if T in VIA_FP32:
+            tmp = self.tmpQueue1.AllocTensor(float_)
+            Cast(tmp, f, RoundMode.CAST_NONE, n)
+            CompareScalar(mask, tmp, float_.type(0), CMPMODE.LE, n)
+            Not(mask.ReinterpretCast(np.uint16), mask.ReinterpretCast(np.uint16), -(-n // 16))
+            Cast(tmp, g, RoundMode.CAST_NONE, n)
+            Select(tmp, mask, tmp, float_.type(0), scalar_mode, n)
+            Cast(out, tmp, BACK_MODE[T], n)
+            return
+        tmp_h = self.tmpQueue1.AllocTensor(half)                     # int8 / uint8: exact in half
+        Cast(tmp_h, f, RoundMode.CAST_NONE, n)
+        CompareScalar(mask, tmp_h, half.type(0), CMPMODE.LE, n)
+        Not(mask.ReinterpretCast(np.uint16), mask.ReinterpretCast(np.uint16), -(-n // 16))
+        Cast(tmp_h, g, RoundMode.CAST_NONE, n)
+        Select(tmp_h, mask, tmp_h, half.type(0), scalar_mode, n)
+        Cast(out, tmp_h, RoundMode.CAST_TRUNC, n)
+
+    def CopyOut(self, i: int) -> None:  # noqa: N802
+        out = self.outQueue.DeQue(self.T)
+        DataCopy(self.outGm[i * self.tileDataNum], out, self.processDataNum)
+        self.outQueue.FreeTensor(out)
+
+
+def threshold_grad_v2_d(input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,
+                        workspace: Any, tiling: bytes, *, dtype: Any, relu: bool = False) -> None:
+    """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``."""
+    if relu:
+        from ..relu_grad.op_host import ReluGradTilingData
+        td = GET_TILING_DATA(ReluGradTilingData, tiling)
     else:
-        out.numpy()[...] = golden.relu_grad(g, f)
-    return None
+        td = GET_TILING_DATA(ThresholdGradV2DTilingData, tiling)
+    op = KernelThresholdGradV2D(dtype, relu=relu)
+    op.Init(input_gradient, input_feature, output_backprops, td)
+    op.Process()
+
+
+def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ThresholdGradV2D",
+           record: bool | None = None) -> KernelRun:
+    """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2)."""
+    from ...ascendc.options import current
+    from ...dtypes import to_numpy
+    from ..kernel_args import gm_arg
+    rec = current().trace if record is None else record
+    relu = op_name == "ReluGrad"
+    args = [gm_arg(grad, "gradients" if relu else "input_gradient"),
+            gm_arg(feat, "features" if relu else "input_feature"),
+            gm_arg(out, "backprops" if relu else "output_backprops")]
+    return _launch(threshold_grad_v2_d, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=rec,
+                   kernel_name=op_name, tiling_data=td, dtype=to_numpy(grad.dtype), relu=relu)
