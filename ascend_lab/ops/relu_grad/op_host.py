@@ -20,7 +20,8 @@ from ...opdev.op_def import Input, OpDef, Output
 from ...opdev.tiling_data import TilingData, require_count, uint64
 from ..threshold_grad_v2_d import op_host as _tgv2d
 
-__all__ = ["OP_DEF", "EXPERIMENTAL_UB_NUM", "UB_DATA_NUMBER", "ReluGradTilingData", "core_ranges", "infer_shape", "tiling"]
+__all__ = ["OP_DEF", "EXPERIMENTAL_UB_NUM", "UB_DATA_NUMBER", "ReluGradTilingData", "core_ranges", "infer_shape",
+           "tiling"]
 
 _DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT32, DT.ACL_INT64)
 
