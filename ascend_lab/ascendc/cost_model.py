@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from ..opdev.platform import SocInfo
 
@@ -91,17 +92,22 @@ class CostModel:
         return MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
 
     def vector(self, api: str, n: int, itemsize: int) -> float:
-        row = VECTOR_COST.get(api, VECTOR_COST["Copy"])
-        if itemsize == 4 and "int32" in row and api == "Muls":
-            k, b = row["int32"]
-        else:
-            k, b = row["float"] if itemsize >= 4 else row["half"]
-            if itemsize == 8:
-                k *= 2
+        k, b = _vector_coeffs(api, itemsize)
         return b + k * n
 
     def us(self, cycles: float) -> float:
         return cycles / self.soc.clock_mhz
+
+
+@cache
+def _vector_coeffs(api: str, itemsize: int) -> tuple[float, float]:
+    """(k, b) for an API and operand width: the float row for 4-byte types (int32 Muls has its own),
+    the half row for 1-2-byte types, twice the float k for 8-byte types."""
+    row = VECTOR_COST.get(api, VECTOR_COST["Copy"])
+    if itemsize == 4 and "int32" in row and api == "Muls":
+        return row["int32"]
+    k, b = row["float"] if itemsize >= 4 else row["half"]
+    return (2 * k if itemsize == 8 else k), b
 
 
 def add_case_check(soc: SocInfo) -> dict[str, float]:

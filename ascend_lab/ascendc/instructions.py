@@ -82,12 +82,13 @@ def _tile_of(*tensors: Any) -> int | None:
     return None
 
 
-def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: str,
+def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any) -> None:
+    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
     start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
     if ctx.record:
         ctx.event("V", api, _tile_of(dst, *srcs), start, end, nbytes=count * dst.dtype.itemsize, count=count,
-                  ub=dst.ub_range(count), buffer=dst.buffer, detail=detail)
+                  ub=dst.ub_range(count), buffer=dst.buffer, detail=detail())
 
 
 def _check_local(instr: str, *ts: Any) -> None:
@@ -97,8 +98,9 @@ def _check_local(instr: str, *ts: Any) -> None:
 
 
 def _scalar(dtype: np.dtype, value: Any) -> Any:
-    with np.errstate(all="ignore"):
-        return dtype.type(value)
+    """The scalar operand converted to the instruction dtype (``T(alpha)``); the launcher silences
+    numpy's overflow warnings, as the hardware has none."""
+    return value if type(value) is dtype.type else dtype.type(value)
 
 
 # --- data movement ----------------------------------------------------------------------------------
@@ -117,7 +119,7 @@ def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:  # noqa: 
     elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
         ctx = dst.ctx
         local_span(dst, count, "DataCopy", True)[...] = local_span(src, count, "DataCopy", False)
-        _vector_done(ctx, "Copy", dst, count, dst.dtype.itemsize, f"UB {src.buffer} -> UB {dst.buffer}", src)
+        _vector_done(ctx, "Copy", dst, count, dst.dtype.itemsize, lambda: f"UB {src.buffer} -> UB {dst.buffer}", src)
     else:
         raise TypeError("DataCopy(dst, src, count) takes a LocalTensor and a GlobalTensor (or two LocalTensors)")
 
@@ -189,7 +191,7 @@ def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar:
         raise TypeError(f"{api}: dst is {dst.dtype} but src is {src.dtype}; they must match")
     s = _scalar(dst.dtype, scalar)
     fn(local_span(src, count, api, False), s, out=local_span(dst, count, api, True))
-    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, f"{dst.buffer} = {src.buffer} {api} {s!r}", src)
+    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {src.buffer} {api} {s!r}", src)
 
 
 def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
@@ -214,7 +216,8 @@ def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
     if not (a.dtype == b.dtype == dst.dtype):
         raise TypeError(f"{api}: operands must share one dtype, got {dst.dtype}, {a.dtype}, {b.dtype}")
     fn(local_span(a, count, api, False), local_span(b, count, api, False), out=local_span(dst, count, api, True))
-    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, f"{dst.buffer} = {a.buffer} {api} {b.buffer}", a, b)
+    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {a.buffer} {api} {b.buffer}",
+                 a, b)
 
 
 def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
@@ -231,14 +234,14 @@ def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
     if dst.dtype.itemsize != 2 or dst.dtype.kind not in "iu":
         raise TypeError(f"Not works on int16/uint16 tensors, not {dst.dtype}")
     np.invert(local_span(src, count, "Not", False), out=local_span(dst, count, "Not", True))
-    _vector_done(dst.ctx, "Not", dst, count, 2, f"{dst.buffer} = ~{src.buffer}", src)
+    _vector_done(dst.ctx, "Not", dst, count, 2, lambda: f"{dst.buffer} = ~{src.buffer}", src)
 
 
 def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
     _check_local("Duplicate", dst)
     s = _scalar(dst.dtype, scalar)
     local_span(dst, count, "Duplicate", True)[...] = s
-    _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, f"{dst.buffer} = {s!r}")
+    _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {s!r}")
 
 
 def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:  # noqa: N802
@@ -249,8 +252,8 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     d = local_span(dst, count, "Cast", True)
     d[...] = golden.cast(local_span(src, count, "Cast", False), dst.dtype, mode.name)
     width = max(dst.dtype.itemsize, src.dtype.itemsize)
-    _vector_done(dst.ctx, "Cast", dst, count, width, f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->"
-                 f"{dst.dtype})", src)
+    _vector_done(dst.ctx, "Cast", dst, count, width,
+                 lambda: f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->{dst.dtype})", src)
 
 
 # --- compare and select ------------------------------------------------------------------------------
@@ -279,7 +282,7 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     cond = _CMP[CMPMODE(mode)](local_span(src, n, "CompareScalar", False), s)
     _mask_bits(ctx, "CompareScalar", dst, cond)
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
-                 f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src)
+                 lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src)
 
 
 def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:  # noqa: N802
@@ -289,7 +292,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     cond = _CMP[CMPMODE(mode)](local_span(src0, n, "Compare", False), local_span(src1, n, "Compare", False))
     _mask_bits(ctx, "Compare", dst, cond)
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
-                 f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1)
+                 lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1)
 
 
 def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,  # noqa: N802
@@ -304,11 +307,10 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         per = REPEAT_BYTES // dst.dtype.itemsize
         first = np.unpackbits(local_span(sel_mask, per // 8, "Select", False).view(np.uint8), count=per,
                               bitorder="little")
-        bits = np.resize(first, count).astype(bool)
+        not_bits = np.resize(first, count) == 0
     else:
-        nbytes = -(-count // 8)
-        raw = local_span(sel_mask.ReinterpretCast(np.uint8), nbytes, "Select", False)
-        bits = np.unpackbits(raw, count=count, bitorder="little").astype(bool)
+        raw = local_span(sel_mask.ReinterpretCast(np.uint8), -(-count // 8), "Select", False)
+        not_bits = np.unpackbits(np.invert(raw), count=count, bitorder="little").view(bool)
     a = local_span(src0, count, "Select", False)
     if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
         other: Any = _scalar(dst.dtype, src1)
@@ -317,10 +319,18 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         _check_local("Select", src1)
         other = local_span(src1, count, "Select", False)
         label = src1.buffer
-    result = np.where(bits, a, other)
-    local_span(dst, count, "Select", True)[...] = result
+    d = local_span(dst, count, "Select", True)
+    if dst.offset != src0.offset:
+        if isinstance(other, np.ndarray) and np.shares_memory(d, other):
+            other = other.copy()
+        d[...] = a                                  # bit 1 -> src0 ...
+    if isinstance(other, np.ndarray):
+        np.copyto(d, other, where=not_bits)         # ... bit 0 -> src1
+    else:
+        np.putmask(d, not_bits, other)
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
-                 f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label} ({mode.name})", src0, sel_mask)
+                 lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label} ({mode.name})", src0,
+                 sel_mask)
 
 
 def PipeBarrier(pipe: str = "PIPE_V") -> None:  # noqa: N802

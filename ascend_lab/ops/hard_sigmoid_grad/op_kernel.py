@@ -60,14 +60,15 @@ class KernelHardSigmoidGrad:
     """``KernelHardSigmoidGrad<T>`` for T = float or half; with ``bf16=True`` the bf16 variant
     (queues in bfloat16, arithmetic in float buffers)."""
 
-    def __init__(self, T: Any, bf16: bool = False):
+    def __init__(self, T: Any, bf16: bool = False, buffer_num: int = BUFFER_NUM):
         self.T = T
         self.bf16 = bf16
+        self.bufferNum = buffer_num
         self.C = float_ if bf16 else T          # the compute dtype
         self.pipe = TPipe()
-        self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
-        self.inQueueSelf = TQue(VECIN, BUFFER_NUM)
-        self.outQueueGradInput = TQue(VECOUT, BUFFER_NUM)
+        self.inQueueGrad = TQue(VECIN, buffer_num)
+        self.inQueueSelf = TQue(VECIN, buffer_num)
+        self.outQueueGradInput = TQue(VECOUT, buffer_num)
         self.gradFp32Buf = TBuf(VECCALC)
         self.selfFp32Buf = TBuf(VECCALC)
         self.tmpBuf = TBuf(VECCALC)
@@ -88,9 +89,9 @@ class KernelHardSigmoidGrad:
         self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
         self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
         self.gradInputGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
-        self.pipe.InitBuffer(self.inQueueGrad, BUFFER_NUM, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.inQueueSelf, BUFFER_NUM, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.outQueueGradInput, BUFFER_NUM, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueGrad, self.bufferNum, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueSelf, self.bufferNum, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.outQueueGradInput, self.bufferNum, self.ubFactor * sizeof(T))
         if self.bf16:
             self.pipe.InitBuffer(self.gradFp32Buf, self.ubFactor * sizeof(float_))
             self.pipe.InitBuffer(self.selfFp32Buf, self.ubFactor * sizeof(float_))
@@ -155,19 +156,20 @@ class KernelHardSigmoidGrad:
 
 
 def hard_sigmoid_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
-                      tiling: bytes, *, schMode: int) -> None:  # noqa: N803
-    """The ``__global__ __aicore__`` entry: unpack the tiling, pick the template by schMode, run."""
+                      tiling: bytes, *, schMode: int, bufferNum: int = BUFFER_NUM) -> None:  # noqa: N803
+    """The ``__global__ __aicore__`` entry: unpack the tiling, pick the template by schMode, run.
+    ``bufferNum`` is a simulator knob (the source hard-codes BUFFER_NUM = 2) for the book's 1-vs-2 study."""
     tiling_data = GET_TILING_DATA(HardSigmoidGradTilingData, tiling)
     if schMode == 2:
-        op = KernelHardSigmoidGrad(bfloat16_t, bf16=True)
+        op = KernelHardSigmoidGrad(bfloat16_t, bf16=True, buffer_num=bufferNum)
     else:
-        op = KernelHardSigmoidGrad(half if schMode == 1 else float_)
+        op = KernelHardSigmoidGrad(half if schMode == 1 else float_, buffer_num=bufferNum)
     if op.Init(gradOutput, self_, gradInput, tiling_data):
         op.Process()
 
 
 def launch(td: HardSigmoidGradTilingData, grad: Any, x: Any, out: Any, soc: Any, op_name: str = "HardSigmoidGrad",
-           record: bool | None = None) -> KernelRun:
+           record: bool | None = None, buffer_num: int = BUFFER_NUM, cores: Any = None) -> KernelRun:
     """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (called by the L0 op in phase 2)."""
     from ...ascendc.options import current
     from ..kernel_args import gm_arg
@@ -175,5 +177,5 @@ def launch(td: HardSigmoidGradTilingData, grad: Any, x: Any, out: Any, soc: Any,
     run = _launch(hard_sigmoid_grad, td.blockDim, [gm_arg(grad, "gradOutput"), gm_arg(x, "self"),
                                                    gm_arg(out, "gradInput")],
                   td.to_bytes(), soc, outputs=(2,), record=rec, kernel_name=op_name, tiling_data=td,
-                  schMode=td.tilingKey)
+                  cores=cores, schMode=td.tilingKey, bufferNum=buffer_num)
     return run

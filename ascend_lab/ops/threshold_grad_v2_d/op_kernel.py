@@ -60,13 +60,14 @@ BACK_MODE = {np.dtype(np.int32): RoundMode.CAST_TRUNC, bfloat16: RoundMode.CAST_
 class KernelThresholdGradV2D:
     """``KernelThresholdGradV2D<T>``; ``relu=True`` swaps in the ReluGrad compute step."""
 
-    def __init__(self, T: Any, relu: bool = False):
+    def __init__(self, T: Any, relu: bool = False, buffer_num: int = BUFFER_NUM):
         self.T = np.dtype(T)
         self.relu = relu
+        self.bufferNum = buffer_num
         self.pipe = TPipe()
-        self.inQueueG = TQue(VECIN, BUFFER_NUM)
-        self.inQueueF = TQue(VECIN, BUFFER_NUM)
-        self.outQueue = TQue(VECOUT, BUFFER_NUM)
+        self.inQueueG = TQue(VECIN, buffer_num)
+        self.inQueueF = TQue(VECIN, buffer_num)
+        self.outQueue = TQue(VECOUT, buffer_num)
         self.maskBuf = TBuf(VECCALC)
         self.tmpQueue1 = TBuf(VECCALC)
         self.tmpQueue2 = TBuf(VECCALC)
@@ -95,9 +96,9 @@ class KernelThresholdGradV2D:
         self.gGm.SetGlobalBuffer(input_gradient + off, self.coreDataNum)
         self.fGm.SetGlobalBuffer(input_feature + off, self.coreDataNum)
         self.outGm.SetGlobalBuffer(output_backprops + off, self.coreDataNum)
-        self.pipe.InitBuffer(self.inQueueG, BUFFER_NUM, self.tileDataNum * sizeof(T))
-        self.pipe.InitBuffer(self.inQueueF, BUFFER_NUM, self.tileDataNum * sizeof(T))
-        self.pipe.InitBuffer(self.outQueue, BUFFER_NUM, self.tileDataNum * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueG, self.bufferNum, self.tileDataNum * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueF, self.bufferNum, self.tileDataNum * sizeof(T))
+        self.pipe.InitBuffer(self.outQueue, self.bufferNum, self.tileDataNum * sizeof(T))
         self.pipe.InitBuffer(self.maskBuf, self.tileDataNum * sizeof(uint8_t))
         if T in VIA_FP32:
             self.pipe.InitBuffer(self.tmpQueue1, self.tileDataNum * sizeof(float_))
@@ -193,20 +194,21 @@ class KernelThresholdGradV2D:
 
 
 def threshold_grad_v2_d(input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,
-                        workspace: Any, tiling: bytes, *, dtype: Any, relu: bool = False) -> None:
+                        workspace: Any, tiling: bytes, *, dtype: Any, relu: bool = False,
+                        bufferNum: int = BUFFER_NUM) -> None:  # noqa: N803
     """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``."""
     if relu:
         from ..relu_grad.op_host import ReluGradTilingData
         td = GET_TILING_DATA(ReluGradTilingData, tiling)
     else:
         td = GET_TILING_DATA(ThresholdGradV2DTilingData, tiling)
-    op = KernelThresholdGradV2D(dtype, relu=relu)
+    op = KernelThresholdGradV2D(dtype, relu=relu, buffer_num=bufferNum)
     op.Init(input_gradient, input_feature, output_backprops, td)
     op.Process()
 
 
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ThresholdGradV2D",
-           record: bool | None = None) -> KernelRun:
+           record: bool | None = None, buffer_num: int = BUFFER_NUM, cores: Any = None) -> KernelRun:
     """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2)."""
     from ...ascendc.options import current
     from ...dtypes import to_numpy
@@ -217,4 +219,5 @@ def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "Th
             gm_arg(feat, "features" if relu else "input_feature"),
             gm_arg(out, "backprops" if relu else "output_backprops")]
     return _launch(threshold_grad_v2_d, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=rec,
-                   kernel_name=op_name, tiling_data=td, dtype=to_numpy(grad.dtype), relu=relu)
+                   kernel_name=op_name, tiling_data=td, cores=cores, dtype=to_numpy(grad.dtype), relu=relu,
+                   bufferNum=buffer_num)
