@@ -115,7 +115,9 @@ class _Tensors:
         item = arr.itemsize
         strides_b = arr.strides
         if arr.size and (any(s < 0 or s % item for s in strides_b)):
-            arr = np.ascontiguousarray(arr)          # negative / odd strides: no aclTensor equivalent
+            # negative / odd strides: no aclTensor equivalent. (np.ascontiguousarray would hand back a view
+            # that numpy already calls contiguous, e.g. a size-1 axis with stride -4, strides unchanged.)
+            arr = arr.copy(order="C")
             strides_b = arr.strides
         if arr.size == 0:
             storage = np.zeros(0, dtype=arr.dtype)

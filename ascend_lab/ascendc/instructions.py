@@ -257,9 +257,15 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
 
 
 # --- compare and select ------------------------------------------------------------------------------
-def _mask_bits(ctx: CoreContext, api: str, dst: LocalTensor, cond: np.ndarray) -> None:
-    packed = np.packbits(cond, bitorder="little")
-    local_span(dst.ReinterpretCast(np.uint8), packed.size, api, True)[...] = packed
+_CMP_FN = {int(k): v for k, v in _CMP.items()}
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def _mask_span(t: LocalTensor, nbytes: int, instr: str, write: bool) -> np.ndarray:
+    """The first ``nbytes`` of a mask tensor as raw bytes (whatever its declared element type)."""
+    if t.alive and nbytes <= t.nbytes:
+        return t.ctx.ub[t.offset:t.offset + nbytes]
+    return local_span(t.ReinterpretCast(np.uint8), nbytes, instr, write)
 
 
 def _repeat_count(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> int:
@@ -279,8 +285,8 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     ctx = src.ctx
     n = _repeat_count(ctx, "CompareScalar", src, int(count))
     s = _scalar(src.dtype, scalar)
-    cond = _CMP[CMPMODE(mode)](local_span(src, n, "CompareScalar", False), s)
-    _mask_bits(ctx, "CompareScalar", dst, cond)
+    packed = np.packbits(_CMP_FN[int(mode)](local_span(src, n, "CompareScalar", False), s), bitorder="little")
+    _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src)
 
@@ -289,8 +295,9 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
     n = _repeat_count(ctx, "Compare", src0, int(count))
-    cond = _CMP[CMPMODE(mode)](local_span(src0, n, "Compare", False), local_span(src1, n, "Compare", False))
-    _mask_bits(ctx, "Compare", dst, cond)
+    cond = _CMP_FN[int(mode)](local_span(src0, n, "Compare", False), local_span(src1, n, "Compare", False))
+    packed = np.packbits(cond, bitorder="little")
+    _mask_span(dst, packed.size, "Compare", True)[...] = packed
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1)
 
@@ -298,39 +305,39 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
 def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,  # noqa: N802
            count: int) -> None:
     """dst[i] = src0[i] where mask bit i is 1, else src1 (a scalar in VSEL_TENSOR_SCALAR_MODE, a tensor
-    in VSEL_TENSOR_TENSOR_MODE; in VSEL_CMPMASK_SPR the first 256/sizeof(T) bits repeat)."""
+    in VSEL_TENSOR_TENSOR_MODE; in VSEL_CMPMASK_SPR the first 256/sizeof(T) bits repeat).
+
+    Done as the hardware does it, bit by bit: ``(src0 & m) | (src1 & ~m)`` on the raw element bits, so
+    NaN payloads, signed zeros and infinities pass untouched."""
     _check_local("Select", dst, sel_mask, src0)
     ctx = dst.ctx
     count = int(count)
-    mode = SELMODE(sel_mode)
+    mode = int(sel_mode)
     if mode == SELMODE.VSEL_CMPMASK_SPR:
         per = REPEAT_BYTES // dst.dtype.itemsize
-        first = np.unpackbits(local_span(sel_mask, per // 8, "Select", False).view(np.uint8), count=per,
-                              bitorder="little")
-        not_bits = np.resize(first, count) == 0
+        first = np.unpackbits(_mask_span(sel_mask, per // 8, "Select", False), count=per, bitorder="little")
+        bits = np.resize(first, count)
     else:
-        raw = local_span(sel_mask.ReinterpretCast(np.uint8), -(-count // 8), "Select", False)
-        not_bits = np.unpackbits(np.invert(raw), count=count, bitorder="little").view(bool)
-    a = local_span(src0, count, "Select", False)
+        bits = np.unpackbits(_mask_span(sel_mask, -(-count // 8), "Select", False), count=count, bitorder="little")
+    ui = _UINT[dst.dtype.itemsize]
+    m = bits.astype(ui)
+    np.negative(m, out=m)                                   # all ones where the bit is 1
+    a = local_span(src0, count, "Select", False).view(ui)
     if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
-        other: Any = _scalar(dst.dtype, src1)
-        label = repr(other)
+        other_bits = np.asarray(_scalar(dst.dtype, src1)).view(ui)[()]
+        rest = None if other_bits == 0 else np.bitwise_and(np.invert(m), other_bits)
+        label = lambda: repr(_scalar(dst.dtype, src1))  # noqa: E731
     else:
         _check_local("Select", src1)
-        other = local_span(src1, count, "Select", False)
-        label = src1.buffer
-    d = local_span(dst, count, "Select", True)
-    if dst.offset != src0.offset:
-        if isinstance(other, np.ndarray) and np.shares_memory(d, other):
-            other = other.copy()
-        d[...] = a                                  # bit 1 -> src0 ...
-    if isinstance(other, np.ndarray):
-        np.copyto(d, other, where=not_bits)         # ... bit 0 -> src1
-    else:
-        np.putmask(d, not_bits, other)
+        rest = np.bitwise_and(local_span(src1, count, "Select", False).view(ui), np.invert(m))
+        label = lambda: src1.buffer  # noqa: E731
+    d = local_span(dst, count, "Select", True).view(ui)
+    np.bitwise_and(a, m, out=d)                              # bit 1 -> src0 ...
+    if rest is not None:
+        np.bitwise_or(d, rest, out=d)                        # ... bit 0 -> src1
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
-                 lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label} ({mode.name})", src0,
-                 sel_mask)
+                 lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label()} "
+                         f"({SELMODE(mode).name})", src0, sel_mask)
 
 
 def PipeBarrier(pipe: str = "PIPE_V") -> None:  # noqa: N802
