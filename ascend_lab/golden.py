@@ -299,9 +299,9 @@ def rounded_mul(a: np.ndarray, b: Any) -> np.ndarray:
     """
     a, b = _operands(a, b)
     dt = _check_same_float(a, b)
-    if dt == F16:
-        return cast(a.astype(F64) * b.astype(F64), F16, "CAST_RINT")
     with np.errstate(all="ignore"):  # inf * 0 = NaN and overflow to inf are the IEEE results we want
+        if dt == F16:
+            return cast(a.astype(F64) * b.astype(F64), F16, "CAST_RINT")
         return np.multiply(a, b, dtype=dt)
 
 
@@ -312,9 +312,9 @@ def rounded_add(a: np.ndarray, b: Any) -> np.ndarray:
     """
     a, b = _operands(a, b)
     dt = _check_same_float(a, b)
-    if dt == F16:
-        return cast(a.astype(F64) + b.astype(F64), F16, "CAST_RINT")
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # inf + -inf = NaN is the IEEE result
+        if dt == F16:
+            return cast(a.astype(F64) + b.astype(F64), F16, "CAST_RINT")
         return np.add(a, b, dtype=dt)
 
 

@@ -36,12 +36,18 @@ class _Region:
     end: int
 
 
+class PlanComplete(Exception):
+    """Raised at the kernel's first queue allocation when only the UB plan (Init) is wanted."""
+
+
 class CoreContext:
     """State of one core during a launch."""
 
     def __init__(self, core: int, block_dim: int, soc: SocInfo, cost: CostModel, trace: Trace,
-                 record: bool):
+                 record: bool, snapshot: bool = False, plan_only: bool = False):
         self.core = core
+        self.snapshot = record and snapshot
+        self.plan_only = plan_only
         self.block_dim = block_dim
         self.soc = soc
         self.cost = cost
@@ -62,7 +68,7 @@ class CoreContext:
     def alloc_ub(self, nbytes: int, name: str, kind: str) -> int:
         start = self.ub_top
         end = start + nbytes
-        if end > self.ub_limit:
+        if end > self.ub_limit and not self.plan_only:
             reserved = self.ub_capacity - self.ub_limit
             raise KernelError(
                 f"UB over capacity: {name} needs {nbytes} B at offset {start}, ending at {end} B, but only "
@@ -103,9 +109,10 @@ class CoreContext:
 
     # --- recording --------------------------------------------------------------------------------
     def event(self, pipe: str, instr: str, tile: int | None, start: float, end: float, nbytes: int = 0,
-              count: int = 0, ub: tuple[int, int] | None = None, buffer: str = "", detail: str = "") -> None:
+              count: int = 0, ub: tuple[int, int] | None = None, buffer: str = "", detail: str = "",
+              values: object = None) -> None:
         self.trace.events.append(Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer,
-                                       detail))
+                                       detail, values))
 
     def warn(self, instr: str, tile: int | None, kind: str, message: str) -> None:
         """Sanitizer findings that the hardware tolerates are kept as warnings (always, trace or not)."""

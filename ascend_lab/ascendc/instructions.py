@@ -87,8 +87,14 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
     start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
     if ctx.record:
+        values = None
+        if ctx.snapshot:
+            if api in ("CompareScalar", "Compare"):
+                values = np.unpackbits(ctx.ub[dst.offset:dst.offset + count // 8], bitorder="little").astype(bool)
+            else:
+                values = dst.data[:count].copy() if count <= dst.size else None
         ctx.event("V", api, _tile_of(dst, *srcs), start, end, nbytes=count * dst.dtype.itemsize, count=count,
-                  ub=dst.ub_range(count), buffer=dst.buffer, detail=detail())
+                  ub=dst.ub_range(count), buffer=dst.buffer, detail=detail(), values=values)
 
 
 def _check_local(instr: str, *ts: Any) -> None:
@@ -171,7 +177,8 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ctx.summary.bytes_in += nbytes
         if ctx.record:
             ctx.event("MTE2", instr, tile, start, end, nbytes=nbytes, count=count, ub=local.ub_range(ub_count),
-                      buffer=local.buffer, detail=f"GM {gm.addr!r} -> UB {local.buffer}")
+                      buffer=local.buffer, detail=f"GM {gm.addr!r} -> UB {local.buffer}",
+                      values=ub[:count].copy() if ctx.snapshot else None)
     else:
         ub = local_span(local, count, instr, False)
         g = gm.gm_slice(ctx, count, instr, tile, write=True)
@@ -181,7 +188,8 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ctx.summary.tiles += 1
         if ctx.record:
             ctx.event("MTE3", instr, tile, start, end, nbytes=nbytes, count=count, ub=local.ub_range(count),
-                      buffer=local.buffer, detail=f"UB {local.buffer} -> GM {gm.addr!r}")
+                      buffer=local.buffer, detail=f"UB {local.buffer} -> GM {gm.addr!r}",
+                      values=ub.copy() if ctx.snapshot else None)
 
 
 # --- vector arithmetic -----------------------------------------------------------------------------------

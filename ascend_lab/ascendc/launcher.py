@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..opdev.platform import SocInfo
-from .core import CoreContext, set_current
+from .core import CoreContext, PlanComplete, set_current
 from .cost_model import CostModel, kernel_head_cycles
 from .errors import KernelError
 from .tensor import GmAddr
@@ -43,13 +43,19 @@ class KernelRun:
 
 def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr], tiling: bytes, soc: SocInfo,
            *, outputs: Sequence[int] = (-1,), record: bool = False, kernel_name: str | None = None,
-           tiling_data: Any = None, cores: Sequence[int] | None = None, **template: Any) -> KernelRun:
+           tiling_data: Any = None, cores: Sequence[int] | None = None, snapshot: bool | None = None,
+           plan_only: bool = False, **template: Any) -> KernelRun:
     """Run ``entry(*gm_args, workspace, tiling, **template)`` on ``block_dim`` simulated cores.
 
     ``outputs`` are the indexes of the GM arguments the kernel writes (for the read/write bandwidth
-    split of the cost model); ``record`` keeps every instruction as a trace event; ``cores`` limits the
-    run to some cores (the figures use it to step through one core cheaply).
+    split of the cost model); ``record`` keeps every instruction as a trace event (``snapshot`` also keeps
+    each result's values); ``cores`` limits the run to some cores (the figures use it to step through one
+    core cheaply); ``plan_only`` stops each core at its first AllocTensor, after Init has laid out the UB,
+    and records an over-capacity plan instead of refusing it (for the UB layout figure).
     """
+    from .options import current as _options
+    if snapshot is None:
+        snapshot = _options().snapshot
     name = kernel_name or getattr(entry, "__name__", "kernel")
     if block_dim < 1:
         raise KernelError(f"blockDim must be >= 1, got {block_dim}", instruction="launch", kind="bad-launch")
@@ -62,10 +68,12 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     trace.meta.update(template)
     with np.errstate(all="ignore"):
         for core in (range(block_dim) if cores is None else cores):
-            ctx = CoreContext(core, block_dim, soc, cost, trace, record)
+            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only)
             set_current(ctx)
             try:
                 entry(*gm_args, None, tiling, **template)
+            except PlanComplete:
+                pass
             finally:
                 set_current(None)
             trace.cores.append(ctx.finish())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 @dataclass(frozen=True)
 class SimOptions:
     trace: bool = False          # record every instruction as an event (for figures and Chrome traces)
+    snapshot: bool = False       # with trace: also keep each instruction's result values (small tiles only)
 
 
 _current = SimOptions()

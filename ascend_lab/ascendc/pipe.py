@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import CoreContext, current
+from .core import CoreContext, PlanComplete, current
 from .errors import KernelError
 from .tensor import LocalTensor
 
@@ -105,6 +105,8 @@ class TQue:
     def AllocTensor(self, dtype: Any = None) -> LocalTensor:  # noqa: N802
         """Next free block, round robin; the producer pipe waits until its consumer released it."""
         ctx = self._ctx("AllocTensor")
+        if ctx.plan_only:
+            raise PlanComplete
         n = len(self.blocks)
         for k in range(n):
             b = self.blocks[(self.next + k) % n]

@@ -27,6 +27,7 @@ class Event:
     ub: tuple[int, int] | None = None     # UB byte range written (or allocated/freed)
     buffer: str = ""          # the UB buffer of ``ub`` ("inQueueX[1]", "maskBuf", ...)
     detail: str = ""          # human-readable summary (operands, scalar, mode)
+    values: Any = field(default=None, compare=False, repr=False)   # snapshot of the result (snapshot mode)
 
 
 @dataclass(frozen=True)

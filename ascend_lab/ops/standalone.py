@@ -1,0 +1,147 @@
+"""Run one kernel directly on numpy data, outside the aclnn graph -- for figures, explorers and labs.
+
+The aclnn API is how an application reaches a kernel; a learner exploring tiling wants the kernel alone,
+on a SoC whose core count or UB size they may override, with double buffering on or off. These helpers
+do the host's part (tiling, device memory, launch) and hand back the :class:`KernelRun` (trace included)
+and the output. ``ub_plan`` lays out the UB without running anything, and reports an over-capacity plan
+instead of refusing it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from ..acl.runtime import DeviceAllocation, DevicePtr
+from ..ascendc import KernelRun, reserved_ub_bytes
+from ..ascendc.launcher import launch as _launch
+from ..ascendc.tensor import GmAddr
+from ..dtypes import as_acl_dtype, to_numpy
+from ..opdev.platform import SocInfo, get_soc
+from .hard_sigmoid_grad import op_host as hs_host
+from .hard_sigmoid_grad import op_kernel as hs_kernel
+from .relu_grad import op_host as relu_host
+from .threshold_grad_v2_d import op_host as tg_host
+from .threshold_grad_v2_d import op_kernel as tg_kernel
+
+#: op name -> (CANN op type, op_host module)
+OPS: dict[str, tuple[str, Any]] = {
+    "hard_sigmoid_grad": ("HardSigmoidGrad", hs_host),
+    "threshold_grad_v2_d": ("ThresholdGradV2D", tg_host),
+    "relu_grad": ("ReluGrad", relu_host),
+}
+_ALIASES = {v[0].lower(): k for k, v in OPS.items()} | {k: k for k in OPS}
+
+
+def op_key(op: str) -> str:
+    """``"HardSigmoidGrad"`` / ``"hard_sigmoid_grad"`` -> ``"hard_sigmoid_grad"``; unknown -> ValueError."""
+    key = _ALIASES.get(str(op).lower().replace("-", "_"))
+    if key is None:
+        raise ValueError(f"unknown op {op!r}; choose one of {', '.join(OPS)}")
+    return key
+
+
+def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_size: int | None = None) -> SocInfo:
+    """A SoC entry with the core count and/or UB size overridden (for "what if" exploration)."""
+    info = get_soc(soc)
+    changes: dict[str, Any] = {}
+    if core_num is not None:
+        if isinstance(core_num, bool) or not isinstance(core_num, (int, np.integer)) or core_num < 1:
+            raise ValueError(f"core_num must be a positive int, got {core_num!r}")
+        changes["vector_core_num"] = int(core_num)
+    if ub_size is not None:
+        if isinstance(ub_size, bool) or not isinstance(ub_size, (int, np.integer)) or ub_size < 1024:
+            raise ValueError(f"ub_size must be an int number of bytes >= 1024, got {ub_size!r}")
+        changes["ub_size"] = int(ub_size)
+    return dataclasses.replace(info, **changes) if changes else info
+
+
+def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, threshold: float = 1.0) -> Any:
+    """The TilingData the op's host tiling computes for ``n`` elements on ``soc``."""
+    key = op_key(op)
+    host = OPS[key][1]
+    if key == "hard_sigmoid_grad":
+        return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size)
+    if key == "threshold_grad_v2_d":
+        return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size, threshold=threshold)
+    return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size)
+
+
+def _entry(key: str) -> tuple[Any, dict[str, Any]]:
+    if key == "hard_sigmoid_grad":
+        return hs_kernel.hard_sigmoid_grad, {}
+    return tg_kernel.threshold_grad_v2_d, {"relu": key == "relu_grad"}
+
+
+def _template(key: str, td: Any, dtype: Any, buffer_num: int) -> dict[str, Any]:
+    if key == "hard_sigmoid_grad":
+        return {"schMode": td.tilingKey, "bufferNum": buffer_num}
+    return {"dtype": to_numpy(dtype), "relu": key == "relu_grad", "bufferNum": buffer_num}
+
+
+def _gm(arr: np.ndarray, name: str) -> GmAddr:
+    alloc = DeviceAllocation(max(arr.nbytes, 1))
+    alloc.buffer[:arr.nbytes] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    return GmAddr(DevicePtr(alloc), name, arg_nbytes=arr.nbytes)
+
+
+def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float = 1.0,
+               soc: str | SocInfo | None = "Ascend910B4", core_num: int | None = None, ub_size: int | None = None,
+               buffer_num: int = 2, record: bool = True, snapshot: bool = False,
+               cores: list[int] | None = None) -> tuple[KernelRun, np.ndarray]:
+    """Tile and launch ``op`` on flat copies of ``grad`` / ``feat``; returns (run, output)."""
+    key = op_key(op)
+    grad = np.asarray(grad)
+    feat = np.asarray(feat)
+    if grad.shape != feat.shape or grad.dtype != feat.dtype:
+        raise ValueError(f"grad and feat must have one shape and dtype, got {grad.shape} {grad.dtype} and "
+                         f"{feat.shape} {feat.dtype}")
+    if buffer_num not in (1, 2, 3, 4):
+        raise ValueError(f"buffer_num must be 1, 2, 3 or 4 (BUFFER_NUM blocks per queue), got {buffer_num!r}")
+    info = make_soc(soc, core_num, ub_size)
+    dtype = as_acl_dtype(grad.dtype)
+    n = grad.size
+    td = tiling_for(key, n, dtype, info, threshold)
+    out = np.zeros(n, dtype=grad.dtype)
+    args = [_gm(grad, "grad"), _gm(feat, "feat"), _gm(out, "out")]
+    entry, _ = _entry(key)
+    run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
+                  kernel_name=OPS[key][0], tiling_data=td, cores=cores, snapshot=snapshot,
+                  **_template(key, td, dtype, buffer_num))
+    result = args[2].ptr.allocation.buffer[:out.nbytes].view(grad.dtype).reshape(grad.shape).copy()
+    return run, result
+
+
+def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B4", *, core_num: int | None = None,
+            ub_size: int | None = None, buffer_num: int = 2, core: int = 0, threshold: float = 1.0,
+            tiling_ub_size: int | None = None) -> dict[str, Any]:
+    """The UB layout core ``core`` would build for ``n`` elements (its Init only), with the capacity,
+    the library's reserved bytes and, when the plan does not fit, the overflow in bytes.
+
+    ``tiling_ub_size`` lets the tiling believe in another UB size than the core has (a classic bug:
+    the plan then overflows); ``buffer_num`` 3 or 4 shows why the kernels stop at double buffering."""
+    key = op_key(op)
+    info = make_soc(soc, core_num, ub_size)
+    dt = as_acl_dtype(dtype)
+    td = tiling_for(key, n, dt, make_soc(info, None, tiling_ub_size) if tiling_ub_size else info, threshold)
+    item = to_numpy(dt).itemsize
+    args = [GmAddr(DevicePtr(DeviceAllocation(1)), name, arg_nbytes=n * item) for name in ("grad", "feat", "out")]
+    entry, _ = _entry(key)
+    run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=False,
+                  kernel_name=OPS[key][0], tiling_data=td, cores=[min(core, td.blockDim - 1)], plan_only=True,
+                  **_template(key, td, dt, buffer_num))
+    buffers = next(iter(run.trace.ub_layout.values()), [])
+    used = max((b.offset + b.size for b in buffers), default=0)
+    reserved = reserved_ub_bytes(info)
+    usable = info.ub_size - reserved
+    return {"op": OPS[key][0], "dtype": dt.short, "soc": info.name, "tiling": td, "buffers": buffers,
+            "capacity": info.ub_size, "reserved": reserved, "usable": usable, "used": used,
+            "free": max(usable - used, 0), "overflow": max(used - usable, 0), "buffer_num": buffer_num,
+            "elements_per_tile": getattr(td, "ubFactor", None) or getattr(td, "tileDataNum", None)}
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
