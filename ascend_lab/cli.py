@@ -1,0 +1,600 @@
+"""``ascend-lab``: the simulator from a shell (console script, or ``python -m ascend_lab``).
+
+Three commands::
+
+    ascend-lab tiling hard_sigmoid_grad --n 100000 --dtype float32 --cores 64 --ub-size 253952
+    ascend-lab run hardsigmoid_backward --shape 4,2 --dtype float32 --soc Ascend910B4 --trace out.json
+    ascend-lab socs
+
+``tiling`` prints a TilingData (CANN field names, plus blockDim and tilingKey), the packed bytes the kernel
+reads and what every core does with them. ``run`` runs the aclnn op on seeded random data and prints the
+status, the L0 graph, the tiling, the kernel's estimated cycles, the sanitizer warnings and whether the output
+is bit-exact against the golden oracle. ``socs`` lists the SoC catalogue.
+
+Exit codes: 0 success; 1 a non-zero aclnn status (printed with its log), an output that is not bit-exact
+vs golden, or a tiling the kernel could not run; 2 a bad argument (one ``ascend-lab: error:`` line on
+stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+PROG = "ascend-lab"
+
+#: ``--n`` / ``--shape`` above this many elements is refused (the simulator holds everything in host memory).
+MAX_RUN_ELEMENTS = 2**28
+
+#: Per-core tables longer than this show the first ``_HEAD`` and last ``_TAIL`` rows around an ellipsis.
+_MAX_ROWS, _HEAD, _TAIL = 12, 6, 3
+
+#: Above this many tiles in total, the per-core rows are computed without listing every tile.
+_MAX_LISTED_TILES = 1_000_000
+
+
+class CliError(Exception):
+    """A bad argument: reported as one ``ascend-lab: error: ...`` line on stderr, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error raises :class:`CliError` instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliError(message)
+
+
+# --------------------------------------------------------------------------------------------------
+# Names accepted on the command line
+# --------------------------------------------------------------------------------------------------
+
+def _fold(name: str) -> str:
+    return name.strip().lower().replace("_", "").replace("-", "")
+
+
+#: tiling op -> (facade function name in ascend_lab.tiling, CANN op name)
+TILING_OPS: dict[str, tuple[str, str]] = {
+    "hard_sigmoid_grad": ("hard_sigmoid_grad", "HardSigmoidGrad"),
+    "threshold_grad_v2_d": ("threshold_grad_v2_d", "ThresholdGradV2D"),
+    "relu_grad": ("relu_grad", "ReluGrad"),
+}
+_TILING_ALIASES = {_fold(k): k for k in TILING_OPS} | {_fold(v[1]): k for k, v in TILING_OPS.items()}
+
+#: run op -> aclnn API name
+RUN_OPS: dict[str, str] = {
+    "hardsigmoid_backward": "aclnnHardsigmoidBackward",
+    "threshold_backward": "aclnnThresholdBackward",
+}
+_RUN_ALIASES = {_fold(k): k for k in RUN_OPS} | {_fold(v): k for k, v in RUN_OPS.items()}
+
+
+def _choice(aliases: dict[str, str], canonical: Sequence[str], what: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        key = _fold(text)
+        if key in aliases:
+            return aliases[key]
+        raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; choose one of: {', '.join(canonical)}")
+    parse.__name__ = what
+    return parse
+
+
+def _tiling_op(text: str) -> str:
+    names = [f"{k} ({v[1]})" for k, v in TILING_OPS.items()]
+    return _choice(_TILING_ALIASES, names, "op")(text)
+
+
+def _run_op(text: str) -> str:
+    names = [f"{k} ({v})" for k, v in RUN_OPS.items()]
+    return _choice(_RUN_ALIASES, names, "op")(text)
+
+
+def _dtype(text: str) -> Any:
+    from .dtypes import as_acl_dtype, to_numpy
+    try:
+        dt = as_acl_dtype(text)
+        to_numpy(dt)
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return dt
+
+
+def _soc(text: str) -> str:
+    from .opdev.platform import get_soc
+    try:
+        return get_soc(text).name
+    except (TypeError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _int(text: str, what: str, minimum: int) -> int:
+    body = text.strip().replace("_", "")
+    try:
+        value = int(body, 10) if body.lstrip("+-").isdigit() else int(body, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what} must be an integer, got {text!r}") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{what} must be >= {minimum}, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    return _int(text, "an element count", 0)
+
+
+def _positive(what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        return _int(text, what, 1)
+    parse.__name__ = what
+    return parse
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    """``4,2`` -> (4, 2); ``0,3`` is an empty tensor; ``""`` or ``()`` is a 0-d tensor."""
+    body = text.strip()
+    if body[:1] in "([" and body[-1:] in ")]":
+        body = body[1:-1].strip()
+    if not body:
+        return ()
+    parts = [p.strip() for p in body.split(",")]
+    if parts[-1] == "" and len(parts) > 1:
+        parts = parts[:-1]   # "4," is the 1-d shape (4,)
+    dims = []
+    for p in parts:
+        if not p.isdigit():
+            raise argparse.ArgumentTypeError(f"malformed shape {text!r}: use non-negative integers separated "
+                                             "by commas, e.g. 4,2 (0,3 is an empty tensor)")
+        dims.append(int(p))
+    return tuple(dims)
+
+
+# --------------------------------------------------------------------------------------------------
+# Formatting helpers
+# --------------------------------------------------------------------------------------------------
+
+def _fmt_value(value: Any) -> str:
+    if isinstance(value, float):
+        return str(np.float32(value))   # the shortest text that is the C float the kernel reads
+    return str(value)
+
+
+def _field_layout(td: Any) -> list[tuple[int, str, str, bytes]]:
+    """(offset, C type, field name, bytes) for every field and padding run of the packed struct."""
+    raw = td.to_bytes()
+    rows, offset = [], 0
+    for name, ctype in td.FIELDS:
+        pad = -offset % ctype.size
+        if pad:
+            rows.append((offset, "", "(padding)", raw[offset:offset + pad]))
+            offset += pad
+        rows.append((offset, ctype.c_name, name, raw[offset:offset + ctype.size]))
+        offset += ctype.size
+    if offset < len(raw):
+        rows.append((offset, "", "(padding)", raw[offset:]))
+    return rows
+
+
+def _print_tiling_fields(td: Any, out: Callable[[str], None]) -> None:
+    out(f"TilingData {type(td).__name__} ({td.SIZE} bytes):")
+    values = td.as_dict()
+    width = max(len(k) for k in values)
+    for key, value in values.items():
+        note = ""
+        if key == "blockDim":
+            note = "   (beside the struct: SetBlockDim, cores launched)"
+        elif key == "tilingKey":
+            note = "   (beside the struct: SetTilingKey, kernel template)"
+        out(f"  {key:<{width}}  {_fmt_value(value)}{note}")
+    out("packed bytes (little-endian, natural C alignment; what GET_TILING_DATA reads):")
+    for offset, ctype, name, chunk in _field_layout(td):
+        out(f"  +{offset:<3d} {ctype:<9} {name:<{width}}  {chunk.hex(' ')}")
+    out(f"  hex: {td.to_bytes().hex()}")
+
+
+# --------------------------------------------------------------------------------------------------
+# ascend-lab tiling
+# --------------------------------------------------------------------------------------------------
+
+def _light_ranges(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
+    """The per-core rows of ``core_ranges`` without the tile lists, for inputs with very many tiles.
+    Same formulas as ``ops/*/op_host.py:core_ranges`` (tests check the two agree)."""
+    from .opdev.tiling_data import ceil_div
+    rows = []
+    if op == "hard_sigmoid_grad":
+        for core in range(td.blockDim):
+            offset = td.blockFactor * core
+            data_num = min(td.blockFactor, td.totalLength - offset)
+            if data_num <= 0:
+                continue
+            tile_num = ceil_div(data_num, td.ubFactor)
+            rows.append({"core": core, "kind": "big" if data_num == td.blockFactor else "small", "offset": offset,
+                         "data_num": data_num, "tile_num": tile_num,
+                         "tail": data_num - (tile_num - 1) * td.ubFactor, "padded_end": offset + data_num})
+        return rows
+    big, small, tail_blocks = td.bigCoreDataNum, td.smallCoreDataNum, td.tailBlockNum
+    for core in range(td.blockDim):
+        if core < tail_blocks:
+            kind, data_num, tile_num, tail, offset = "big", big, td.finalBigTileNum, td.bigTailDataNum, big * core
+        else:
+            kind, data_num, tile_num, tail = "small", small, td.finalSmallTileNum, td.smallTailDataNum
+            offset = big * core - (big - small) * (core - tail_blocks)
+        end = offset + data_num
+        rows.append({"core": core, "kind": kind, "offset": offset, "data_num": data_num, "tile_num": tile_num,
+                     "tail": tail, "padded_end": end, "padding": end - max(offset, min(end, n))})
+    return rows
+
+
+def core_rows(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
+    """What each core does (``core_ranges`` of the op's host module), with ``padding`` on every row."""
+    from .ops.hard_sigmoid_grad import op_host as hsg
+    from .ops.relu_grad import op_host as relu
+    from .ops.threshold_grad_v2_d import op_host as tgv2d
+    if op == "hard_sigmoid_grad":
+        if n and td.ubFactor <= 0:
+            hsg.core_ranges(td)   # raises the TilingError that explains the endless loop
+        tile_elems = max(td.ubFactor, 1)
+    else:
+        tile_elems = max(td.tileDataNum, 1)
+    if n // tile_elems > _MAX_LISTED_TILES:
+        return _light_ranges(op, td, dtype, n)
+    if op == "hard_sigmoid_grad":
+        rows = hsg.core_ranges(td)
+    elif op == "threshold_grad_v2_d":
+        rows = tgv2d.core_ranges(td, dtype, n)
+    else:
+        rows = relu.core_ranges(td, dtype, n)
+    for r in rows:
+        r.setdefault("padding", max(0, r["padded_end"] - max(r["offset"], n)))
+    return rows
+
+
+def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], None], show_all: bool) -> None:
+    if not rows:
+        out("per-core work: no core has any work (empty input: the kernel returns at once)")
+        return
+    out(f"per-core work ({len(rows)} cores with work):")
+    head = ("core", "kind", "offset", "elements", "tiles", "tail", "padding")
+    cells = [(str(r["core"]), r["kind"], str(r["offset"]), str(r["data_num"]), str(r["tile_num"]), str(r["tail"]),
+              str(r["padding"])) for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  " + "  ".join(v.rjust(w) if i != 1 else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths,
+                                                                                                     strict=True)))
+    out(line(head))
+    if show_all or len(cells) <= _MAX_ROWS:
+        shown: list[Sequence[str] | None] = list(cells)
+    else:
+        shown = [*cells[:_HEAD], None, *cells[-_TAIL:]]
+    for c in shown:
+        if c is None:
+            out(f"  {'...':>{widths[0]}}  ({len(cells) - _HEAD - _TAIL} more cores)")
+        else:
+            out(line(c))
+    kinds = Counter(r["kind"] for r in rows)
+    by_kind = ", ".join(
+        f"{kinds[k]} {k} x {'/'.join(sorted({str(r['data_num']) for r in rows if r['kind'] == k}, key=int))}"
+        for k in ("big", "small") if kinds[k])
+    covered = sum(r["data_num"] for r in rows)
+    padding = sum(r["padding"] for r in rows)
+    tiles = [r["tile_num"] for r in rows]
+    out(f"summary: {len(rows)} cores ({by_kind} elements), {sum(tiles)} tiles ({min(tiles)}..{max(tiles)} per "
+        f"core), {covered} elements touched = {n} + {padding} padding")
+
+
+def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+    from . import tiling
+    from .opdev.platform import get_soc
+    from .opdev.tiling_data import TilingError
+    func_name, cann = TILING_OPS[args.op]
+    kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc}
+    if args.threshold is not None:
+        if args.op != "threshold_grad_v2_d":
+            raise CliError(f"--threshold applies to threshold_grad_v2_d only, not {args.op}")
+        kwargs["threshold"] = args.threshold
+    try:
+        td = getattr(tiling, func_name)(args.n, args.dtype, **kwargs)
+    except (TypeError, ValueError) as exc:   # TilingError is a ValueError
+        raise CliError(str(exc)) from None
+    info = get_soc(args.soc)
+    cores = info.vector_core_num if args.cores is None else args.cores
+    ub = info.ub_size if args.ub_size is None else args.ub_size
+    source = [f"cores from {'--cores' if args.cores is not None else args.soc}",
+              f"UB from {'--ub-size' if args.ub_size is not None else args.soc}"]
+    out(f"{cann} tiling: {args.n} x {args.dtype.short} on {cores} vector cores, UB {ub} B ({'; '.join(source)})")
+    _print_tiling_fields(td, out)
+    try:
+        rows = core_rows(args.op, td, args.dtype, args.n)
+    except TilingError as exc:
+        out(f"per-core work: the kernel cannot run this tiling: {exc}")
+        return 1
+    _print_core_table(rows, args.n, out, args.all)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# ascend-lab run
+# --------------------------------------------------------------------------------------------------
+
+def supported_run_dtypes(op: str) -> tuple[Any, ...]:
+    """Every dtype the aclnn API accepts on at least one SoC (a SoC that refuses one returns 161002)."""
+    if op == "hardsigmoid_backward":
+        from .ops.hard_sigmoid_grad import op_api
+        lists = (op_api.ASCEND910_DTYPE_SUPPORT_LIST, op_api.ASCEND910B_DTYPE_SUPPORT_LIST)
+    else:
+        from .ops.threshold_grad_v2_d import op_api
+        lists = (op_api.ASCEND910_DTYPE_DTYPE_SUPPORT_LIST, op_api.ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST,
+                 op_api.REGBASE_DTYPE_DTYPE_SUPPORT_LIST)
+    seen: dict[Any, None] = {}
+    for lst in lists:
+        seen.update(dict.fromkeys(lst))
+    return tuple(seen)
+
+
+def random_inputs(shape: tuple[int, ...], dtype: Any, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(grad_output, self) for ``run``: seeded, both ``shape`` in ``dtype``.
+
+    Floats: grad ~ N(0, 1), x ~ N(0, 4^2), so hardsigmoid's (-3, 3) window and a threshold of 1.0 cut
+    through the data. Integers: uniform over int8/uint8's range, or [-1000, 1000] for wider types.
+    """
+    from .dtypes import is_floating, to_numpy
+    np_dt = to_numpy(dtype)
+    rng = np.random.default_rng(seed)
+    if is_floating(dtype):
+        g = rng.standard_normal(shape, dtype=np.float32)
+        x = rng.standard_normal(shape, dtype=np.float32) * np.float32(4.0)
+        return g.astype(np_dt), x.astype(np_dt)
+    if np_dt.itemsize == 1:
+        info = np.iinfo(np_dt)
+        lo, hi = int(info.min), int(info.max)
+    else:
+        lo, hi = -1000, 1000
+    return (rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt),
+            rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt))
+
+
+def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None) -> tuple[str, np.ndarray]:
+    """(oracle name, expected output) for the kernel the L0 graph ran (empty tensors: empty output)."""
+    from . import golden
+    if "HardSigmoidGrad" in run.graph:
+        td = run.tiling
+        if td is not None:
+            return "golden.hard_sigmoid_grad", golden.hard_sigmoid_grad(g, x, alpha=td.alpha, beta=td.beta)
+        return "golden.hard_sigmoid_grad", golden.hard_sigmoid_grad(g, x)
+    if "ReluGrad" in run.graph:
+        return "golden.relu_grad", golden.relu_grad(g, x)
+    if "ThresholdGradV2D" in run.graph:
+        thr = run.tiling.threshold if run.tiling is not None else threshold
+        return "golden.threshold_grad_v2_d", golden.threshold_grad_v2_d(g, x, thr)
+    # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
+    return "empty output", np.zeros(x.shape, dtype=x.dtype)
+
+
+def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
+    """(bit-exact?, max |got - want|); bit-exact means same dtype, shape and bytes (NaNs and -0.0 count)."""
+    if got is None or got.dtype != want.dtype or got.shape != want.shape:
+        return False, math.inf
+    a, b = np.ascontiguousarray(got), np.ascontiguousarray(want)
+    if a.size == 0:
+        return True, 0.0
+    uint = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+    same = a.view(uint) == b.view(uint)
+    diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    diff = np.where(same, 0.0, np.nan_to_num(diff, nan=np.inf))
+    return bool(same.all()), float(diff.max())
+
+
+@contextlib.contextmanager
+def buffer_num(n: int | None) -> Iterator[None]:
+    """Launch the kernels with ``n`` queue buffers (BUFFER_NUM; the CANN sources hard-code 2).
+
+    The aclnn path does not expose this simulator knob, so the kernels' ``launch`` functions are wrapped
+    for the duration of the block and restored afterwards.
+    """
+    if n is None:
+        yield
+        return
+    from .ops.hard_sigmoid_grad import op_kernel as hs_kernel
+    from .ops.relu_grad import op_kernel as relu_kernel
+    from .ops.threshold_grad_v2_d import op_kernel as th_kernel
+    modules = (hs_kernel, th_kernel, relu_kernel)
+    originals = [m.launch for m in modules]
+
+    def wrap(orig: Callable[..., Any]) -> Callable[..., Any]:
+        def launch(*a: Any, **kw: Any) -> Any:
+            kw["buffer_num"] = n
+            return orig(*a, **kw)
+        return launch
+
+    try:
+        for m, orig in zip(modules, originals, strict=True):
+            m.launch = wrap(orig)
+        yield
+    finally:
+        for m, orig in zip(modules, originals, strict=True):
+            m.launch = orig
+
+
+def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+    import ascend_lab as al
+
+    from .opdev.errno import describe
+    api = RUN_OPS[args.op]
+    if args.dtype not in supported_run_dtypes(args.op):
+        names = ", ".join(d.short for d in supported_run_dtypes(args.op))
+        raise CliError(f"{api} does not support {args.dtype.short}; it accepts {names}")
+    if args.threshold is not None and args.op != "threshold_backward":
+        raise CliError(f"--threshold applies to threshold_backward only, not {args.op}")
+    numel = math.prod(args.shape)
+    if numel > MAX_RUN_ELEMENTS:
+        raise CliError(f"shape {','.join(map(str, args.shape))} has {numel} elements; the simulator runs up to "
+                       f"{MAX_RUN_ELEMENTS}")
+    if args.trace is not None:
+        folder = os.path.dirname(os.path.abspath(args.trace))
+        if not os.path.isdir(folder):
+            raise CliError(f"cannot write the trace to {args.trace!r}: folder {folder!r} does not exist")
+    threshold = 1.0 if args.threshold is None else args.threshold
+    g, x = random_inputs(args.shape, args.dtype, args.seed)
+    record = args.trace is not None
+    with buffer_num(args.buffer_num):
+        if args.op == "hardsigmoid_backward":
+            run = al.hardsigmoid_backward(g, x, soc=args.soc, trace=record)
+        else:
+            run = al.threshold_backward(g, x, threshold, soc=args.soc, trace=record)
+
+    shape_txt = "[" + ", ".join(map(str, args.shape)) + "]"
+    extra = f", threshold {threshold}" if args.op == "threshold_backward" else ""
+    bufs = f", BUFFER_NUM {args.buffer_num}" if args.buffer_num is not None else ""
+    out(f"{api} on {run.soc}: gradOutput and self {args.dtype.short} {shape_txt}, seed {args.seed}{extra}{bufs}")
+    out(f"status: {describe(run.status)}")
+    if run.status != 0:
+        for m in run.messages or ["(no log messages)"]:
+            out(f"  log: {m}")
+        return 1
+    for m in run.messages:
+        out(f"  log: {m}")
+    out(f"workspace: {run.workspace_size} B")
+    if run.graph:
+        out(f"L0 graph: {' -> '.join(run.graph)}")
+        for node in run.nodes:
+            out(f"  {node.op:<16} {node.why}")
+    else:
+        out("L0 graph: (none: an empty tensor launches no kernel)")
+    if run.tiling is not None:
+        fields = " ".join(f"{k}={_fmt_value(v)}" for k, v in run.tiling.as_dict().items())
+        out(f"tiling: {type(run.tiling).__name__} {fields}")
+    else:
+        out("tiling: (none)")
+    if run.kernel_runs:
+        for k in run.kernel_runs:
+            tr = k.trace
+            out(f"kernel: {k.kernel} on {k.block_dim} cores: {tr.cycles:.1f} cycles estimated, "
+                f"{tr.microseconds:.3f} us at {tr.clock_mhz} MHz")
+        warnings = Counter(w.kind for k in run.kernel_runs for w in k.trace.warnings)
+        total = sum(warnings.values())
+        detail = ", ".join(f"{kind} {count}" for kind, count in sorted(warnings.items()))
+        out(f"warnings: {total}" + (f" ({detail})" if detail else ""))
+    else:
+        out("kernel: not launched (0 cycles)")
+        out("warnings: 0")
+
+    oracle, want = golden_for(run, g, x, threshold)
+    exact, max_diff = compare(run.out, want)
+    out(f"max abs diff vs {oracle}: {max_diff:g}")
+    out(f"bit-exact vs golden: {'yes' if exact else 'no'}")
+
+    if args.trace is not None:
+        if run.trace is not None:
+            run.trace.save_chrome_trace(args.trace)
+            out(f"trace: wrote {len(run.trace.events)} events to {args.trace} "
+                "(open in https://ui.perfetto.dev or chrome://tracing)")
+        else:
+            import json
+            with open(args.trace, "w", encoding="utf-8") as fh:
+                json.dump({"traceEvents": [], "displayTimeUnit": "ns", "otherData": {"kernel": None}}, fh)
+            out(f"trace: no kernel ran; wrote an empty trace to {args.trace}")
+    return 0 if exact else 1
+
+
+# --------------------------------------------------------------------------------------------------
+# ascend-lab socs
+# --------------------------------------------------------------------------------------------------
+
+def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+    from .opdev.platform import DEFAULT_SOC, get_soc, socs
+    head = ("name", "NpuArch", "SocVersion", "family", "vector cores", "UB bytes", "clock MHz", "GM GB/s")
+    rows = []
+    for name in socs():
+        s = get_soc(name)
+        rows.append((s.name + (" *" if s.name == DEFAULT_SOC else ""), f"{s.npu_arch.name} ({int(s.npu_arch)})",
+                     s.soc_version.name, s.family, str(s.vector_core_num), f"{s.ub_size} ({s.ub_size // 1024} KB)",
+                     str(s.clock_mhz), str(s.gm_bandwidth_gbps)))
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    numeric = {4, 6, 7}
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if i in numeric else v.ljust(w)
+                         for i, (v, w) in enumerate(zip(values, widths, strict=True))).rstrip()
+    out(line(head))
+    for r in rows:
+        out(line(r))
+    out(f"* default SoC. {len(rows)} SoCs; figures from data/platforms.ini" +
+        ("" if args.notes else " (--notes for each figure's source)"))
+    if args.notes:
+        for name in socs():
+            out(f"{name}: {get_soc(name).note}")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    from .opdev.platform import DEFAULT_SOC
+    parser = _Parser(prog=PROG, description="ascend_lab: CANN's aclnnHardsigmoidBackward / aclnnThresholdBackward "
+                                            "simulated down to the AscendC kernel.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("tiling", help="print a TilingData, its packed bytes and the per-core split",
+                       description="Run an op's host tiling on its own (ascend_lab.tiling).")
+    p.add_argument("op", type=_tiling_op, help="hard_sigmoid_grad | threshold_grad_v2_d | relu_grad "
+                                               "(or HardSigmoidGrad, ThresholdGradV2D, ReluGrad)")
+    p.add_argument("--n", type=_count, required=True, help="element count (totalLength / inputNum)")
+    p.add_argument("--dtype", type=_dtype, default="float32", help="float32, float16, bfloat16, int8, ...")
+    p.add_argument("--soc", type=_soc, default=DEFAULT_SOC, help=f"SoC for core count and UB (default {DEFAULT_SOC})")
+    p.add_argument("--cores", type=_positive("the core count"), default=None, help="override the vector core count")
+    p.add_argument("--ub-size", type=_positive("the UB size"), default=None, help="override the UB size in bytes")
+    p.add_argument("--threshold", type=float, default=None, help="threshold_grad_v2_d's attr (default 1.0)")
+    p.add_argument("--all", action="store_true", help="list every core, not the first and last few")
+    p.set_defaults(func=cmd_tiling)
+
+    p = sub.add_parser("run", help="run an aclnn op on seeded random data and check it against golden",
+                       description="Run an aclnn op through the whole simulated stack.")
+    p.add_argument("op", type=_run_op, help="hardsigmoid_backward | threshold_backward "
+                                            "(or aclnnHardsigmoidBackward, aclnnThresholdBackward)")
+    p.add_argument("--shape", type=_shape, required=True, help="e.g. 4,2 (0,3 is an empty tensor)")
+    p.add_argument("--dtype", type=_dtype, default="float32", help="dtype of both inputs (default float32)")
+    p.add_argument("--threshold", type=float, default=None, help="threshold_backward's scalar (default 1.0)")
+    p.add_argument("--soc", type=_soc, default=DEFAULT_SOC, help=f"SoC in force (default {DEFAULT_SOC})")
+    p.add_argument("--seed", type=lambda s: _int(s, "the seed", 0), default=0, help="random seed (default 0)")
+    p.add_argument("--trace", default=None, metavar="PATH", help="record every instruction; write a Chrome trace")
+    p.add_argument("--buffer-num", type=_positive("BUFFER_NUM"), default=None,
+                   help="queue buffers per kernel queue (simulator knob; CANN hard-codes 2)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("socs", help="list the SoC catalogue", description="The SoC catalogue (data/platforms.ini).")
+    p.add_argument("--notes", action="store_true", help="print where each figure comes from")
+    p.set_defaults(func=cmd_socs)
+    return parser
+
+
+def _version() -> str:
+    from . import __version__
+    return __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``ascend-lab`` and ``python -m ascend_lab``; returns the exit code."""
+    out = print
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args, out)
+    except CliError as exc:
+        message = " ".join(str(exc).split())   # one line, whatever the message held
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:   # --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except BrokenPipeError:    # `ascend-lab socs | head -1`
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at interpreter exit
+        return 0

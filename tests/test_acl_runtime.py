@@ -1,0 +1,651 @@
+"""The ACL runtime layer (``ascend_lab.acl``): init/finalize, devices, streams, device memory, memcpy,
+aclCreateTensor / aclCreateScalar and the enum values of ``acl/acl_base.h``.
+
+Expectations come from the seed samples (the call sequence and its return codes), design.md §3 (enum
+values, ``None`` is nullptr, errors are returned codes, Python misuse raises) and the ACL docs the
+runtime module cites. Every test leaves the runtime finalized.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascend_lab import acl
+from ascend_lab.acl import runtime as rt
+from ascend_lab.opdev import log as oplog
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+ERR = acl.ACL_ERROR_INVALID_PARAM
+
+
+@pytest.fixture(autouse=True)
+def _always_finalized():
+    """Every test starts and ends with the runtime finalized (whatever the test did)."""
+    assert not rt.is_initialized(), "a previous test left the runtime initialized"
+    yield
+    if rt.is_initialized():
+        acl.aclFinalize()
+    assert not rt.is_initialized()
+
+
+@pytest.fixture
+def dev():
+    """aclInit + aclrtSetDevice(0); aclFinalize always runs afterwards."""
+    assert acl.aclInit(None) == acl.ACL_SUCCESS
+    try:
+        assert acl.aclrtSetDevice(0) == acl.ACL_SUCCESS
+        yield 0
+    finally:
+        acl.aclFinalize()
+
+
+def malloc(nbytes: int) -> acl.DevicePtr:
+    ret, ptr = acl.aclrtMalloc(nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret == acl.ACL_SUCCESS and ptr is not None
+    return ptr
+
+
+def upload(host: np.ndarray) -> acl.DevicePtr:
+    ptr = malloc(host.nbytes)
+    assert acl.aclrtMemcpy(ptr, host.nbytes, host, host.nbytes, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    return ptr
+
+
+def download(ptr: acl.DevicePtr, nbytes: int, dtype=np.uint8) -> np.ndarray:
+    host = np.zeros(nbytes // np.dtype(dtype).itemsize, dtype=dtype)
+    assert acl.aclrtMemcpy(host, host.nbytes, ptr, nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    return host
+
+
+# --- enums ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value", [
+    ("ACL_FLOAT", 0), ("ACL_FLOAT16", 1), ("ACL_INT8", 2), ("ACL_INT32", 3), ("ACL_UINT8", 4),
+    ("ACL_INT16", 6), ("ACL_INT64", 9), ("ACL_DOUBLE", 11), ("ACL_BOOL", 12), ("ACL_BF16", 27),
+])
+def test_acl_data_type_values(name, value):
+    assert int(getattr(acl, name)) == value
+    assert int(acl.aclDataType[name]) == value
+    assert acl.aclDataType(value).name == name
+
+
+def test_acl_format_nd_is_2():
+    assert int(acl.ACL_FORMAT_ND) == 2
+    assert acl.aclFormat(2) is acl.ACL_FORMAT_ND
+
+
+def test_memcpy_kind_values():
+    # acl_rt.h: HOST_TO_HOST 0, HOST_TO_DEVICE 1, DEVICE_TO_HOST 2, DEVICE_TO_DEVICE 3
+    assert [int(k) for k in (acl.ACL_MEMCPY_HOST_TO_HOST, acl.ACL_MEMCPY_HOST_TO_DEVICE,
+                             acl.ACL_MEMCPY_DEVICE_TO_HOST, acl.ACL_MEMCPY_DEVICE_TO_DEVICE)] == [0, 1, 2, 3]
+
+
+def test_error_code_values():
+    assert acl.ACL_SUCCESS == 0
+    assert acl.ACL_ERROR_INVALID_PARAM == 100000
+    assert acl.ACL_ERROR_UNINITIALIZE == 100001
+    assert acl.ACL_ERROR_REPEAT_INITIALIZE == 100002
+
+
+# --- init / finalize / device --------------------------------------------------------------------------
+
+def test_init_twice_then_finalize_twice():
+    assert acl.aclInit(None) == acl.ACL_SUCCESS
+    assert rt.is_initialized()
+    assert acl.aclInit(None) == 100002          # ACL_ERROR_REPEAT_INITIALIZE
+    assert rt.is_initialized()                  # the failed repeat does not undo the first
+    assert acl.aclFinalize() == acl.ACL_SUCCESS
+    assert not rt.is_initialized()
+    assert acl.aclFinalize() == 100001          # ACL_ERROR_UNINITIALIZE
+
+
+def test_finalize_without_init():
+    assert acl.aclFinalize() == 100001
+
+
+def test_init_again_after_finalize():
+    for _ in range(3):
+        assert acl.aclInit(None) == 0
+        assert acl.aclFinalize() == 0
+
+
+def test_set_device_before_init_fails():
+    assert acl.aclrtSetDevice(0) == acl.ACL_ERROR_UNINITIALIZE
+    assert rt.current_device() is None
+
+
+def test_set_device_range(dev):
+    for d in range(rt.DEVICE_COUNT):
+        assert acl.aclrtSetDevice(d) == acl.ACL_SUCCESS
+        assert rt.current_device() == d
+    for bad in (-1, rt.DEVICE_COUNT, rt.DEVICE_COUNT + 100):
+        with oplog.capture() as recs:
+            assert acl.aclrtSetDevice(bad) == acl.ACL_ERROR_RT_INVALID_DEVICEID
+        assert any(str(bad) in r.message for r in recs)
+    assert rt.current_device() == rt.DEVICE_COUNT - 1     # a failed call does not change the device
+
+
+def test_set_device_wrong_type_raises(dev):
+    with pytest.raises(TypeError):
+        acl.aclrtSetDevice("0")
+    with pytest.raises(TypeError):
+        acl.aclrtSetDevice(0.0)
+
+
+def test_reset_device(dev):
+    assert acl.aclrtResetDevice(1) != acl.ACL_SUCCESS     # not the current device
+    assert acl.aclrtResetDevice(0) == acl.ACL_SUCCESS
+    assert rt.current_device() is None
+    ret, stream = acl.aclrtCreateStream()
+    assert ret != acl.ACL_SUCCESS and stream is None      # no device context any more
+
+
+def test_finalize_forgets_the_device():
+    assert acl.aclInit(None) == 0
+    assert acl.aclrtSetDevice(3) == 0
+    assert acl.aclFinalize() == 0
+    assert rt.current_device() is None
+
+
+# --- streams -------------------------------------------------------------------------------------------
+
+def test_stream_lifecycle(dev):
+    ret, s1 = acl.aclrtCreateStream()
+    assert ret == 0 and isinstance(s1, acl.aclrtStream)
+    ret, s2 = acl.aclrtCreateStream()
+    assert ret == 0 and s2 is not s1
+    assert acl.aclrtSynchronizeStream(s1) == 0
+    assert acl.aclrtSynchronizeStream(None) == 0           # the default stream
+    assert acl.aclrtDestroyStream(s1) == 0
+    assert acl.aclrtSynchronizeStream(s1) != 0             # destroyed
+    assert acl.aclrtDestroyStream(s1) != 0                 # destroyed twice
+    assert acl.aclrtSynchronizeStream(s2) == 0             # the other one lives on
+    assert acl.aclrtDestroyStream(s2) == 0
+    assert acl.aclrtDestroyStream(None) != 0
+
+
+def test_stream_needs_init_and_device():
+    ret, s = acl.aclrtCreateStream()
+    assert ret == acl.ACL_ERROR_UNINITIALIZE and s is None
+    assert acl.aclInit(None) == 0
+    ret, s = acl.aclrtCreateStream()
+    assert ret != 0 and s is None                           # no aclrtSetDevice yet
+    assert acl.aclrtSetDevice(0) == 0
+    ret, s = acl.aclrtCreateStream()
+    assert ret == 0 and s is not None
+    assert acl.aclrtDestroyStream(s) == 0
+    assert acl.aclFinalize() == 0
+    assert acl.aclrtSynchronizeStream(None) == acl.ACL_ERROR_UNINITIALIZE
+
+
+# --- aclrtMalloc / aclrtFree ---------------------------------------------------------------------------
+
+def test_malloc_returns_distinct_aligned_pointers(dev):
+    ptrs = [malloc(n) for n in (1, 31, 32, 33, 1000)]
+    addrs = [p.address for p in ptrs]
+    assert len(set(addrs)) == len(addrs)
+    assert all(a % 32 == 0 for a in addrs)
+    assert all(p.available == n for p, n in zip(ptrs, (1, 31, 32, 33, 1000), strict=True))
+    for p in ptrs:
+        assert acl.aclrtFree(p) == 0
+
+
+@pytest.mark.parametrize("policy", [acl.ACL_MEM_MALLOC_HUGE_FIRST, acl.ACL_MEM_MALLOC_HUGE_ONLY,
+                                    acl.ACL_MEM_MALLOC_NORMAL_ONLY])
+def test_malloc_policies(dev, policy):
+    ret, p = acl.aclrtMalloc(64, policy)
+    assert ret == 0 and p is not None
+    assert acl.aclrtFree(p) == 0
+
+
+def test_malloc_unknown_policy(dev):
+    ret, p = acl.aclrtMalloc(64, 99)
+    assert ret == ERR and p is None
+
+
+@pytest.mark.parametrize("size", [0, -1, -4096])
+def test_malloc_non_positive_size(dev, size):
+    with oplog.capture() as recs:
+        ret, p = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret == ERR and p is None
+    assert any("size" in r.message for r in recs)
+
+
+def test_malloc_before_init():
+    ret, p = acl.aclrtMalloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret == acl.ACL_ERROR_UNINITIALIZE and p is None
+
+
+def test_malloc_without_device():
+    assert acl.aclInit(None) == 0
+    ret, p = acl.aclrtMalloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret != 0 and p is None
+
+
+@pytest.mark.parametrize("size", [1.5, "64", None, True, [64]])
+def test_malloc_wrong_type_raises(dev, size):
+    with pytest.raises(TypeError):
+        acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+
+
+def test_malloc_numpy_integer_size(dev):
+    ret, p = acl.aclrtMalloc(np.int64(128), acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret == 0 and p.available == 128
+    assert acl.aclrtFree(p) == 0
+
+
+def test_malloc_absurd_size_fails_with_code(dev):
+    ret, p = acl.aclrtMalloc(rt.DEVICE_MEMORY_BYTES + 1, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+    assert ret != 0 and p is None
+
+
+def test_free_rules(dev):
+    p = malloc(64)
+    assert acl.aclrtFree(p + 32) == ERR          # not the start of the allocation
+    assert acl.aclrtFree(p) == 0
+    assert acl.aclrtFree(p) == ERR               # double free
+    assert acl.aclrtFree(None) == ERR
+
+
+# --- aclrtMemcpy -----------------------------------------------------------------------------------------
+
+def test_memcpy_host_device_round_trip(dev):
+    host = np.arange(10, dtype=np.float32)
+    ptr = upload(host)
+    back = download(ptr, host.nbytes, np.float32)
+    np.testing.assert_array_equal(back, host)
+    assert acl.aclrtFree(ptr) == 0
+
+
+def test_memcpy_host_to_host(dev):
+    src = np.arange(6, dtype=np.int16)
+    dst = np.zeros(8, dtype=np.int16)
+    assert acl.aclrtMemcpy(dst, dst.nbytes, src, src.nbytes, acl.ACL_MEMCPY_HOST_TO_HOST) == 0
+    np.testing.assert_array_equal(dst, [0, 1, 2, 3, 4, 5, 0, 0])
+
+
+def test_memcpy_device_to_device(dev):
+    host = np.arange(16, dtype=np.uint8)
+    a = upload(host)
+    b = malloc(16)
+    assert acl.aclrtMemcpy(b, 16, a, 16, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == 0
+    np.testing.assert_array_equal(download(b, 16), host)
+    # inside one allocation, overlapping, with pointer arithmetic (memmove semantics)
+    assert acl.aclrtMemcpy(a + 4, 12, a, 8, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == 0
+    want = host.copy()
+    want[4:12] = host[0:8]
+    np.testing.assert_array_equal(download(a, 16), want)
+    assert acl.aclrtFree(a) == 0 and acl.aclrtFree(b) == 0
+
+
+def test_memcpy_partial_count(dev):
+    ptr = upload(np.full(8, 7, np.uint8))
+    assert acl.aclrtMemcpy(ptr, 8, np.arange(8, dtype=np.uint8), 3, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    np.testing.assert_array_equal(download(ptr, 8), [0, 1, 2, 7, 7, 7, 7, 7])
+    assert acl.aclrtMemcpy(ptr, 8, np.zeros(8, np.uint8), 0, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+
+
+@pytest.mark.parametrize("kind", list(rt.aclrtMemcpyKind))
+def test_memcpy_count_larger_than_dest_max_is_an_error_code(dev, kind):
+    host_src = np.zeros(64, np.uint8)
+    host_dst = np.zeros(64, np.uint8)
+    d_src, d_dst = malloc(64), malloc(64)
+    dst = d_dst if kind in (acl.ACL_MEMCPY_HOST_TO_DEVICE, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) else host_dst
+    src = d_src if kind in (acl.ACL_MEMCPY_DEVICE_TO_HOST, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) else host_src
+    with oplog.capture() as recs:
+        ret = acl.aclrtMemcpy(dst, 16, src, 32, kind)      # must not raise
+    assert ret == acl.ACL_ERROR_INVALID_PARAM
+    assert any("destMax" in r.message for r in recs)
+
+
+def test_memcpy_host_source_smaller_than_count(dev):
+    ptr = malloc(64)
+    assert acl.aclrtMemcpy(ptr, 64, np.zeros(4, np.float32), 32, acl.ACL_MEMCPY_HOST_TO_DEVICE) == ERR
+
+
+def test_memcpy_host_destination_smaller_than_dest_max(dev):
+    ptr = upload(np.zeros(64, np.uint8))
+    small = np.zeros(8, np.uint8)
+    assert acl.aclrtMemcpy(small, 64, ptr, 64, acl.ACL_MEMCPY_DEVICE_TO_HOST) == ERR
+    assert acl.aclrtMemcpy(small, 64, ptr, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST) == ERR  # destMax lies
+    assert acl.aclrtMemcpy(small, 8, ptr, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+
+
+def test_memcpy_pointer_arithmetic(dev):
+    ptr = upload(np.zeros(8, np.float32))
+    one = np.array([5.0], np.float32)
+    assert acl.aclrtMemcpy(ptr + 12, 4, one, 4, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    np.testing.assert_array_equal(download(ptr, 32, np.float32), [0, 0, 0, 5, 0, 0, 0, 0])
+    out = np.zeros(1, np.float32)
+    assert acl.aclrtMemcpy(out, 4, ptr + 12, 4, acl.ACL_MEMCPY_DEVICE_TO_HOST) == 0
+    assert out[0] == 5.0
+    assert (ptr + 12).address == ptr.address + 12
+    assert ptr + 0 == ptr and ptr + 4 != ptr
+
+
+def test_memcpy_past_the_end_refused(dev):
+    ptr = malloc(32)
+    data = np.arange(32, dtype=np.uint8)
+    h2d = acl.ACL_MEMCPY_HOST_TO_DEVICE
+    assert acl.aclrtMemcpy(ptr, 33, data, 32, h2d) == ERR             # destMax beyond the allocation
+    assert acl.aclrtMemcpy(ptr + 28, 8, data, 8, h2d) == ERR           # 4 bytes past the end
+    assert acl.aclrtMemcpy(ptr + 32, 1, data, 1, h2d) == ERR           # starts at the end
+    assert acl.aclrtMemcpy(ptr + 28, 4, data, 4, h2d) == 0             # exactly up to the end
+    out = np.zeros(8, np.uint8)
+    assert acl.aclrtMemcpy(out, 8, ptr + 28, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST) == ERR
+    other = malloc(64)
+    assert acl.aclrtMemcpy(other, 64, ptr, 64, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == ERR
+    assert acl.aclrtMemcpy(ptr + -4, 4, data, 4, h2d) == ERR          # before the start
+
+
+def test_memcpy_freed_memory_refused(dev):
+    ptr = upload(np.arange(16, dtype=np.uint8))
+    other = malloc(16)
+    assert acl.aclrtFree(ptr) == 0
+    out = np.zeros(16, np.uint8)
+    assert acl.aclrtMemcpy(out, 16, ptr, 16, acl.ACL_MEMCPY_DEVICE_TO_HOST) == ERR
+    assert acl.aclrtMemcpy(ptr, 16, out, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == ERR
+    assert acl.aclrtMemcpy(other, 16, ptr, 16, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == ERR
+    assert acl.aclrtMemcpy(ptr, 16, other, 16, acl.ACL_MEMCPY_DEVICE_TO_DEVICE) == ERR
+
+
+def test_memcpy_unknown_kind(dev):
+    ptr = malloc(8)
+    assert acl.aclrtMemcpy(ptr, 8, np.zeros(8, np.uint8), 8, 7) == ERR
+
+
+def test_memcpy_negative_sizes(dev):
+    ptr = malloc(8)
+    assert acl.aclrtMemcpy(ptr, -1, np.zeros(8, np.uint8), -1, acl.ACL_MEMCPY_HOST_TO_DEVICE) == ERR
+
+
+def test_memcpy_non_contiguous_host_refused(dev):
+    ptr = malloc(64)
+    host = np.arange(32, dtype=np.float32)[::2]
+    assert acl.aclrtMemcpy(ptr, 64, host, 64, acl.ACL_MEMCPY_HOST_TO_DEVICE) == ERR
+
+
+def test_memcpy_read_only_host_destination_refused(dev):
+    ptr = upload(np.arange(8, dtype=np.uint8))
+    ro = np.zeros(8, np.uint8)
+    ro.flags.writeable = False
+    assert acl.aclrtMemcpy(ro, 8, ptr, 8, acl.ACL_MEMCPY_DEVICE_TO_HOST) == ERR
+    assert not ro.any()
+
+
+def test_memcpy_wrong_python_types_raise(dev):
+    ptr = malloc(8)
+    with pytest.raises(TypeError):
+        acl.aclrtMemcpy(ptr, 8, [1, 2, 3], 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    with pytest.raises(TypeError):
+        acl.aclrtMemcpy(np.zeros(8, np.uint8), 8, np.zeros(8, np.uint8), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+    with pytest.raises(TypeError):
+        acl.aclrtMemcpy(ptr, 8.0, np.zeros(8, np.uint8), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+
+
+def test_memcpy_to_device_before_init():
+    ret = acl.aclrtMemcpy(np.zeros(4, np.uint8), 4, np.zeros(4, np.uint8), 4, acl.ACL_MEMCPY_HOST_TO_HOST)
+    assert ret == 0       # host to host needs no device
+    assert acl.aclInit(None) == 0
+    assert acl.aclrtSetDevice(0) == 0
+    ptr = malloc(4)
+    assert acl.aclFinalize() == 0
+    assert acl.aclrtMemcpy(ptr, 4, np.zeros(4, np.uint8), 4, acl.ACL_MEMCPY_HOST_TO_DEVICE) != 0
+
+
+# --- aclCreateTensor -------------------------------------------------------------------------------------
+
+def test_create_tensor_contiguous_like_the_seed_sample(dev):
+    host = np.arange(8, dtype=np.float32)
+    shape = [4, 2]
+    strides = [1] * len(shape)                  # the sample's stride loop
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = shape[i + 1] * strides[i + 1]
+    ptr = upload(host)
+    t = acl.aclCreateTensor(shape, acl.ACL_FLOAT, strides, 0, acl.ACL_FORMAT_ND, shape, ptr)
+    assert isinstance(t, acl.aclTensor)
+    assert t.GetViewShape() == (4, 2) and t.GetStorageShape() == (4, 2)
+    assert t.GetViewStrides() == (2, 1) and t.GetViewOffset() == 0
+    assert t.GetDataType() == acl.ACL_FLOAT and t.GetViewFormat() == acl.ACL_FORMAT_ND
+    assert t.IsContiguous() and not t.IsEmpty() and t.Size() == 8
+    assert acl.contiguous_strides(shape) == (2, 1)
+    v = t.numpy()
+    assert v.dtype == np.float32 and v.shape == (4, 2)
+    np.testing.assert_array_equal(v, host.reshape(4, 2))
+    assert acl.aclDestroyTensor(t) == 0
+
+
+def test_create_tensor_transposed(dev):
+    host = np.arange(6, dtype=np.int32)          # storage (2, 3)
+    ptr = upload(host)
+    t = acl.aclCreateTensor((3, 2), acl.ACL_INT32, (1, 3), 0, acl.ACL_FORMAT_ND, (2, 3), ptr)
+    assert t is not None and not t.IsContiguous()
+    np.testing.assert_array_equal(t.numpy(), host.reshape(2, 3).T)
+
+
+def test_create_tensor_every_other_element(dev):
+    host = np.arange(8, dtype=np.float16)
+    ptr = upload(host)
+    t = acl.aclCreateTensor((4,), acl.ACL_FLOAT16, (2,), 0, acl.ACL_FORMAT_ND, (8,), ptr)
+    assert t is not None and not t.IsContiguous()
+    np.testing.assert_array_equal(t.numpy(), host[::2])
+    t1 = acl.aclCreateTensor((4,), acl.ACL_FLOAT16, (2,), 1, acl.ACL_FORMAT_ND, (8,), ptr)
+    np.testing.assert_array_equal(t1.numpy(), host[1::2])
+
+
+def test_create_tensor_with_storage_offset(dev):
+    host = np.arange(12, dtype=np.float32)
+    ptr = upload(host)
+    t = acl.aclCreateTensor((2, 2), acl.ACL_FLOAT, (2, 1), 4, acl.ACL_FORMAT_ND, (12,), ptr)
+    np.testing.assert_array_equal(t.numpy(), host[4:8].reshape(2, 2))
+    t2 = acl.aclCreateTensor((2, 3), acl.ACL_FLOAT, (1, 2), 5, acl.ACL_FORMAT_ND, (12,), ptr)
+    np.testing.assert_array_equal(t2.numpy(), np.array([[5, 7, 9], [6, 8, 10]], np.float32))
+    # the data pointer itself may be offset too: ptr + 8 bytes = element 2
+    t3 = acl.aclCreateTensor((3,), acl.ACL_FLOAT, (1,), 1, acl.ACL_FORMAT_ND, (4,), ptr + 8)
+    np.testing.assert_array_equal(t3.numpy(), [3, 4, 5])
+
+
+def test_create_tensor_zero_stride_broadcast_view(dev):
+    host = np.array([1, 2, 3], np.float32)
+    ptr = upload(host)
+    t = acl.aclCreateTensor((4, 3), acl.ACL_FLOAT, (0, 1), 0, acl.ACL_FORMAT_ND, (3,), ptr)
+    assert t is not None and not t.IsContiguous()
+    np.testing.assert_array_equal(t.numpy(), np.broadcast_to(host, (4, 3)))
+
+
+def test_numpy_view_reads_what_was_copied_and_writes_through(dev):
+    ptr = upload(np.zeros(4, np.float32))
+    t = acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
+    v = t.numpy()
+    new = np.array([1.5, -2.0, 3.25, 0.0], np.float32)
+    assert acl.aclrtMemcpy(ptr, 16, new, 16, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    np.testing.assert_array_equal(v, new)               # a view, not a snapshot
+    v[1] = 42.0
+    np.testing.assert_array_equal(download(ptr, 16, np.float32), [1.5, 42.0, 3.25, 0.0])
+
+
+def test_numpy_view_bfloat16(dev):
+    host = np.array([1.0, -0.5, 3.0, 65280.0], BF16)
+    ptr = upload(host)
+    t = acl.aclCreateTensor((2, 2), acl.ACL_BF16, None, 0, acl.ACL_FORMAT_ND, (2, 2), ptr)
+    assert t.numpy().dtype == BF16
+    assert (t.numpy().view(np.uint16) == host.reshape(2, 2).view(np.uint16)).all()
+
+
+def test_view_outside_storage_is_nullptr(dev):
+    ptr = upload(np.zeros(8, np.float32))
+    ok = acl.aclCreateTensor((3,), acl.ACL_FLOAT, (3,), 1, acl.ACL_FORMAT_ND, (8,), ptr)   # last = 7
+    assert ok is not None
+    with oplog.capture() as recs:
+        bad = acl.aclCreateTensor((3,), acl.ACL_FLOAT, (3,), 2, acl.ACL_FORMAT_ND, (8,), ptr)  # last = 8
+    assert bad is None
+    assert any(r.api == "aclCreateTensor" for r in recs)
+    assert acl.aclCreateTensor((3, 3), acl.ACL_FLOAT, (3, 1), 0, acl.ACL_FORMAT_ND, (8,), ptr) is None
+    assert acl.aclCreateTensor((2, 2), acl.ACL_FLOAT, (2, 1), 5, acl.ACL_FORMAT_ND, (8,), ptr) is None
+
+
+def test_storage_outside_allocation_is_nullptr(dev):
+    ptr = malloc(16)                                     # room for 4 floats
+    assert acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr) is not None
+    assert acl.aclCreateTensor((5,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (5,), ptr) is None
+    assert acl.aclCreateTensor((2,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr + 4) is None
+    assert acl.aclCreateTensor((3,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (3,), ptr + 4) is not None
+    assert acl.aclCreateTensor((4,), acl.ACL_INT64, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr) is None
+
+
+def test_storage_before_allocation_start_is_nullptr(dev):
+    ptr = malloc(64)
+    assert acl.aclCreateTensor((2,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (2,), ptr + -8) is None
+
+
+def test_tensor_on_freed_memory_is_nullptr(dev):
+    ptr = malloc(16)
+    assert acl.aclrtFree(ptr) == 0
+    assert acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr) is None
+
+
+def test_non_empty_tensor_without_data_is_nullptr(dev):
+    assert acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), None) is None
+
+
+def test_empty_tensor(dev):
+    t = acl.aclCreateTensor((0, 3), acl.ACL_FLOAT, (3, 1), 0, acl.ACL_FORMAT_ND, (0, 3), None)
+    assert t is not None and t.IsEmpty() and t.Size() == 0
+    assert t.numpy().shape == (0, 3)
+
+
+def test_zero_dim_tensor(dev):
+    ptr = upload(np.array([2.5], np.float32))
+    t = acl.aclCreateTensor((), acl.ACL_FLOAT, (), 0, acl.ACL_FORMAT_ND, (1,), ptr)
+    assert t is not None and t.ndim == 0 and t.Size() == 1 and not t.IsEmpty()
+    assert t.numpy().shape == () and float(t.numpy()) == 2.5
+
+
+@pytest.mark.parametrize("view, storage", [((-1, 2), (4, 2)), ((4, 2), (-4, 2)), ((2, -1), (2,))])
+def test_negative_dims_are_nullptr(dev, view, storage):
+    ptr = malloc(64)
+    strides = acl.contiguous_strides([abs(d) for d in view])
+    assert acl.aclCreateTensor(view, acl.ACL_FLOAT, strides, 0, acl.ACL_FORMAT_ND, storage, ptr) is None
+
+
+def test_negative_offset_or_stride_is_nullptr(dev):
+    ptr = malloc(64)
+    assert acl.aclCreateTensor((2,), acl.ACL_FLOAT, (1,), -1, acl.ACL_FORMAT_ND, (4,), ptr) is None
+    assert acl.aclCreateTensor((2,), acl.ACL_FLOAT, (-1,), 1, acl.ACL_FORMAT_ND, (4,), ptr) is None
+
+
+@pytest.mark.parametrize("view", [(4.0, 2), "42", None, (4, None), (np.float32(4), 2), 8])
+def test_non_int_shape_raises_type_error(dev, view):
+    ptr = malloc(64)
+    with pytest.raises(TypeError):
+        acl.aclCreateTensor(view, acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, (4, 2), ptr)
+    with pytest.raises(TypeError):
+        acl.aclCreateTensor((4, 2), acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, view, ptr)
+
+
+def test_numpy_int_shape_accepted(dev):
+    ptr = malloc(64)
+    t = acl.aclCreateTensor(np.array([4, 2]), acl.ACL_FLOAT, (np.int64(2), 1), np.int32(0), acl.ACL_FORMAT_ND,
+                            (np.int64(4), 2), ptr)
+    assert t is not None and t.view_dims == (4, 2) and all(type(d) is int for d in t.view_dims)
+
+
+def test_stride_length_mismatch_raises_value_error(dev):
+    ptr = malloc(64)
+    with pytest.raises(ValueError, match="stride"):
+        acl.aclCreateTensor((4, 2), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4, 2), ptr)
+
+
+@pytest.mark.parametrize("dtype", ["float33", "ACL_FLOAT33", "complex", "int"])
+def test_unknown_dtype_name_raises_value_error(dev, dtype):
+    ptr = malloc(64)
+    with pytest.raises(ValueError):
+        acl.aclCreateTensor((4,), dtype, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
+
+
+def test_unknown_dtype_value_raises_value_error(dev):
+    ptr = malloc(64)
+    with pytest.raises(ValueError):
+        acl.aclCreateTensor((4,), 5, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)   # 5 is no aclDataType
+
+
+def test_none_dtype_is_not_silently_double(dev):
+    ptr = malloc(64)
+    with pytest.raises(TypeError):
+        acl.aclCreateTensor((4,), None, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
+
+
+@pytest.mark.parametrize("spelling", ["float16", "fp16", "half", "ACL_FLOAT16", np.float16, np.dtype("float16"), 1])
+def test_dtype_spellings(dev, spelling):
+    ptr = malloc(64)
+    t = acl.aclCreateTensor((4,), spelling, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
+    assert t.GetDataType() == acl.ACL_FLOAT16
+
+
+def test_unknown_format_raises(dev):
+    ptr = malloc(64)
+    with pytest.raises(ValueError):
+        acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, 12345, (4,), ptr)
+
+
+def test_data_must_be_a_device_pointer(dev):
+    with pytest.raises(TypeError):
+        acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), np.zeros(4, np.float32))
+
+
+def test_destroy_tensor(dev):
+    ptr = malloc(16)
+    t = acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
+    assert acl.aclDestroyTensor(t) == 0 and t.destroyed
+    assert acl.aclDestroyTensor(None) == 0
+
+
+# --- aclCreateScalar -------------------------------------------------------------------------------------
+
+def test_scalar_float():
+    s = acl.aclCreateScalar(1.0, acl.ACL_FLOAT)
+    assert s.GetDataType() == acl.ACL_FLOAT
+    f = s.ToFloat()
+    assert isinstance(f, np.float32) and f == np.float32(1.0)
+    assert acl.aclDestroyScalar(s) == 0 and s.destroyed
+
+
+def test_scalar_to_float_rounds_to_a_c_float():
+    s = acl.aclCreateScalar(0.1, acl.ACL_DOUBLE)
+    assert s.ToDouble() == 0.1
+    assert s.ToFloat() == np.float32(0.1) and float(s.ToFloat()) != 0.1
+    assert acl.aclCreateScalar(1e-8, acl.ACL_FLOAT).ToFloat() == np.float32(1e-8)
+    assert acl.aclCreateScalar(1e300, acl.ACL_DOUBLE).ToFloat() == np.float32(np.inf)
+
+
+def test_scalar_integer_and_bf16():
+    s = acl.aclCreateScalar(3, acl.ACL_INT32)
+    assert s.ToFloat() == np.float32(3.0) and s.ToInt64() == 3
+    b = acl.aclCreateScalar(0.1, acl.ACL_BF16)
+    assert b.ToFloat() == np.float32(ml_dtypes.bfloat16(0.1))
+    h = acl.aclCreateScalar(0.10002, acl.ACL_FLOAT16)
+    assert h.ToFloat() == np.float32(np.float16(0.10002))
+
+
+def test_scalar_special_values():
+    assert np.isnan(acl.aclCreateScalar(float("nan"), acl.ACL_FLOAT).ToFloat())
+    assert acl.aclCreateScalar(float("-inf"), acl.ACL_FLOAT).ToFloat() == -np.inf
+    z = acl.aclCreateScalar(-0.0, acl.ACL_FLOAT).ToFloat()
+    assert z == 0 and np.signbit(z)
+
+
+def test_scalar_unrepresentable_is_nullptr():
+    assert acl.aclCreateScalar(float("nan"), acl.ACL_INT32) is None
+
+
+def test_scalar_from_array_raises():
+    with pytest.raises(TypeError):
+        acl.aclCreateScalar(np.array([1.0]), acl.ACL_FLOAT)
+    with pytest.raises(ValueError):
+        acl.aclCreateScalar(1.0, "float33")
+
+
+def test_destroy_scalar_none():
+    assert acl.aclDestroyScalar(None) == 0
