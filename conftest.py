@@ -16,7 +16,7 @@ import nbval.plugin as _nbval
 
 def _read(path, as_version=4, **kw):
     if str(path).endswith(".md"):
-        return jupytext.read(path)
+        return jupytext.read(path, fmt="md:myst")
     return nbformat.read(path, as_version=as_version, **kw)
 
 
