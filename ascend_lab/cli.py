@@ -24,7 +24,7 @@ import math
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -165,6 +165,10 @@ def _fmt_value(value: Any) -> str:
     return str(value)
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _field_layout(td: Any) -> list[tuple[int, str, str, bytes]]:
     """(offset, C type, field name, bytes) for every field and padding run of the packed struct."""
     raw = td.to_bytes()
@@ -183,15 +187,13 @@ def _field_layout(td: Any) -> list[tuple[int, str, str, bytes]]:
 
 def _print_tiling_fields(td: Any, out: Callable[[str], None]) -> None:
     out(f"TilingData {type(td).__name__} ({td.SIZE} bytes):")
-    values = td.as_dict()
+    values = {k: _fmt_value(v) for k, v in td.as_dict().items()}
     width = max(len(k) for k in values)
-    for key, value in values.items():
-        note = ""
-        if key == "blockDim":
-            note = "   (beside the struct: SetBlockDim, cores launched)"
-        elif key == "tilingKey":
-            note = "   (beside the struct: SetTilingKey, kernel template)"
-        out(f"  {key:<{width}}  {_fmt_value(value)}{note}")
+    vwidth = max(len(v) for v in values.values())
+    notes = {"blockDim": "(beside the struct: SetBlockDim, cores launched)",
+             "tilingKey": "(beside the struct: SetTilingKey, kernel template)"}
+    for key, text in values.items():
+        out(f"  {key:<{width}}  {text:<{vwidth}}  {notes.get(key, '')}".rstrip())
     out("packed bytes (little-endian, natural C alignment; what GET_TILING_DATA reads):")
     for offset, ctype, name, chunk in _field_layout(td):
         out(f"  +{offset:<3d} {ctype:<9} {name:<{width}}  {chunk.hex(' ')}")
@@ -243,8 +245,8 @@ def core_rows(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
     else:
         tile_elems = max(td.tileDataNum, 1)
     if n // tile_elems > _MAX_LISTED_TILES:
-        return _light_ranges(op, td, dtype, n)
-    if op == "hard_sigmoid_grad":
+        rows = _light_ranges(op, td, dtype, n)
+    elif op == "hard_sigmoid_grad":
         rows = hsg.core_ranges(td)
     elif op == "threshold_grad_v2_d":
         rows = tgv2d.core_ranges(td, dtype, n)
@@ -259,7 +261,7 @@ def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], N
     if not rows:
         out("per-core work: no core has any work (empty input: the kernel returns at once)")
         return
-    out(f"per-core work ({len(rows)} cores with work):")
+    out(f"per-core work ({_plural(len(rows), 'core')} with work):")
     head = ("core", "kind", "offset", "elements", "tiles", "tail", "padding")
     cells = [(str(r["core"]), r["kind"], str(r["offset"]), str(r["data_num"]), str(r["tile_num"]), str(r["tail"]),
               str(r["padding"])) for r in rows]
@@ -285,8 +287,8 @@ def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], N
     covered = sum(r["data_num"] for r in rows)
     padding = sum(r["padding"] for r in rows)
     tiles = [r["tile_num"] for r in rows]
-    out(f"summary: {len(rows)} cores ({by_kind} elements), {sum(tiles)} tiles ({min(tiles)}..{max(tiles)} per "
-        f"core), {covered} elements touched = {n} + {padding} padding")
+    out(f"summary: {_plural(len(rows), 'core')} ({by_kind} elements), {_plural(sum(tiles), 'tile')} "
+        f"({min(tiles)}..{max(tiles)} per core), {covered} elements touched = {n} + {padding} padding")
 
 
 def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
@@ -391,37 +393,6 @@ def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
     return bool(same.all()), float(diff.max())
 
 
-@contextlib.contextmanager
-def buffer_num(n: int | None) -> Iterator[None]:
-    """Launch the kernels with ``n`` queue buffers (BUFFER_NUM; the CANN sources hard-code 2).
-
-    The aclnn path does not expose this simulator knob, so the kernels' ``launch`` functions are wrapped
-    for the duration of the block and restored afterwards.
-    """
-    if n is None:
-        yield
-        return
-    from .ops.hard_sigmoid_grad import op_kernel as hs_kernel
-    from .ops.relu_grad import op_kernel as relu_kernel
-    from .ops.threshold_grad_v2_d import op_kernel as th_kernel
-    modules = (hs_kernel, th_kernel, relu_kernel)
-    originals = [m.launch for m in modules]
-
-    def wrap(orig: Callable[..., Any]) -> Callable[..., Any]:
-        def launch(*a: Any, **kw: Any) -> Any:
-            kw["buffer_num"] = n
-            return orig(*a, **kw)
-        return launch
-
-    try:
-        for m, orig in zip(modules, originals, strict=True):
-            m.launch = wrap(orig)
-        yield
-    finally:
-        for m, orig in zip(modules, originals, strict=True):
-            m.launch = orig
-
-
 def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     import ascend_lab as al
 
@@ -443,7 +414,8 @@ def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     threshold = 1.0 if args.threshold is None else args.threshold
     g, x = random_inputs(args.shape, args.dtype, args.seed)
     record = args.trace is not None
-    with buffer_num(args.buffer_num):
+    from .ascendc import options
+    with options(buffer_num=args.buffer_num):
         if args.op == "hardsigmoid_backward":
             run = al.hardsigmoid_backward(g, x, soc=args.soc, trace=record)
         else:

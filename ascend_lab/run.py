@@ -192,10 +192,14 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
                 run.kernel_runs = [k for k in exe.kernel_runs if k is not None]
                 run.trace = next((getattr(k, "trace", None) for k in run.kernel_runs), None)
                 if run.status == 0 and t_out is not None:
-                    result = t_out.numpy().copy()
-                    if user_out is not None:
-                        user_out[...] = result
-                    run.out = user_out if user_out is not None else result
+                    if user_out is not None:                 # the caller's (maybe strided) array
+                        user_out[...] = t_out.numpy()
+                        run.out = user_out
+                    else:                                    # step 5 of the sample: copy back to the host
+                        if out_arr.nbytes:
+                            rt.aclrtMemcpy(out_arr, out_arr.nbytes, t_out.data + t_out.offset * t_out.itemsize,
+                                           out_arr.nbytes, rt.ACL_MEMCPY_DEVICE_TO_HOST)
+                        run.out = out_arr
         finally:
             held.release()
             if scalar not in (False, None):

@@ -81,8 +81,7 @@ class CoreContext:
             raise KernelError("more than 64 buffers in one TPipe", instruction="TPipe::InitBuffer",
                               core=self.core, kind="too-many-buffers")
         self.regions.append(_Region(name, kind, start, end))
-        if self.core == 0 or self.core not in self.trace.ub_layout:
-            self.trace.ub_layout.setdefault(self.core, []).append(UBBuffer(name, kind, start, nbytes))
+        self.trace.ub_layout.setdefault(self.core, []).append(UBBuffer(name, kind, start, nbytes))
         return start
 
     def region_at(self, start: int, end: int, exclude: int) -> _Region | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from ..opdev.platform import SocInfo
 
@@ -61,7 +61,7 @@ def kernel_head_cycles(block_dim: int) -> float:
     return OP_HEAD + 15.89 * block_dim + 882.0
 
 
-@dataclass(frozen=True)
+@dataclass
 class CostModel:
     """Per-launch constants: the SoC, the active core count and the in/out byte split."""
     soc: SocInfo
@@ -72,15 +72,15 @@ class CostModel:
     def clock_hz(self) -> float:
         return self.soc.clock_mhz * 1e6
 
-    @property
+    @cached_property
     def gm_share_b_per_cycle(self) -> float:
         return self.soc.gm_bandwidth_gbps * 1e9 / max(self.block_dim, 1) / self.clock_hz
 
-    @property
+    @cached_property
     def mte2_b_per_cycle(self) -> float:
         return min(MTE2_CAP_B_PER_CYCLE, self.gm_share_b_per_cycle * max(self.in_fraction, 1e-6))
 
-    @property
+    @cached_property
     def mte3_b_per_cycle(self) -> float:
         return min(MTE3_CAP_B_PER_CYCLE, self.gm_share_b_per_cycle * max(1.0 - self.in_fraction, 1e-6))
 

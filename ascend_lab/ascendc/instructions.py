@@ -83,7 +83,7 @@ def _tile_of(*tensors: Any) -> int | None:
 
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
-                 *srcs: Any) -> None:
+                 *srcs: Any, out_bytes: int | None = None) -> None:
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
     start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
     if ctx.record:
@@ -93,8 +93,10 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
                 values = np.unpackbits(ctx.ub[dst.offset:dst.offset + count // 8], bitorder="little").astype(bool)
             else:
                 values = dst.data[:count].copy() if count <= dst.size else None
-        ctx.event("V", api, _tile_of(dst, *srcs), start, end, nbytes=count * dst.dtype.itemsize, count=count,
-                  ub=dst.ub_range(count), buffer=dst.buffer, detail=detail(), values=values)
+        nbytes = count * dst.dtype.itemsize if out_bytes is None else out_bytes
+        tile = _tile_of(dst, *srcs)
+        ctx.event("V", api, ctx.current_tile if tile is None else tile, start, end, nbytes=nbytes, count=count,
+                  ub=(dst.offset, dst.offset + nbytes), buffer=dst.buffer, detail=detail(), values=values)
 
 
 def _check_local(instr: str, *ts: Any) -> None:
@@ -296,7 +298,7 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     packed = np.packbits(_CMP_FN[int(mode)](local_span(src, n, "CompareScalar", False), s), bitorder="little")
     _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
-                 lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src)
+                 lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src, out_bytes=packed.size)
 
 
 def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:  # noqa: N802
@@ -307,7 +309,8 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     packed = np.packbits(cond, bitorder="little")
     _mask_span(dst, packed.size, "Compare", True)[...] = packed
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
-                 lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1)
+                 lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1,
+                 out_bytes=packed.size)
 
 
 def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,  # noqa: N802

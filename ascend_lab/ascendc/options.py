@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 class SimOptions:
     trace: bool = False          # record every instruction as an event (for figures and Chrome traces)
     snapshot: bool = False       # with trace: also keep each instruction's result values (small tiles only)
+    buffer_num: int | None = None  # override the kernels' BUFFER_NUM (the sources hard-code 2); None = as written
 
 
 _current = SimOptions()

@@ -62,12 +62,13 @@ def _attr_name(obj: object, frame_depth: int = 2) -> str | None:
 
 
 class _Block:
-    __slots__ = ("index", "offset", "nbytes", "free", "freed_at", "ready_at")
+    __slots__ = ("index", "offset", "nbytes", "free", "freed_at", "ready_at", "views")
 
     def __init__(self, index: int, offset: int, nbytes: int):
         self.index = index
         self.offset = offset
         self.nbytes = nbytes
+        self.views: dict[np.dtype, np.ndarray] = {}      # typed numpy views of this block, made once
         self.free = True
         self.freed_at = 0.0      # "free" flag pre-set at InitBuffer, so the first Alloc never waits
         self.ready_at = 0.0
@@ -87,14 +88,8 @@ class TQue:
         self.fifo: list[LocalTensor] = []
         self.next = 0
         self.allocs = 0
-
-    @property
-    def producer(self) -> str:
-        return _PIPES[self.pos][0]
-
-    @property
-    def consumer(self) -> str:
-        return _PIPES[self.pos][1]
+        self.producer, self.consumer = _PIPES[pos]      # which pipe fills the queue, which one drains it
+        self.is_vecin = pos is TPosition.VECIN
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
@@ -121,8 +116,11 @@ class TQue:
         ctx.s_time += 1.0
         ctx.wait(self.producer, b.freed_at)
         dt = np.dtype(dtype) if dtype is not None else np.dtype(np.uint8)
+        view = b.views.get(dt)
+        if view is None:
+            view = b.views[dt] = ctx.ub[b.offset:b.offset + b.nbytes].view(dt)
         t = LocalTensor(ctx, dt, b.offset, b.nbytes // dt.itemsize, f"{self.name}[{b.index}]", tile=self.allocs,
-                        block=b, queue=self)
+                        block=b, queue=self, data=view)
         if ctx.record:
             at = ctx.pipe_free[self.producer]
             ctx.event("S", "AllocTensor", self.allocs, at, at, nbytes=b.nbytes, ub=(b.offset, b.offset + b.nbytes),
@@ -135,6 +133,10 @@ class TQue:
         if not t.alive:
             raise KernelError(f"EnQue of {t.buffer} after FreeTensor", instruction="EnQue", core=ctx.core,
                               tile=t.tile, kind="use-after-free")
+        if t.queue is not self:
+            where = f"queue {t.queue.name}" if t.queue is not None else "a TBuf (TBuf tensors cannot be queued)"
+            raise KernelError(f"EnQue of {t.buffer} on {self.name}, but it was allocated from {where}",
+                              instruction="EnQue", core=ctx.core, tile=t.tile, kind="wrong-queue")
         if len(self.fifo) >= self.depth:
             raise KernelError(f"EnQue on {self.name} beyond its depth {self.depth} (usedCount exceeds depth): "
                               "DeQue before enqueuing more", instruction="EnQue", core=ctx.core, tile=t.tile,
@@ -156,6 +158,8 @@ class TQue:
                               core=ctx.core, tile=None, kind="deque-empty")
         t = self.fifo.pop(0)
         ctx.s_time += 1.0
+        if self.is_vecin:
+            ctx.current_tile = t.tile          # the vector unit now works on this tile
         if t.block is not None:
             ctx.wait(self.consumer, t.block.ready_at)
         if ctx.record:
@@ -174,7 +178,7 @@ class TQue:
         if t.queue is not self or t.block is None:
             raise KernelError(f"FreeTensor of {t.buffer} on the wrong queue {self.name}", instruction="FreeTensor",
                               core=ctx.core, tile=t.tile, kind="wrong-queue")
-        t.alive = False
+        t.life.alive = False
         b = t.block
         b.free = True
         b.freed_at = ctx.pipe_free[self.consumer]
@@ -197,9 +201,14 @@ class TBuf:
         self.ctx: CoreContext | None = None
         self.offset = 0
         self.nbytes = 0
+        self._whole: dict[np.dtype, LocalTensor] = {}
 
     def Get(self, dtype: Any, length: int | None = None) -> LocalTensor:  # noqa: N802
         """The whole buffer (or its first ``length`` elements) as a LocalTensor<dtype>."""
+        if length is None and self.ctx is not None:
+            cached = self._whole.get(dtype)
+            if cached is not None:
+                return cached                  # TBuf tensors are never freed: one object per dtype is enough
         if self.ctx is None:
             raise KernelError(f"{self.name or 'TBuf'} used before TPipe::InitBuffer", instruction="TBuf::Get",
                               core=current().core, kind="buffer-uninitialised")
@@ -208,7 +217,10 @@ class TBuf:
         if n * dt.itemsize > self.nbytes:
             raise KernelError(f"TBuf::Get<{dt}>({n}) asks for {n * dt.itemsize} B from {self.name}, which has "
                               f"{self.nbytes} B", instruction="TBuf::Get", core=self.ctx.core, kind="tbuf-too-small")
-        return LocalTensor(self.ctx, dt, self.offset, n, self.name or "TBuf")
+        t = LocalTensor(self.ctx, dt, self.offset, n, self.name or "TBuf")
+        if length is None:
+            self._whole[dtype] = t
+        return t
 
     # ThresholdGradV2D calls AllocTensor/FreeTensor on TBufs, which the header allows (ascendc_facts §1.2)
     def AllocTensor(self, dtype: Any) -> LocalTensor:  # noqa: N802

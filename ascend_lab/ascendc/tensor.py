@@ -57,75 +57,103 @@ class GmAddr:
 
 
 class GlobalTensor:
-    """``GlobalTensor<T>``: ``gm = GlobalTensor(float_); gm.SetGlobalBuffer(x + off * sizeof(T), n)``."""
+    """``GlobalTensor<T>``: ``gm = GlobalTensor(float_); gm.SetGlobalBuffer(x + off * sizeof(T), n)``.
+
+    Internally it keeps the allocation and byte offset directly (``xGm[i]`` is taken once per tile, so it
+    must be cheap); ``addr`` rebuilds the GM_ADDR when a message needs it."""
+
+    __slots__ = ("dtype", "size", "_alloc", "_start", "_arg_start", "_arg_nbytes", "_name")
 
     def __init__(self, dtype: Any):
         self.dtype = np.dtype(dtype)
-        self.addr: GmAddr | None = None
         self.size = 0
+        self._alloc = None
 
     def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:  # noqa: N802
         if not isinstance(addr, GmAddr):
             raise TypeError(f"SetGlobalBuffer needs a GM_ADDR, got {type(addr).__name__}")
-        self.addr = addr
+        self._alloc = addr.ptr.allocation
+        self._start = addr.ptr.offset
+        self._arg_start = addr.arg_start
+        self._arg_nbytes = addr.arg_nbytes
+        self._name = addr.name
         self.size = int(buffer_size)
+
+    @property
+    def addr(self) -> GmAddr | None:
+        if self._alloc is None:
+            return None
+        return GmAddr(DevicePtr(self._alloc, self._start), self._name, self._arg_start, self._arg_nbytes)
 
     def GetSize(self) -> int:  # noqa: N802
         return self.size
 
     def __getitem__(self, offset: int) -> GlobalTensor:
         """``xGm[off]``: the GlobalTensor starting ``off`` elements further (as in AscendC)."""
-        g = GlobalTensor(self.dtype)
-        g.addr = self.addr + int(offset) * self.dtype.itemsize
+        g = GlobalTensor.__new__(GlobalTensor)
+        g.dtype = self.dtype
+        g._alloc = self._alloc
+        g._start = self._start + int(offset) * self.dtype.itemsize
+        g._arg_start = self._arg_start
+        g._arg_nbytes = self._arg_nbytes
+        g._name = self._name
         g.size = max(self.size - int(offset), 0)
         return g
 
     def gm_slice(self, ctx: CoreContext, count: int, instr: str, tile: int | None, write: bool) -> np.ndarray:
         """The numpy view of ``count`` elements at this address, after the sanitizer's GM checks."""
-        if self.addr is None:
+        alloc = self._alloc
+        if alloc is None:
             raise KernelError("GlobalTensor used before SetGlobalBuffer", instruction=instr, core=ctx.core,
                               tile=tile, kind="gm-unset")
-        a = self.addr
-        alloc = a.ptr.allocation
-        start = a.ptr.offset
+        start = self._start
         nbytes = count * self.dtype.itemsize
         end = start + nbytes
-        logical_end = a.arg_start + a.arg_nbytes
+        arg_start = self._arg_start
+        logical_end = arg_start + self._arg_nbytes
+        if start >= arg_start and end <= logical_end and not alloc.freed:
+            return alloc.buffer[start:end].view(self.dtype)          # the common case: inside the tensor
         if alloc.freed:
-            raise KernelError(f"GM access to {a.name} after its memory was freed", instruction=instr,
+            raise KernelError(f"GM access to {self._name} after its memory was freed", instruction=instr,
                               core=ctx.core, tile=tile, kind="gm-freed")
-        padded_end = a.arg_start + -(-a.arg_nbytes // 256) * 256   # the documented ThresholdGradV2D padding
-        if start < a.arg_start or end > padded_end:
-            rel = start - a.arg_start
+        padded_end = arg_start + -(-self._arg_nbytes // 256) * 256   # the documented ThresholdGradV2D padding
+        if start < arg_start or end > padded_end:
+            rel = start - arg_start
             raise KernelError(
-                f"GM {'write' if write else 'read'} of {nbytes} B at byte {rel} of {a.name} is outside the "
-                f"tensor ({a.arg_nbytes} B) and its 256-byte padding", instruction=instr, core=ctx.core,
+                f"GM {'write' if write else 'read'} of {nbytes} B at byte {rel} of {self._name} is outside the "
+                f"tensor ({self._arg_nbytes} B) and its 256-byte padding", instruction=instr, core=ctx.core,
                 tile=tile, kind="gm-out-of-bounds")
-        if end > logical_end:
-            over = end - logical_end
-            where = ("inside its allocation" if end <= alloc.capacity
-                     else f"{end - alloc.capacity} B of it past the allocation's end, into whatever lies next")
-            ctx.warn(instr, tile, "gm-padding",
-                     f"{'writes' if write else 'reads'} {over} B past the logical end of {a.name} ({where})")
+        over = end - logical_end
+        where = ("inside its allocation" if end <= alloc.capacity
+                 else f"{end - alloc.capacity} B of it past the allocation's end, into whatever lies next")
+        ctx.warn(instr, tile, "gm-padding",
+                 f"{'writes' if write else 'reads'} {over} B past the logical end of {self._name} ({where})")
         return alloc.buffer[start:end].view(self.dtype)
+
+
+class _Life:
+    __slots__ = ("alive",)
+
+    def __init__(self) -> None:
+        self.alive = True
 
 
 class LocalTensor:
     """``LocalTensor<T>``: ``count`` elements of UB at byte ``offset``."""
 
-    __slots__ = ("ctx", "dtype", "offset", "size", "nbytes", "data", "buffer", "tile", "alive", "block", "queue")
+    __slots__ = ("ctx", "dtype", "offset", "size", "nbytes", "data", "buffer", "tile", "life", "block", "queue")
 
     def __init__(self, ctx: CoreContext, dtype: Any, offset: int, size: int, buffer: str,
-                 tile: int | None = None, block: Any = None, queue: Any = None):
+                 tile: int | None = None, block: Any = None, queue: Any = None, data: np.ndarray | None = None):
         self.ctx = ctx
         self.dtype = np.dtype(dtype)
         self.offset = offset
         self.size = size
         self.nbytes = size * self.dtype.itemsize
-        self.data = ctx.ub[offset:offset + self.nbytes].view(self.dtype)
+        self.data = ctx.ub[offset:offset + self.nbytes].view(self.dtype) if data is None else data
         self.buffer = buffer
         self.tile = tile
-        self.alive = True
+        self.life = _Life()        # shared with every tensor derived from this one (ReinterpretCast, x[i])
         self.block = block
         self.queue = queue
 
@@ -137,14 +165,21 @@ class LocalTensor:
         dt = np.dtype(dtype)
         t = LocalTensor(self.ctx, dt, self.offset, self.nbytes // dt.itemsize, self.buffer, self.tile,
                         self.block, self.queue)
-        t.alive = self.alive
+        t.life = self.life
         return t
+
+    @property
+    def alive(self) -> bool:
+        """False once FreeTensor released the block (for this tensor and everything derived from it)."""
+        return self.life.alive
 
     def __getitem__(self, offset: int) -> LocalTensor:
         """``x[off]``: the LocalTensor starting ``off`` elements further."""
         off = int(offset)
-        return LocalTensor(self.ctx, self.dtype, self.offset + off * self.dtype.itemsize, self.size - off,
-                           self.buffer, self.tile, self.block, self.queue)
+        t = LocalTensor(self.ctx, self.dtype, self.offset + off * self.dtype.itemsize, self.size - off,
+                        self.buffer, self.tile, self.block, self.queue)
+        t.life = self.life
+        return t
 
     def GetValue(self, i: int) -> Any:  # noqa: N802
         return self.data[i]
@@ -164,7 +199,7 @@ def local_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarra
     """The first ``count`` elements of ``t`` after the sanitizer's UB checks (alive, inside UB,
     overruns into other buffers)."""
     ctx = t.ctx
-    if not t.alive:
+    if not t.life.alive:
         raise KernelError(f"{t.buffer} is used after FreeTensor", instruction=instr, core=ctx.core, tile=t.tile,
                           kind="use-after-free")
     if count <= t.size:

@@ -18,6 +18,6 @@ from ..threshold_grad_v2_d import op_kernel as _tgv2d
 
 
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ReluGrad",
-           record: bool | None = None, buffer_num: int = _tgv2d.BUFFER_NUM, cores: Any = None) -> KernelRun:
+           record: bool | None = None, buffer_num: int | None = None, cores: Any = None) -> KernelRun:
     return _tgv2d.launch(td, grad, feat, out, soc, op_name="ReluGrad", record=record, buffer_num=buffer_num,
                          cores=cores)
