@@ -152,7 +152,8 @@ def _resolve_soc(soc: str | None) -> str:
 
 
 def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
-            default_out: tuple[tuple[int, ...], Any] | None, scalar: aclScalar | None | bool = False) -> Run:
+            default_out: tuple[tuple[int, ...], Any] | None, scalar: aclScalar | None | bool = False,
+            trace: bool = False) -> Run:
     """Shared body: upload, phase 1, workspace, phase 2, copy back, release."""
     soc = _resolve_soc(soc)
     arrays = {k: (None if v is None else _as_array(v, k)) for k, v in inputs.items()}
@@ -190,7 +191,8 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
                 rt.aclrtSynchronizeStream(stream)
                 rt.aclrtDestroyStream(stream)
                 run.kernel_runs = [k for k in exe.kernel_runs if k is not None]
-                run.trace = next((getattr(k, "trace", None) for k in run.kernel_runs), None)
+                if trace:
+                    run.trace = next((getattr(k, "trace", None) for k in run.kernel_runs), None)
                 if run.status == 0 and t_out is not None:
                     if user_out is not None:                 # the caller's (maybe strided) array
                         user_out[...] = t_out.numpy()
@@ -230,7 +232,8 @@ def hardsigmoid_backward(grad_output: Any, x: Any, soc: str | None = platform.DE
         default_out = (s.shape, dt)
     with options(trace=trace):
         return _invoke("aclnnHardsigmoidBackward", soc, hs_api.aclnnHardsigmoidBackwardGetWorkspaceSize,
-                       hs_api.aclnnHardsigmoidBackward, {"gradOutput": g, "self": s}, out, default_out)
+                       hs_api.aclnnHardsigmoidBackward, {"gradOutput": g, "self": s}, out, default_out,
+                       trace=trace)
 
 
 def threshold_backward(grad_output: Any, x: Any, threshold: Any, soc: str | None = platform.DEFAULT_SOC,
@@ -254,7 +257,7 @@ def threshold_backward(grad_output: Any, x: Any, threshold: Any, soc: str | None
     with options(trace=trace):
         return _invoke("aclnnThresholdBackward", soc, th_api.aclnnThresholdBackwardGetWorkspaceSize,
                        th_api.aclnnThresholdBackward, {"gradOutput": g, "self": s}, out, default_out,
-                       scalar=scalar)
+                       scalar=scalar, trace=trace)
 
 
 def numel(shape: tuple[int, ...]) -> int:

@@ -58,6 +58,8 @@ class CoreContext:
         self.ub = np.zeros(self.ub_capacity, dtype=np.uint8)
         self.ub_top = 0                                  # TPipe bump pointer
         self.regions: list[_Region] = []
+        if self.ub_limit < self.ub_capacity:    # the library's scratch at the top of UB (Select modes 1/2)
+            self.regions.append(_Region("reserved UB (Select scratch)", "reserved", self.ub_limit, self.ub_capacity))
         self.pipe_free = {"MTE2": 0.0, "V": 0.0, "MTE3": 0.0, "S": 0.0}
         self.s_time = 0.0
         self.summary = CoreSummary(core)

@@ -1,0 +1,306 @@
+"""How fast and how lean is the simulator, compared with numpy doing the same arithmetic?
+
+HardsigmoidBackward on 2**24 float32 elements (``--quick``: 2**20) on Ascend910B4:
+
+* **numpy baseline**: the kernel's formula written as plain numpy in float32
+  (``t = x*alpha; t += beta; r = g*alpha; out = np.where((t > 0) & (t < 1), r, 0)``).
+* **whole call**: ``al.hardsigmoid_backward(g, x)`` (upload, phase 1, phase 2, copy back), tracing off and on.
+* **kernel phase**: only ``aclnnHardsigmoidBackward(workspace, size, executor, stream)`` + stream sync, i.e.
+  the executor running the L0 graph (phase 2); device tensors and phase 1 are set up outside the timer.
+* **peak memory**: ``tracemalloc`` peak (numpy reports its buffers to it) during one whole call, tracing off,
+  as a multiple of the two inputs' bytes.
+
+Each time is the median of ``k`` runs (``--k``, or the ``ASCEND_LAB_BENCH_K`` environment variable; default 3).
+Targets printed beside the ratios: tracing off <= 2x numpy, tracing on <= 4x, peak memory <= 3x the inputs.
+The benchmark reports; it exits 0 whether the targets are met or not (``--strict`` makes a missed target exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import ascend_lab as al
+from ascend_lab import aclnn
+from ascend_lab.acl import runtime as rt
+from ascend_lab.ascendc import options
+from ascend_lab.opdev import platform as soc_platform
+from ascend_lab.run import _session, _Tensors
+
+RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
+FULL_LOG2, QUICK_LOG2 = 24, 20
+DEFAULT_K = 3
+K_ENV = "ASCEND_LAB_BENCH_K"
+ALPHA = np.float32(0.16666666)   # what aclnnHardsigmoidBackward passes to the kernel (cann_facts §1.3)
+BETA = np.float32(0.5)
+TARGET_TRACE_OFF, TARGET_TRACE_ON, TARGET_MEMORY = 2.0, 4.0, 3.0
+
+
+def numpy_formula(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """The baseline: the kernel's arithmetic as plain float32 numpy."""
+    t = x * ALPHA
+    t += BETA
+    r = g * ALPHA
+    return np.where((t > 0) & (t < 1), r, 0)
+
+
+def inputs(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal(n, dtype=np.float32)
+    x = rng.standard_normal(n, dtype=np.float32) * np.float32(4.0)   # about half inside (-3, 3)
+    return g, x
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    t0 = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - t0, result
+
+
+def run_numpy(g: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+    return timed(lambda: numpy_formula(g, x))
+
+
+def run_whole(g: np.ndarray, x: np.ndarray, soc: str, trace: bool) -> tuple[float, Any]:
+    """One ``al.hardsigmoid_backward`` call, timed whole."""
+    dt, run = timed(lambda: al.hardsigmoid_backward(g, x, soc=soc, trace=trace))
+    if run.status != 0:
+        raise RuntimeError(f"aclnnHardsigmoidBackward failed: {run.explain()}")
+    return dt, run
+
+
+def run_kernel_phase(g: np.ndarray, x: np.ndarray, soc: str, trace: bool) -> tuple[float, np.ndarray]:
+    """Time phase 2 alone: ``aclnnHardsigmoidBackward`` + ``aclrtSynchronizeStream`` (the executor run).
+
+    Set up as ``ascend_lab.run._invoke`` does it (device tensors, phase 1, workspace, stream), all outside
+    the timer; returns (seconds, output copied back).
+    """
+    with soc_platform.soc(soc), _session():
+        held = _Tensors()
+        stream = None
+        try:
+            t_g = held.upload(g, "gradOutput")
+            t_x = held.upload(x, "self")
+            t_out = held.upload(np.zeros_like(x), "out")
+            status, ws_size, executor = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(t_g, t_x, t_out)
+            if status:
+                raise RuntimeError(f"phase 1 failed: {aclnn.describe(status)}")
+            ws = None
+            if ws_size:
+                ret, ws = rt.aclrtMalloc(ws_size, rt.ACL_MEM_MALLOC_HUGE_FIRST)
+                if ret:
+                    raise RuntimeError(f"aclrtMalloc({ws_size}) failed with {ret}")
+                held.ptrs.append(ws)
+            ret, stream = rt.aclrtCreateStream()
+            if ret:
+                raise RuntimeError(f"aclrtCreateStream failed with {ret}")
+            with options(trace=trace):
+                gc.collect()
+                t0 = time.perf_counter()
+                status = aclnn.aclnnHardsigmoidBackward(ws, ws_size, executor, stream)
+                rt.aclrtSynchronizeStream(stream)
+                dt = time.perf_counter() - t0
+            if status:
+                raise RuntimeError(f"phase 2 failed: {aclnn.describe(status)}")
+            del executor
+            return dt, t_out.numpy().copy()
+        finally:
+            if stream is not None:
+                rt.aclrtDestroyStream(stream)
+            held.release()
+
+
+def peak_memory(g: np.ndarray, x: np.ndarray, soc: str) -> int:
+    """tracemalloc peak (bytes) during one whole call, tracing off; the inputs exist before tracing starts."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        run = al.hardsigmoid_backward(g, x, soc=soc, trace=False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    if run.status != 0:
+        raise RuntimeError(f"aclnnHardsigmoidBackward failed: {run.explain()}")
+    return peak
+
+
+def machine_info() -> dict[str, Any]:
+    import ml_dtypes
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "numpy": np.__version__,
+        "ml_dtypes": ml_dtypes.__version__,
+        "ascend_lab": al.__version__,
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
+    if hasattr(os, "sched_getaffinity"):
+        info["cpus_usable"] = len(os.sched_getaffinity(0))
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            info["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")), None)
+    except OSError:
+        info["cpu_model"] = platform.processor() or None
+    return info
+
+
+def _bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a.view(np.uint32), b.view(np.uint32)))
+
+
+def _default_k() -> int:
+    text = os.environ.get(K_ENV, "")
+    if not text:
+        return DEFAULT_K
+    try:
+        value = int(text)
+    except ValueError:
+        raise SystemExit(f"benchmarks: error: {K_ENV} must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise SystemExit(f"benchmarks: error: {K_ENV} must be a positive integer, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help=f"2**{QUICK_LOG2} elements instead of 2**{FULL_LOG2}")
+    p.add_argument("--n", type=_positive, default=None, help="element count (overrides --quick)")
+    p.add_argument("--k", type=_positive, default=None,
+                   help=f"repetitions per measurement, median reported (default ${K_ENV} or {DEFAULT_K})")
+    p.add_argument("--soc", default="Ascend910B4", help="SoC to simulate (default Ascend910B4)")
+    p.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results file (default {RESULTS})")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = p.parse_args(argv)
+    if args.k is None:
+        args.k = _default_k()
+    try:
+        args.soc = soc_platform.get_soc(args.soc).name
+    except ValueError as exc:
+        p.error(str(exc))
+    return args
+
+
+def _ratio_row(label: str, median: float, base: float, target: float) -> tuple[str, dict[str, Any]]:
+    ratio = median / base if base > 0 else float("inf")
+    met = ratio <= target
+    text = (f"  {label:<40} {median:9.4f} s   ratio sim/numpy {ratio:6.2f}x   target <= {target:g}x: "
+            f"{'met' if met else 'NOT met'}")
+    return text, {"median_s": median, "ratio_vs_numpy": ratio, "target_ratio": target, "met": met}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    n = args.n if args.n is not None else 2 ** (QUICK_LOG2 if args.quick else FULL_LOG2)
+    k, soc = args.k, args.soc
+    input_bytes = 2 * n * 4
+    machine = machine_info()
+    print(f"ascend_lab simulator benchmark: HardsigmoidBackward, {n} x float32 on {soc}, median of k={k}")
+    print(f"machine: Python {machine['python']}, numpy {machine['numpy']}, {machine['cpu_count']} CPUs"
+          + (f" ({machine['cpu_model']})" if machine.get("cpu_model") else ""))
+
+    g, x = inputs(n)
+    # warm-up at full size (imports, first-call caches, the allocator), not timed
+    numpy_formula(g, x)
+    al.hardsigmoid_backward(g, x, soc=soc)
+
+    # round-robin: each repetition runs every measurement once, so machine noise hits them alike
+    keys = ("numpy", "whole_call_trace_off", "kernel_phase_trace_off", "whole_call_trace_on",
+            "kernel_phase_trace_on")
+    measurements: dict[str, list[float]] = {key: [] for key in keys}
+    events = 0
+    for _ in range(k):
+        dt, np_out = run_numpy(g, x)
+        measurements["numpy"].append(dt)
+        dt, run_off = run_whole(g, x, soc, False)
+        measurements["whole_call_trace_off"].append(dt)
+        dt, kernel_out = run_kernel_phase(g, x, soc, False)
+        measurements["kernel_phase_trace_off"].append(dt)
+        dt, run_on = run_whole(g, x, soc, True)
+        measurements["whole_call_trace_on"].append(dt)
+        events = len(run_on.trace.events) if run_on.trace is not None else 0
+        del run_on
+        dt, _ = run_kernel_phase(g, x, soc, True)
+        measurements["kernel_phase_trace_on"].append(dt)
+    assert np_out.dtype == np.float32, np_out.dtype
+    np_times = measurements["numpy"]
+    base = statistics.median(np_times)
+    peak = peak_memory(g, x, soc)
+
+    exact = _bits_equal(run_off.out, np_out) and _bits_equal(kernel_out, np_out)
+    trace = run_off.kernel_runs[0].trace   # cycles are estimated whether or not events are recorded
+    labels = {
+        "whole_call_trace_off": ("simulator, whole call, tracing off", TARGET_TRACE_OFF),
+        "kernel_phase_trace_off": ("simulator, kernel phase, tracing off", TARGET_TRACE_OFF),
+        "whole_call_trace_on": ("simulator, whole call, tracing on", TARGET_TRACE_ON),
+        "kernel_phase_trace_on": ("simulator, kernel phase, tracing on", TARGET_TRACE_ON),
+    }
+    print()
+    print(f"  {'measurement':<40} {'median':>11}")
+    print(f"  {'numpy formula (baseline)':<40} {base:9.4f} s")
+    results: dict[str, Any] = {}
+    for key, (label, target) in labels.items():
+        text, entry = _ratio_row(label, statistics.median(measurements[key]), base, target)
+        entry["runs_s"] = measurements[key]
+        results[key] = entry
+        print(text)
+    mem_ratio = peak / input_bytes
+    mem_met = mem_ratio <= TARGET_MEMORY
+    print(f"  {'peak memory, whole call, tracing off':<40} {peak / 2**20:9.1f} MiB = {mem_ratio:.4f}x the inputs "
+          f"({input_bytes / 2**20:.0f} MiB)   target <= {TARGET_MEMORY:g}x: {'met' if mem_met else 'NOT met'}")
+    print()
+    print(f"estimated kernel time on {soc}: {trace.cycles:.0f} cycles = {trace.microseconds:.1f} us "
+          f"(blockDim {trace.block_dim}); tracing on recorded {events} events")
+    print(f"simulator output bit-identical to the numpy formula: {'yes' if exact else 'no'}")
+
+    report = {
+        "benchmark": "HardsigmoidBackward simulator vs numpy",
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config": {"n": n, "dtype": "float32", "soc": soc, "k": k, "quick": args.n is None and args.quick},
+        "machine": machine,
+        "numpy_baseline": {"median_s": base, "runs_s": np_times},
+        "method": "median of k round-robin repetitions after one untimed full-size warm-up",
+        "simulator": results,
+        "memory": {"peak_bytes": peak, "input_bytes": input_bytes, "ratio_vs_inputs": mem_ratio,
+                   "target_ratio": TARGET_MEMORY, "met": mem_met},
+        "kernel_estimate": {"cycles": trace.cycles, "microseconds": trace.microseconds,
+                            "block_dim": trace.block_dim, "trace_events_when_on": events},
+        "bit_identical_to_numpy": exact,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"results written to {args.output}")
+    all_met = all(e["met"] for e in results.values()) and mem_met
+    if not exact:
+        return 1
+    return 1 if args.strict and not all_met else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
