@@ -127,6 +127,8 @@ def run_kernel_phase(g: np.ndarray, x: np.ndarray, soc: str, trace: bool) -> tup
 def peak_memory(g: np.ndarray, x: np.ndarray, soc: str) -> int:
     """tracemalloc peak (bytes) during one whole call, tracing off; the inputs exist before tracing starts."""
     gc.collect()
+    from ascend_lab.acl.runtime import trim_pool
+    trim_pool()   # pooled device buffers would otherwise be allocated before tracing starts
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()

@@ -80,6 +80,43 @@ def _log(api: str, message: str) -> None:
     OP_LOGE(api, message)
 
 
+#: Freed device buffers kept for reuse, by length (the runtime's memory pool; see ``_pooled_buffer``).
+_POOL: dict[int, list[np.ndarray]] = {}
+POOL_LIMIT_BYTES = 1 << 30
+_pool_bytes = 0
+
+
+def _pooled_buffer(nbytes: int) -> np.ndarray:
+    """Zeroed backing bytes, reusing a freed buffer of the same length when there is one.
+
+    The real runtime serves aclrtMalloc from a memory pool too; here the pool also spares the host the
+    page faults of touching fresh memory. Reused buffers are zeroed so every run is deterministic."""
+    global _pool_bytes
+    bucket = _POOL.get(nbytes)
+    if bucket:
+        buf = bucket.pop()
+        _pool_bytes -= nbytes
+        buf.fill(0)
+        return buf
+    return np.zeros(nbytes, dtype=np.uint8)
+
+
+def _recycle(buf: np.ndarray) -> None:
+    global _pool_bytes
+    if buf.size and _pool_bytes + buf.size <= POOL_LIMIT_BYTES:
+        _POOL.setdefault(buf.size, []).append(buf)
+        _pool_bytes += buf.size
+
+
+def trim_pool() -> int:
+    """Release every pooled buffer (returns the bytes released); e.g. before measuring peak memory."""
+    global _pool_bytes
+    released = _pool_bytes
+    _POOL.clear()
+    _pool_bytes = 0
+    return released
+
+
 class DeviceAllocation:
     """One ``aclrtMalloc`` block: requested size, documented capacity and the backing bytes."""
 
@@ -87,7 +124,7 @@ class DeviceAllocation:
         self.id = next(_ids)
         self.size = size
         self.capacity = _round_up(size, 32) + 32
-        self.buffer = np.zeros(self.capacity + GUARD_BYTES, dtype=np.uint8)
+        self.buffer = _pooled_buffer(self.capacity + GUARD_BYTES)
         self.base_address = 0x12C0_0000_0000 + next(_address) * 0x20_0000   # 2 MB huge-page spacing
         self.freed = False
 
@@ -239,7 +276,8 @@ def aclrtFree(ptr: DevicePtr | None) -> int:  # noqa: N802
         return ACL_ERROR_INVALID_PARAM
     ptr.allocation.freed = True
     _state.allocated -= ptr.allocation.size
-    ptr.allocation.buffer = np.zeros(0, dtype=np.uint8)
+    buf, ptr.allocation.buffer = ptr.allocation.buffer, np.zeros(0, dtype=np.uint8)
+    _recycle(buf)
     return ACL_SUCCESS
 
 

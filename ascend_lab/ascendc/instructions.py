@@ -179,7 +179,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ctx.summary.bytes_in += nbytes
         if ctx.record:
             ctx.event("MTE2", instr, tile, start, end, nbytes=nbytes, count=count, ub=local.ub_range(ub_count),
-                      buffer=local.buffer, detail=f"GM {gm.addr!r} -> UB {local.buffer}",
+                      buffer=local.buffer, detail=f"GM {gm.label()} -> UB {local.buffer}",
                       values=ub[:count].copy() if ctx.snapshot else None)
     else:
         ub = local_span(local, count, instr, False)
@@ -190,7 +190,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ctx.summary.tiles += 1
         if ctx.record:
             ctx.event("MTE3", instr, tile, start, end, nbytes=nbytes, count=count, ub=local.ub_range(count),
-                      buffer=local.buffer, detail=f"UB {local.buffer} -> GM {gm.addr!r}",
+                      buffer=local.buffer, detail=f"UB {local.buffer} -> GM {gm.label()}",
                       values=ub.copy() if ctx.snapshot else None)
 
 

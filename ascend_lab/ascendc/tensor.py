@@ -88,6 +88,10 @@ class GlobalTensor:
     def GetSize(self) -> int:  # noqa: N802
         return self.size
 
+    def label(self) -> str:
+        """``x+1024`` -- the argument name and the byte offset into it, for trace details."""
+        return f"{self._name}+{self._start - self._arg_start}" if self._alloc is not None else "unset"
+
     def __getitem__(self, offset: int) -> GlobalTensor:
         """``xGm[off]``: the GlobalTensor starting ``off`` elements further (as in AscendC)."""
         g = GlobalTensor.__new__(GlobalTensor)

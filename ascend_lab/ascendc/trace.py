@@ -14,7 +14,7 @@ from typing import Any
 PIPES = ("MTE2", "V", "MTE3", "S")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Event:
     core: int
     pipe: str                 # "MTE2" copy-in, "V" vector, "MTE3" copy-out, "S" scalar / queue ops
@@ -117,4 +117,4 @@ class Trace:
             json.dump(self.to_chrome_trace(), fh)
 
     def as_records(self) -> list[dict[str, Any]]:
-        return [asdict(e) for e in self.events]
+        return [asdict(e) for e in self.events]  # noqa: C416
