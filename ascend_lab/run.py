@@ -57,6 +57,11 @@ class Run:
     def ok(self) -> bool:
         return self.status == 0
 
+    @property
+    def cycles(self) -> float:
+        """Estimated cycles of the kernel launches (0 when nothing was launched), trace or not."""
+        return sum(k.cycles for k in self.kernel_runs)
+
     def explain(self) -> str:
         """One paragraph for a reader: the status, the graph and why each node is there."""
         from .opdev.errno import describe

@@ -77,6 +77,11 @@ class aclOpExecutor:  # noqa: N801
         return self.workspace_size
 
     @property
+    def workspace_tensors(self) -> list[tuple[aclTensor, int]]:
+        """The intermediate tensors that live in the workspace, with their byte offsets in it."""
+        return list(self._intermediates)
+
+    @property
     def graph(self) -> list[str]:
         return [n.op for n in self.nodes]
 

@@ -95,9 +95,14 @@ def HardSigmoidGrad(grad: aclTensor, x: aclTensor, alpha: np.float32, beta: np.f
     soc = current_soc()
     td = op_host.tiling(x.Size(), x.dtype, soc.vector_core_num, soc.ub_size, alpha=float(alpha),
                         beta=float(beta))
+    registered = op_host.OP_DEF.registered_for(soc)
+    why = "the AI Core kernel: out = (0 < alpha*x+beta < 1) ? grad*alpha : 0"
+    if not registered:
+        why += (f" (this AscendC kernel is registered for {', '.join(op_host.OP_DEF.aicore_configs)}; on "
+                f"{soc.name} CANN runs its built-in TBE kernel instead -- the simulator runs the AscendC one)")
     node = L0Node("HardSigmoidGrad", [grad, x], [out],
-                  {"alpha": float(alpha), "beta": float(beta), "tiling": td, "soc": soc.name},
-                  why="the AI Core kernel: out = (0 < alpha*x+beta < 1) ? grad*alpha : 0")
+                  {"alpha": float(alpha), "beta": float(beta), "tiling": td, "soc": soc.name,
+                   "registered_for_soc": registered}, why=why)
 
     def run() -> None:
         executor.kernel_runs.append(op_kernel.launch(td, grad, x, out, soc, op_name="HardSigmoidGrad"))

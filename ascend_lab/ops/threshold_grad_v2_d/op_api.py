@@ -125,7 +125,11 @@ def _kernel_node(op: str, grad: aclTensor, feat: aclTensor, threshold: np.float3
     else:
         td = host.tiling(grad.Size(), grad.dtype, soc.vector_core_num, soc.ub_size)
         why = "|threshold| <= FLT_EPSILON, so ReluGrad runs: out = (feature <= 0) ? 0 : grad"
-    attrs.update({"tiling": td, "soc": soc.name})
+    registered = host.OP_DEF.registered_for(soc)
+    if not registered:
+        why += (f" (this AscendC kernel is registered for {', '.join(host.OP_DEF.aicore_configs)}; on "
+                f"{soc.name} CANN runs another kernel -- the simulator runs the AscendC one)")
+    attrs.update({"tiling": td, "soc": soc.name, "registered_for_soc": registered})
     node = L0Node(op, [grad, feat], [out], attrs, why=why)
 
     def run() -> None:
