@@ -28,4 +28,5 @@ def table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> Any:
     from IPython.display import HTML
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return HTML(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return HTML(f'<div style="overflow-x:auto"><table class="table"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table></div>")

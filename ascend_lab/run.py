@@ -255,9 +255,10 @@ def threshold_backward(grad_output: Any, x: Any, threshold: Any, soc: str | None
     if threshold is not None and not isinstance(threshold, (int, float, np.integer, np.floating)):
         raise TypeError(f"threshold must be a number (or None for nullptr), not {type(threshold).__name__}")
     default_out = None
-    if s is not None:
-        shape = s.shape if g is None else (broadcast_shape(s.shape, g.shape) or s.shape)
-        default_out = (shape, as_acl_dtype(out_dtype) if out_dtype is not None else s.dtype)
+    ref = s if s is not None else g      # with self missing, still allocate out so the null check on self fires
+    if ref is not None:
+        shape = ref.shape if (g is None or s is None) else (broadcast_shape(s.shape, g.shape) or s.shape)
+        default_out = (shape, as_acl_dtype(out_dtype) if out_dtype is not None else ref.dtype)
     scalar = None if threshold is None else acl.aclCreateScalar(threshold, threshold_dtype)
     with options(trace=trace):
         return _invoke("aclnnThresholdBackward", soc, th_api.aclnnThresholdBackwardGetWorkspaceSize,
