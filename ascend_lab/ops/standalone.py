@@ -70,16 +70,14 @@ def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, threshold: float = 1.0
     return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size)
 
 
-def _entry(key: str) -> tuple[Any, dict[str, Any]]:
+def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2) -> tuple[Any, dict[str, Any]]:
+    """The op's ``__global__`` entry and its template arguments (``schMode`` from the tiling key for
+    HardSigmoidGrad; ``DTYPE_INPUT_GRADIENT`` for ThresholdGradV2D / ReluGrad), ready for ``launch``."""
+    key = op_key(op)
     if key == "hard_sigmoid_grad":
-        return hs_kernel.hard_sigmoid_grad, {}
-    return tg_kernel.threshold_grad_v2_d, {"relu": key == "relu_grad"}
-
-
-def _template(key: str, td: Any, dtype: Any, buffer_num: int) -> dict[str, Any]:
-    if key == "hard_sigmoid_grad":
-        return {"schMode": td.tilingKey, "bufferNum": buffer_num}
-    return {"dtype": to_numpy(dtype), "relu": key == "relu_grad", "bufferNum": buffer_num}
+        return hs_kernel.hard_sigmoid_grad, {"schMode": td.tilingKey, "bufferNum": buffer_num}
+    return tg_kernel.threshold_grad_v2_d, {"dtype": to_numpy(dtype), "relu": key == "relu_grad",
+                                           "bufferNum": buffer_num}
 
 
 def _gm(arr: np.ndarray, name: str) -> GmAddr:
@@ -107,10 +105,9 @@ def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float 
     td = tiling_for(key, n, dtype, info, threshold)
     out = np.zeros(n, dtype=grad.dtype)
     args = [_gm(grad, "grad"), _gm(feat, "feat"), _gm(out, "out")]
-    entry, _ = _entry(key)
+    entry, template = kernel_entry(key, td, dtype, buffer_num)
     run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
-                  kernel_name=OPS[key][0], tiling_data=td, cores=cores, snapshot=snapshot,
-                  **_template(key, td, dtype, buffer_num))
+                  kernel_name=OPS[key][0], tiling_data=td, cores=cores, snapshot=snapshot, **template)
     result = args[2].ptr.allocation.buffer[:out.nbytes].view(grad.dtype).reshape(grad.shape).copy()
     return run, result
 
@@ -129,13 +126,13 @@ def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B
     td = tiling_for(key, n, dt, make_soc(info, None, tiling_ub_size) if tiling_ub_size else info, threshold)
     item = to_numpy(dt).itemsize
     args = [GmAddr(DevicePtr(DeviceAllocation(1)), name, arg_nbytes=n * item) for name in ("grad", "feat", "out")]
-    entry, _ = _entry(key)
+    entry, template = kernel_entry(key, td, dt, buffer_num)
     run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=False,
                   kernel_name=OPS[key][0], tiling_data=td, cores=[min(core, td.blockDim - 1)], plan_only=True,
-                  **_template(key, td, dt, buffer_num))
+                  **template)
     buffers = next(iter(run.trace.ub_layout.values()), [])
     used = max((b.offset + b.size for b in buffers), default=0)
-    reserved = reserved_ub_bytes(info)
+    reserved = min(reserved_ub_bytes(info), info.ub_size)
     usable = info.ub_size - reserved
     return {"op": OPS[key][0], "dtype": dt.short, "soc": info.name, "tiling": td, "buffers": buffers,
             "capacity": info.ub_size, "reserved": reserved, "usable": usable, "used": used,

@@ -65,12 +65,16 @@ def IsFloatEqual(a: float, b: float) -> bool:  # noqa: N802
     return bool(abs(np.float32(a) - np.float32(b)) <= FLT_EPSILON)
 
 
-def GetDtypeSupportList() -> tuple[aclDataType, ...]:  # noqa: N802
+def GetDtypeSupportList(threshold: float | None = None) -> tuple[aclDataType, ...]:  # noqa: N802
     """By NpuArch: DAV_2201 (910B, 910_93) / DAV_3510 (950) -> 910B list, plus INT64 on 950 when the
-    threshold is 0 (ReluGrad); anything else (910, 310P) -> 910 list."""
+    threshold is 0 (ReluGrad); anything else (910, 310P) -> 910 list.
+
+    CANN reads the threshold from the file-scope ``thresholdVal_`` set earlier in the same call; figures
+    may pass ``threshold`` instead of touching that global."""
+    thr = thresholdVal_ if threshold is None else np.float32(threshold)
     arch = current_soc().npu_arch
     if arch in (NpuArch.DAV_2201, NpuArch.DAV_3510):
-        if arch == NpuArch.DAV_3510 and IsFloatEqual(thresholdVal_, 0.0):
+        if arch == NpuArch.DAV_3510 and IsFloatEqual(thr, 0.0):
             return REGBASE_DTYPE_DTYPE_SUPPORT_LIST
         return ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST
     return ASCEND910_DTYPE_DTYPE_SUPPORT_LIST

@@ -1,0 +1,52 @@
+"""``ascend_lab.viz`` -- figures, animations and explorers drawn from the simulator's own data.
+
+Everything is computed by :mod:`.data` (plain numbers, unit-tested against the tiling and the trace) and
+drawn with one palette (:mod:`.style`): MTE2 blue, V orange, MTE3 green, S grey; VECIN / VECOUT / VECCALC
+buffers in the colour of the pipe that owns them; red only for "over capacity" or "past the logical end".
+
+* figures: ``plot_tile_map``, ``plot_ub_layout``, ``plot_ub_occupancy``, ``plot_pipeline``, ``plot_buffer_num``,
+  ``plot_mask_steps``, ``plot_dtype_tables``, ``plot_support``, ``plot_l0_graph``
+* animations: ``animate_pipeline``, ``animate_ub``, ``animate_mask_steps``; page HTML with ``anim_html``
+* explorers (live in Jupyter, or ``static=True`` for the kernel-free site): ``tiling_explorer``,
+  ``validation_playground``, ``kernel_stepper``; ``static_slider`` for your own precomputed states
+
+matplotlib is imported here, never by ``import ascend_lab``; ipywidgets only when an explorer is built.
+"""
+
+from .animations import animate_mask_steps, animate_pipeline, animate_ub
+from .data import (
+    buffer_num_study,
+    cancast_matrix,
+    l0_graph,
+    lanes,
+    mask_steps,
+    occupancy,
+    pipeline_run,
+    promote_matrix,
+    support_table,
+    tile_map,
+    ub_bar,
+    validation_case,
+)
+from .explorers import bench_explorer_update, kernel_stepper, tiling_explorer, validation_playground
+from .figures import (
+    plot_buffer_num,
+    plot_dtype_tables,
+    plot_l0_graph,
+    plot_mask_steps,
+    plot_pipeline,
+    plot_support,
+    plot_tile_map,
+    plot_ub_layout,
+    plot_ub_occupancy,
+)
+from .html import anim_html, frame_count, static_slider
+from .style import png_bytes
+
+__all__ = [
+    "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html", "bench_explorer_update", "buffer_num_study",
+    "cancast_matrix", "frame_count", "kernel_stepper", "l0_graph", "lanes", "mask_steps", "occupancy", "pipeline_run",
+    "plot_buffer_num", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline", "plot_support",
+    "plot_tile_map", "plot_ub_layout", "plot_ub_occupancy", "png_bytes", "promote_matrix", "static_slider",
+    "support_table", "tile_map", "tiling_explorer", "ub_bar", "validation_case", "validation_playground",
+]

@@ -1,0 +1,619 @@
+"""The numbers behind every figure, as plain functions of a tiling, a UB plan, a trace or a run.
+
+Figures only draw what these functions return, so the tests (and the book's hidden assert cells) can
+check a figure by checking its data against the simulator: a tile map has one segment per tile that
+``core_ranges`` lists, a pipeline lane has one bar per MTE2/V/MTE3 event, the occupancy curve is the sum
+of the blocks between AllocTensor and FreeTensor plus the TBufs. Nothing here imports matplotlib.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..acl.runtime import DeviceAllocation, DevicePtr
+from ..acl.types import aclDataType
+from ..ascendc import GmAddr, launch, reserved_ub_bytes
+from ..ascendc.launcher import KernelRun
+from ..ascendc.trace import Event, Trace, UBBuffer
+from ..dtypes import as_acl_dtype, itemsize, to_numpy
+from ..opdev import platform
+from ..opdev.data_type_utils import PROMOTE_DTYPES, CanCast, PromoteType
+from ..opdev.errno import describe
+from ..ops import standalone as sa
+
+REPEAT_BYTES = 256              # one vector repeat (CompareScalar/Select work on whole repeats)
+LANE_PIPES = ("MTE2", "V", "MTE3")
+
+__all__ = [
+    "LaneBar", "Lanes", "MaskRow", "Occupancy", "TileMap", "TileSegment", "UBBar", "UBInterval", "UBSegment",
+    "buffer_num_study", "cancast_matrix", "l0_graph", "lanes", "mask_steps", "occupancy", "pipeline_run",
+    "promote_matrix", "support_table", "tile_map", "ub_bar", "validation_case",
+]
+
+
+# --- tile map --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TileSegment:
+    core: int
+    kind: str          # "big" / "small" core
+    tile: int          # tile index within the core
+    start: int         # absolute element index in the flat tensor
+    end: int           # exclusive
+    tail: bool         # the core's last tile, shorter than a full tile
+
+    @property
+    def length(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class TileMap:
+    op: str
+    dtype: str
+    itemsize: int
+    n: int | None                       # logical element count (None: unknown)
+    padded_end: int                     # one past the last element any core touches
+    tile_field: str                     # "ubFactor" / "tileDataNum"
+    tile_elems: int
+    cores: list[dict[str, Any]]         # op_host.core_ranges(...)
+    segments: list[TileSegment]
+    padding: tuple[int, int] | None     # [n, padded_end) read and written past the logical end
+    fields: dict[str, Any]              # the TilingData fields, blockDim and tilingKey
+    title: str
+    labels: dict[str, str]              # legend text: "big", "small", "tail", "padding"
+
+
+_HSG_DTYPE_BY_KEY = {0: "float32", 1: "float16", 2: "bfloat16"}
+
+
+def _tiling_of(source: Any) -> Any:
+    """A TilingData, or something carrying one (a ``Run``, a ``KernelRun``, a ``ub_plan`` dict)."""
+    if isinstance(source, dict) and "tiling" in source:
+        return source["tiling"]
+    td = getattr(source, "tiling", None)
+    if td is not None and hasattr(td, "as_dict"):
+        return td
+    if hasattr(source, "as_dict") and hasattr(source, "blockDim"):
+        return source
+    raise TypeError(f"need a TilingData (or a run/plan carrying one), got {type(source).__name__}")
+
+
+def _op_of(td: Any) -> str:
+    return type(td).__name__.removesuffix("TilingData")
+
+
+def tile_map(source: Any, dtype: Any = None, n: int | None = None) -> TileMap:
+    """Per-core tile assignment of a tiling: one segment per tile, from the op's ``core_ranges``.
+
+    HardSigmoidGrad's tiling knows its dtype (tilingKey) and N (totalLength). ThresholdGradV2D/ReluGrad
+    tilings need ``dtype`` (for bytes) and ``n`` (to show the 256-byte padding past the logical end);
+    a ``Run`` supplies both.
+    """
+    td = _tiling_of(source)
+    op = _op_of(td)
+    out = getattr(source, "out", None)
+    fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
+    if hasattr(td, "blockFactor"):
+        from ..ops.hard_sigmoid_grad import op_host as host
+        dt = _HSG_DTYPE_BY_KEY.get(td.tilingKey, "float32") if dtype is None else as_acl_dtype(dtype).short
+        n = td.totalLength if n is None else int(n)
+        cores = host.core_ranges(td)
+        tile_field, tile_elems = "ubFactor", td.ubFactor
+    else:
+        from ..ops.threshold_grad_v2_d import op_host as host
+        if dtype is None and out is not None:
+            dtype = out.dtype
+        if dtype is None:
+            raise ValueError(f"{op} tilings do not record their dtype: pass dtype= (and n= for the padding)")
+        dt = as_acl_dtype(dtype).short
+        if n is None and out is not None:
+            n = int(out.size)
+        cores = host.core_ranges(td, dt, n)
+        tile_field, tile_elems = "tileDataNum", td.tileDataNum
+    item = itemsize(dt)
+    segments = []
+    for c in cores:
+        last = c["tile_num"] - 1
+        for i, start, length in c["tiles"]:
+            segments.append(TileSegment(c["core"], c["kind"], i, start, start + length,
+                                        i == last and length < tile_elems))
+    padded_end = max((c["padded_end"] for c in cores), default=0)
+    padding = (n, padded_end) if n is not None and padded_end > n else None
+    title = (f"{op} tiling of N = {f'{n:,}' if n is not None else '?'} {dt} elements: blockDim = {td.blockDim} "
+             f"core{'s' if td.blockDim != 1 else ''}, "
+             f"{tile_field} = {tile_elems} elements ({tile_elems * item} B) per tile")
+    return TileMap(op, dt, item, n, padded_end, tile_field, tile_elems, cores, segments, padding, fields, title,
+                   _tile_labels(td, cores, n, padding, item))
+
+
+def _span(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
+
+
+def _tile_labels(td: Any, cores: list[dict[str, Any]], n: int | None, padding: tuple[int, int] | None,
+                 item: int) -> dict[str, str]:
+    big = [c["core"] for c in cores if c["kind"] == "big"]
+    small = [c["core"] for c in cores if c["kind"] == "small"]
+    if hasattr(td, "blockFactor"):
+        labels = {
+            "big": f"cores {_span(big)}: blockFactor = {td.blockFactor} elements each",
+            "small": (f"core {_span(small)}: the rest, {cores[-1]['data_num']} elements" if small else ""),
+            "tail": "tail tile: shorter than ubFactor = " + str(td.ubFactor),
+        }
+    else:
+        labels = {
+            "big": (f"big cores {_span(big)} (tailBlockNum = {td.tailBlockNum}): bigCoreDataNum = "
+                    f"{td.bigCoreDataNum}, finalBigTileNum = {td.finalBigTileNum}, bigTailDataNum = "
+                    f"{td.bigTailDataNum}") if big else "",
+            "small": (f"small cores {_span(small)}: smallCoreDataNum = {td.smallCoreDataNum}, finalSmallTileNum = "
+                      f"{td.finalSmallTileNum}, smallTailDataNum = {td.smallTailDataNum}") if small else "",
+            "tail": f"tail tile: shorter than tileDataNum = {td.tileDataNum}",
+        }
+    if padding is not None:
+        pad = padding[1] - padding[0]
+        labels["padding"] = (f"past the logical end N = {n}: {pad} elements = {pad * item} B read and written "
+                             f"(whole {REPEAT_BYTES}-byte blocks)")
+    return labels
+
+
+# --- UB address bar ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UBSegment:
+    name: str          # buffer name ("inQueueGrad[0]"), or "free" / "reserved"
+    kind: str          # VECIN / VECOUT / VECCALC / free / reserved / overflow
+    start: int         # byte offset in UB
+    end: int
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class UBBar:
+    segments: list[UBSegment]
+    buffers: list[UBBuffer]
+    capacity: int
+    reserved: int
+    usable: int
+    used: int
+    free: int
+    overflow: int
+    buffer_num: int | None
+    title: str
+
+
+def _layout_source(source: Any, core: int) -> dict[str, Any]:
+    """Normalise a ``ub_plan`` dict, a Trace or a KernelRun into one dict."""
+    if isinstance(source, KernelRun):
+        source = source.trace
+    if isinstance(source, Trace):
+        buffers = source.ub_layout.get(core) or next(iter(source.ub_layout.values()), [])
+        reserved = reserved_ub_bytes(platform.get_soc(source.soc))
+        used = max((b.offset + b.size for b in buffers), default=0)
+        usable = source.ub_capacity - reserved
+        return {"op": source.kernel, "dtype": str(source.meta.get("dtype", "")), "soc": source.soc,
+                "buffers": buffers, "capacity": source.ub_capacity, "reserved": reserved, "usable": usable,
+                "used": used, "free": max(usable - used, 0), "overflow": max(used - usable, 0),
+                "buffer_num": source.meta.get("bufferNum")}
+    if isinstance(source, dict) and "buffers" in source:
+        return source
+    raise TypeError(f"need a ub_plan dict, a Trace or a KernelRun, got {type(source).__name__}")
+
+
+def ub_bar(source: Any, core: int = 0) -> UBBar:
+    """The UB as an address bar: buffers in address order, the free gap, the reserved top; the part of
+    any buffer past the usable limit becomes an ``overflow`` segment (drawn red)."""
+    p = _layout_source(source, core)
+    capacity = p["capacity"]
+    usable = min(max(p["usable"], 0), capacity)     # a UB smaller than the library's reserve has no usable bytes
+    segs: list[UBSegment] = []
+    for b in sorted(p["buffers"], key=lambda b: b.offset):
+        end = b.offset + b.size
+        if end <= usable:
+            segs.append(UBSegment(b.name, b.kind, b.offset, end))
+        else:
+            if b.offset < usable:
+                segs.append(UBSegment(b.name, b.kind, b.offset, usable))
+            segs.append(UBSegment(b.name, "overflow", max(b.offset, usable), end))
+    used = p["used"]
+    overflow, free = max(used - usable, 0), max(usable - used, 0)
+    if used < usable:
+        segs.append(UBSegment("free", "free", used, usable))
+    if capacity > usable:
+        segs.append(UBSegment("reserved", "reserved", usable, capacity))
+    dtype = p.get("dtype") or ""
+    head = f"{p.get('op', '')} {dtype} UB of core {core} on {p.get('soc', '')}".replace("  ", " ").strip()
+    bn = p.get("buffer_num")
+    bn_text = f", BUFFER_NUM = {bn}" if bn is not None else ""
+    if overflow:
+        title = f"{head}: OVER CAPACITY by {overflow:,} B ({used:,} B planned, {usable:,} B usable{bn_text})"
+    else:
+        title = f"{head}: {used:,} B of {usable:,} B usable in use, {free:,} B free{bn_text}"
+    return UBBar(segs, list(p["buffers"]), capacity, capacity - usable, usable, used, free, overflow, bn, title)
+
+
+# --- UB occupancy over time ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class UBInterval:
+    name: str
+    kind: str
+    start: int          # bytes
+    end: int
+    t0: float           # cycle of AllocTensor
+    t1: float           # cycle of FreeTensor
+    tile: int | None
+
+
+@dataclass
+class Occupancy:
+    times: np.ndarray           # change points (cycles), starting at 0
+    used: np.ndarray            # bytes held from times[i] until times[i+1] (a step curve, "post")
+    intervals: list[UBInterval]
+    static: list[UBBuffer]      # TBufs: allocated for the whole kernel
+    static_bytes: int
+    capacity: int
+    usable: int
+    peak: int
+    makespan: float
+    title: str
+    by_kind: dict[str, np.ndarray]   # the same step curve split by buffer kind (VECCALC, VECIN, VECOUT)
+
+
+def occupancy(source: Any, core: int = 0) -> Occupancy:
+    """UB bytes holding live data over time: TBufs always, each queue block from its AllocTensor to its
+    FreeTensor (the S events carry the block's byte range)."""
+    trace = source.trace if isinstance(source, KernelRun) else source
+    bar = ub_bar(trace, core)
+    static = [b for b in bar.buffers if b.kind == "VECCALC"]
+    static_bytes = sum(b.size for b in static)
+    open_: dict[str, tuple[Event, int | None]] = {}
+    intervals: list[UBInterval] = []
+    kinds = {b.name: b.kind for b in bar.buffers}
+    end_time = _core_cycles(trace, core)
+    for e in trace.events:
+        if e.core != core or e.pipe != "S" or e.ub is None:
+            continue
+        if e.instr == "AllocTensor":
+            open_[e.buffer] = (e, e.tile)
+        elif e.instr == "FreeTensor" and e.buffer in open_:
+            a, tile = open_.pop(e.buffer)
+            intervals.append(UBInterval(e.buffer, kinds.get(e.buffer, ""), a.ub[0], a.ub[1], a.start, e.start, tile))
+    for name, (a, tile) in open_.items():           # never freed: held until the core ends
+        intervals.append(UBInterval(name, kinds.get(name, ""), a.ub[0], a.ub[1], a.start, end_time, tile))
+    intervals.sort(key=lambda iv: (iv.t0, iv.start))
+    times = np.unique(np.array([0.0, end_time] + [iv.t0 for iv in intervals] + [iv.t1 for iv in intervals]))
+    by_kind = {"VECCALC": np.full(times.shape, float(static_bytes)), "VECIN": np.zeros(times.shape),
+               "VECOUT": np.zeros(times.shape)}
+    for iv in intervals:
+        curve = by_kind.setdefault(iv.kind or "VECIN", np.zeros(times.shape))
+        curve[(times >= iv.t0) & (times < iv.t1)] += iv.end - iv.start
+    used = sum(by_kind.values())
+    peak = int(used.max()) if used.size else static_bytes
+    title = (f"{trace.kernel} UB occupancy of core {core}: TBufs {static_bytes:,} B always, queue blocks between "
+             f"AllocTensor and FreeTensor; peak {peak:,} B of {bar.usable:,} B usable")
+    return Occupancy(times, used, intervals, static, static_bytes, bar.capacity, bar.usable, peak, end_time, title,
+                     by_kind)
+
+
+def _core_cycles(trace: Trace, core: int) -> float:
+    for c in trace.cores:
+        if c.core == core:
+            return float(c.cycles)
+    return max((e.end for e in trace.events if e.core == core), default=0.0)
+
+
+# --- pipeline lanes --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LaneBar:
+    core: int
+    pipe: str
+    start: float
+    end: float
+    tile: int | None
+    instr: str
+    buffer: str
+    ub: tuple[int, int] | None = None      # UB bytes the instruction wrote (copy-in, vector) or read (copy-out)
+
+
+@dataclass
+class Lanes:
+    bars: list[LaneBar]
+    cores: list[int]
+    makespan: dict[int, float]                      # per core, cycles
+    busy: dict[tuple[int, str], float]              # (core, pipe) -> busy cycles
+    tiles: int                                      # tiles seen (max tile index + 1)
+    buffer_num: int | None
+    title: str
+
+
+def _tiled_events(trace: Trace, core: int) -> Iterator[tuple[Event, int | None]]:
+    """Events of one core in program order, with the tile of vector instructions that only touch TBufs
+    (``Adds(tmp, tmp, ...)``, ``CompareScalar(mask, tmp, ...)``: the trace has ``tile=None``) taken from
+    the vector instruction before them -- the kernel computes one tile at a time."""
+    last: int | None = None
+    for e in trace.events:
+        if e.core != core:
+            continue
+        tile = e.tile
+        if e.pipe == "V":
+            if tile is None:
+                tile = last
+            else:
+                last = tile
+        yield e, tile
+
+
+def lanes(source: Any, cores: Sequence[int] | None = None) -> Lanes:
+    """Per core, one bar per MTE2 / V / MTE3 instruction (start and end cycle, tile, instruction)."""
+    trace = source.trace if isinstance(source, KernelRun) else source
+    present = sorted({e.core for e in trace.events})
+    cores = present if cores is None else [c for c in cores if c in present]
+    bars: list[LaneBar] = []
+    busy: dict[tuple[int, str], float] = {}
+    for c in cores:
+        for e, tile in _tiled_events(trace, c):
+            if e.pipe in LANE_PIPES:
+                bars.append(LaneBar(c, e.pipe, e.start, e.end, tile, e.instr, e.buffer, e.ub))
+                busy[(c, e.pipe)] = busy.get((c, e.pipe), 0.0) + (e.end - e.start)
+    makespan = {c: _core_cycles(trace, c) for c in cores}
+    tiles = 1 + max((b.tile for b in bars if b.tile is not None), default=-1)
+    bn = trace.meta.get("bufferNum")
+    span = max(makespan.values(), default=0.0)
+    title = (f"{trace.kernel} on {trace.soc}: pipes of core{'s' if len(cores) > 1 else ''} "
+             f"{_span(list(cores))}, {tiles} tile{'s' if tiles != 1 else ''}{' per core' if len(cores) > 1 else ''}"
+             + (f", BUFFER_NUM = {bn}" if bn is not None else "") + f": {span:,.0f} cycles")
+    return Lanes(bars, list(cores), makespan, busy, tiles, bn, title)
+
+
+def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_num: int | None = None,
+                 ub_size: int | None = None, buffer_num: int = 2, max_tiles: int | None = 6, threshold: float = 1.0,
+                 snapshot: bool = False, seed: int = 0) -> tuple[KernelRun, dict[str, Any]]:
+    """Simulate core 0 of ``op`` on ``n`` elements, cheaply enough for a live figure.
+
+    When core 0 would run more than ``max_tiles`` tiles, the run uses a smaller tensor that gives every core
+    exactly ``max_tiles`` full tiles with the same tile size and the same number of active cores (so the
+    cost model's share of GM bandwidth is unchanged): the lanes are then core 0's first ``max_tiles`` tiles.
+    Only core 0's slice of global memory is allocated (``run_kernel`` would copy the whole tensors), but the
+    kernel arguments keep the full tensor sizes, so the launch and its cost model see the real problem.
+    Returns the run and a note saying which N was simulated.
+    """
+    key = sa.op_key(op)
+    info = sa.make_soc(soc, core_num, ub_size)
+    dt = as_acl_dtype(dtype)
+    if buffer_num not in (1, 2, 3, 4):
+        raise ValueError(f"buffer_num must be 1, 2, 3 or 4, got {buffer_num!r}")
+    td = sa.tiling_for(key, n, dt, info, threshold)
+    first = tile_map(td, dt, n).cores[0]
+    n_sim, sim_info, td_sim = int(n), info, td
+    if max_tiles is not None and first["tile_num"] > max_tiles:
+        tile = td.ubFactor if hasattr(td, "ubFactor") else td.tileDataNum
+        n_sim = td.blockDim * max_tiles * tile
+        sim_info = sa.make_soc(info, td.blockDim, None)
+        td_sim = sa.tiling_for(key, n_sim, dt, sim_info, threshold)
+        first = tile_map(td_sim, dt, n_sim).cores[0]
+    npdt = to_numpy(dt)
+    extent = int(first["padded_end"])                       # elements core 0 reads and writes
+    rng = np.random.default_rng(seed)
+    pattern = min(extent, 4096)
+    feat = np.resize(_sample(rng, pattern, npdt, lo=-4.0, hi=4.0), extent)
+    grad = np.resize(_sample(rng, pattern, npdt, lo=-2.0, hi=2.0), extent)
+    args = [_gm_slice(a, name, n_sim * npdt.itemsize) for a, name in
+            ((grad, "grad"), (feat, "feat"), (np.zeros(extent, npdt), "out"))]
+    entry, template = sa.kernel_entry(key, td_sim, dt, buffer_num)
+    run = launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
+                 kernel_name=sa.OPS[key][0], tiling_data=td_sim, cores=[0], snapshot=snapshot, **template)
+    note = (f"core 0 of N = {n:,}" if n_sim == n else
+            f"core 0's first {max_tiles} tiles (simulated on N = {n_sim:,}: same tile size and blockDim)")
+    return run, {"n": int(n), "n_sim": n_sim, "tiling": td, "tiling_sim": td_sim, "note": note, "soc": info}
+
+
+def _gm_slice(arr: np.ndarray, name: str, arg_nbytes: int) -> GmAddr:
+    """Device memory holding only ``arr`` (core 0's share) for an argument of ``arg_nbytes`` bytes."""
+    alloc = DeviceAllocation(max(arr.nbytes, 1))
+    alloc.buffer[:arr.nbytes] = arr.view(np.uint8)
+    return GmAddr(DevicePtr(alloc), name, arg_nbytes=arg_nbytes)
+
+
+def _sample(rng: np.random.Generator, n: int, npdt: np.dtype, lo: float, hi: float) -> np.ndarray:
+    values = rng.uniform(lo, hi, n)
+    if npdt.kind in "iu":
+        info = np.iinfo(npdt)
+        return np.clip(np.round(values * 8), info.min, info.max).astype(npdt)
+    return values.astype(npdt)
+
+
+def buffer_num_study(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", **kw: Any) -> dict[str, Any]:
+    """Core 0 with BUFFER_NUM = 1 and 2 on the same data; ``speedup`` = cycles(1) / cycles(2) of core 0."""
+    runs = {bn: pipeline_run(op, n, dtype, soc, buffer_num=bn, **kw)[0] for bn in (1, 2)}
+    cycles = {bn: _core_cycles(r.trace, 0) for bn, r in runs.items()}
+    return {"runs": runs, "lanes": {bn: lanes(r.trace) for bn, r in runs.items()}, "cycles": cycles,
+            "speedup": cycles[1] / cycles[2] if cycles[2] else float("nan")}
+
+
+# --- mask / select steps -----------------------------------------------------------------------------------------
+@dataclass
+class MaskRow:
+    index: int               # position in the tile's instruction sequence
+    pipe: str
+    instr: str
+    buffer: str
+    label: str               # "CompareScalar -> maskBuf"
+    detail: str              # the trace's own summary, numpy scalar reprs removed
+    kind: str                # "input" (copied in), "value", "mask" (bits), "output" (copied out)
+    values: np.ndarray
+    repeat: int              # elements per 256-byte repeat for this row
+    start: float
+    end: float
+
+
+_NP_SCALAR = re.compile(r"np\.\w+\(([^()]*)\)")
+
+
+def clean_detail(detail: str) -> str:
+    """``"tmp = x Muls np.float32(0.16666666)"`` -> ``"tmp = x Muls 0.16666666"``."""
+    return _NP_SCALAR.sub(r"\1", detail)
+
+
+def mask_steps(source: Any, core: int = 0, tile: int = 0) -> list[MaskRow]:
+    """The values after each instruction of one tile (needs a ``snapshot=True`` run): the inputs copied in,
+    every vector result, each CompareScalar's bit-mask, the output copied out. ``repeat`` is
+    256 B / sizeof(element) of the row; a mask row takes the repeat of the value row before it (the
+    CompareScalar event records the mask's bytes, not its source dtype)."""
+    trace = source.trace if isinstance(source, KernelRun) else source
+    rows: list[MaskRow] = []
+    repeat = REPEAT_BYTES // 4
+    for e, t in _tiled_events(trace, core):
+        if t != tile or e.pipe not in LANE_PIPES:
+            continue
+        if e.values is None:
+            raise ValueError("this trace has no values: run the kernel with snapshot=True (and record=True)")
+        vals = np.asarray(e.values)
+        if vals.dtype == bool:
+            kind = "mask"
+        else:
+            repeat = max(REPEAT_BYTES // vals.dtype.itemsize, 1)
+            kind = {"MTE2": "input", "MTE3": "output"}.get(e.pipe, "value")
+        if e.pipe == "MTE2":
+            label = f"{e.instr}: GM -> {e.buffer}"
+        elif e.pipe == "MTE3":
+            label = f"{e.instr}: {e.buffer} -> GM"
+        else:
+            label = f"{e.instr} -> {e.buffer}"
+        rows.append(MaskRow(len(rows), e.pipe, e.instr, e.buffer, label, clean_detail(e.detail), kind, vals, repeat,
+                            e.start, e.end))
+    if not rows:
+        raise ValueError(f"core {core} has no instructions for tile {tile}")
+    return rows
+
+
+# --- dtype tables -------------------------------------------------------------------------------------------------
+def promote_matrix(dtypes: Sequence[Any] | None = None) -> tuple[list[str], list[list[str]]]:
+    """Row/column dtype names and ``PromoteType(row, col)`` names ("" where there is none)."""
+    dts = [as_acl_dtype(d) for d in (dtypes or PROMOTE_DTYPES)]
+    names = [d.short for d in dts]
+    cells = [[("" if (r := PromoteType(a, b)) == aclDataType.ACL_DT_UNDEFINED else r.short) for b in dts]
+             for a in dts]
+    return names, cells
+
+
+def cancast_matrix(dtypes: Sequence[Any] | None = None) -> tuple[list[str], np.ndarray]:
+    """Row (from) / column (to) dtype names and the ``CanCast(row, col)`` booleans."""
+    dts = [as_acl_dtype(d) for d in (dtypes or PROMOTE_DTYPES)]
+    return [d.short for d in dts], np.array([[CanCast(a, b) for b in dts] for a in dts], dtype=bool)
+
+
+SUPPORT_DTYPES = ("float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64")
+
+
+def support_table(socs: Sequence[str] | None = None) -> dict[str, Any]:
+    """The dtype support list of each operator on each SoC, from the ops' own ``GetDtypeSupportList``.
+
+    ``"HardsigmoidBackward"``: bool [soc, dtype]. ``"ThresholdBackward"``: int [soc, dtype], 2 = supported
+    for any threshold, 1 = only when the threshold is 0 (ReluGrad; int64 on the 950), 0 = not supported.
+    """
+    from ..ops.hard_sigmoid_grad import op_api as hs
+    from ..ops.threshold_grad_v2_d import op_api as th
+    names = list(socs or platform.socs())
+    dts = [as_acl_dtype(d) for d in SUPPORT_DTYPES]
+    hsg = np.zeros((len(names), len(dts)), dtype=bool)
+    thr = np.zeros((len(names), len(dts)), dtype=int)
+    for i, name in enumerate(names):
+        with platform.soc(name):
+            hs_list = hs.GetDtypeSupportList()
+            any_thr = th.GetDtypeSupportList(threshold=1.0)
+            zero_thr = th.GetDtypeSupportList(threshold=0.0)
+        for j, d in enumerate(dts):
+            hsg[i, j] = d in hs_list
+            thr[i, j] = 2 if d in any_thr else (1 if d in zero_thr else 0)
+    return {"socs": names, "dtypes": [d.short for d in dts], "HardsigmoidBackward": hsg, "ThresholdBackward": thr}
+
+
+# --- L0 graph ------------------------------------------------------------------------------------------------------
+def _tensor_text(t: Any) -> str:
+    return f"{t.dtype.short}{list(t.view_dims)}"
+
+
+def l0_graph(run: Any) -> dict[str, Any]:
+    """The nodes of ``run.nodes`` as text -- op, inputs -> outputs, attributes, why the node is there, whether
+    it does work (a Contiguous of a contiguous tensor does not) -- plus the edges (node i's output tensor is
+    node j's input), each node's layer (longest path from the inputs) and the user tensors it reads."""
+    raw = list(getattr(run, "nodes", []))
+    nodes: list[dict[str, Any]] = []
+    edges: list[tuple[int, int]] = []
+    for j, node in enumerate(raw):
+        attrs = {k: v for k, v in node.attrs.items() if k not in ("tiling", "soc")}
+        td = node.attrs.get("tiling")
+        sources, layer = [], 0
+        for t in node.inputs:
+            producer = next((i for i in range(j - 1, -1, -1) if any(o is t for o in raw[i].outputs)), None)
+            if producer is None:
+                sources.append(getattr(t, "name", "") or "input")
+            else:
+                edges.append((producer, j))
+                layer = max(layer, nodes[producer]["layer"] + 1)
+        nodes.append({
+            "op": node.op, "inputs": [_tensor_text(t) for t in node.inputs],
+            "outputs": [_tensor_text(t) for t in node.outputs], "attrs": attrs, "why": node.why,
+            "launches_kernel": bool(node.launches_kernel), "is_cast": node.op == "Cast", "layer": layer,
+            "sources": sources,
+            "tiling": None if td is None else f"blockDim = {td.blockDim}, tilingKey = {td.tilingKey}",
+        })
+    casts = sum(n["is_cast"] for n in nodes)
+    status = getattr(run, "status", 0)
+    title = f"{getattr(run, 'op', '')} on {getattr(run, 'soc', '')}: " + (
+        f"L0 graph of {len(nodes)} nodes, {casts} Cast{'s' if casts != 1 else ''}" if status == 0
+        else describe(status))
+    return {"title": title, "status": status, "nodes": nodes, "edges": sorted(set(edges)),
+            "messages": list(getattr(run, "messages", []))}
+
+
+# --- validation ------------------------------------------------------------------------------------------------------
+_LOG_LINE = re.compile(r"^\[(?P<level>\w+)\] (?P<api>[^:]+): (?P<message>.*)$", re.S)
+
+
+def validation_case(op: str = "hardsigmoid_backward", *, grad_dtype: Any = "float32", self_dtype: Any = "float32",
+                    out_dtype: Any = None, grad_shape: Sequence[int] = (2, 3), self_shape: Sequence[int] = (2, 3),
+                    out_shape: Sequence[int] | None = None, null: Sequence[str] = (), threshold: float = 1.0,
+                    soc: str = "Ascend910B4") -> dict[str, Any]:
+    """Call the aclnn API (through ``al.hardsigmoid_backward`` / ``al.threshold_backward``) on zero tensors
+    of the given dtypes and shapes; ``null`` names arguments passed as nullptr ("grad", "self", "out",
+    "threshold"). Returns the status, its meaning, the logged message (the check that fired) and the graph."""
+    from .. import run as al_run
+    null = set(null)
+    unknown = null - {"grad", "self", "out", "threshold"}
+    if unknown:
+        raise ValueError(f"null can name grad, self, out, threshold; got {sorted(unknown)}")
+    grad = None if "grad" in null else np.zeros(tuple(grad_shape), dtype=to_numpy(grad_dtype))
+    x = None if "self" in null else np.zeros(tuple(self_shape), dtype=to_numpy(self_dtype))
+    if "out" in null:
+        out: Any = al_run.NULLPTR
+    elif out_shape is not None or out_dtype is not None:
+        shape = tuple(out_shape) if out_shape is not None else tuple(self_shape)
+        if out_dtype is not None:
+            dt = to_numpy(out_dtype)
+        elif grad is not None and x is not None and op.startswith("hard"):
+            promoted = PromoteType(grad.dtype, x.dtype)
+            dt = to_numpy(x.dtype if promoted == aclDataType.ACL_DT_UNDEFINED else promoted)
+        else:
+            dt = to_numpy(self_dtype)
+        out = np.zeros(shape, dtype=dt)
+    else:
+        out = None
+    if op.startswith("hard"):
+        run = al_run.hardsigmoid_backward(grad, x, soc=soc, out=out)
+    else:
+        thr = None if "threshold" in null else threshold
+        run = al_run.threshold_backward(grad, x, thr, soc=soc, out=out)
+    message = run.messages[-1] if run.messages else ""
+    m = _LOG_LINE.match(message)
+    return {"op": run.op, "soc": run.soc, "status": run.status, "meaning": describe(run.status),
+            "check": m["message"] if m else message, "api": m["api"] if m else "", "messages": list(run.messages),
+            "graph": list(run.graph), "run": run}

@@ -1,0 +1,390 @@
+"""Explorers: the tiling explorer, the validation playground and the kernel stepper, live or static.
+
+Live (``static=False``): ipywidgets controls whose ``observe`` callbacks recompute with the simulator and
+replace an Image (or HTML) widget's value -- for a Jupyter session. Static (``static=True``): the same
+pictures precomputed for a few states (at most 25, 72 dpi) behind a slider linked in the browser
+(:func:`.html.static_slider`), for the published site, which has no kernel (jupyterbook_notes §2.4).
+
+Each explorer draws into one figure that it keeps and redraws (``*View.update``): fixed axes, no layout
+engine, only core 0 simulated and only its first few tiles -- so a live update stays near the 150 ms
+budget on a 2-core machine (``bench_explorer_update``).
+"""
+
+from __future__ import annotations
+
+import html as _html
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..dtypes import as_acl_dtype
+from ..opdev import platform
+from ..opdev.tiling_data import TilingError
+from ..ops import standalone as sa
+from . import data as D
+from . import figures as F
+from . import style as S
+from .html import static_slider
+
+__all__ = ["StepperView", "TilingView", "bench_explorer_update", "kernel_stepper", "main", "tiling_explorer",
+           "validation_playground"]
+
+OP_NAMES = {key: cann for key, (cann, _) in sa.OPS.items()}
+
+
+def op_dtypes(op: str) -> list[str]:
+    """Input dtypes the op's definition (OP_DEF) accepts, e.g. HardSigmoidGrad: float32, float16, bfloat16."""
+    return [d.short for d in sa.OPS[sa.op_key(op)][1].OP_DEF.dtypes]
+
+
+def _axes(fig: Any, left: float, bottom: float, height: float, right: float = 0.25) -> Any:
+    """Axes placed in inches from the bottom-left corner (fixed layout: fast and stable between updates)."""
+    w, h = fig.get_figwidth(), fig.get_figheight()
+    return fig.add_axes((left / w, bottom / h, 1 - (left + right) / w, height / h))
+
+
+def _message(ax: Any, text: str, color: str = S.OVERFLOW) -> None:
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, F.wrap(text, 6.0), ha="center", va="center", transform=ax.transAxes, fontsize=S.FONT,
+            color=color)
+
+
+# --- tiling explorer -------------------------------------------------------------------------------------------
+class TilingView:
+    """One reusable figure: the tile map, core 0's UB layout and core 0's first pipeline tiles."""
+
+    HEIGHT = 8.2
+
+    def __init__(self, dpi: float = S.FRAME_DPI):
+        with S.rc():
+            self.fig = S.new_figure(S.PAGE_WIDTH, self.HEIGHT, dpi=dpi, layout=None)
+            self.title = self.fig.text(0.01, 0.995, "", ha="left", va="top", fontsize=S.TITLE)
+            self.ax_top = _axes(self.fig, 0.3, 6.95, 0.32)
+            self.ax_cores = _axes(self.fig, 0.75, 4.6, 1.6)
+            self.ax_ub = _axes(self.fig, 0.3, 2.75, 0.95)
+            self.ax_pipe = _axes(self.fig, 1.3, 0.65, 1.2)
+        self.axes = (self.ax_top, self.ax_cores, self.ax_ub, self.ax_pipe)
+        self.state: dict[str, Any] = {}
+
+    def update(self, op: str = "hard_sigmoid_grad", dtype: Any = "float16", soc: str = "Ascend910B4",
+               n: int = 1_000_000, ub_size: int | None = None, core_num: int | None = None, buffer_num: int = 2,
+               threshold: float = 1.0, max_tiles: int = 4) -> dict[str, Any]:
+        """Recompute (tiling, UB plan, core 0's pipeline) and redraw. ``ub_size`` / ``core_num`` of 0 or None
+        mean the SoC's own numbers. Returns what was drawn."""
+        key = sa.op_key(op)
+        dt = as_acl_dtype(dtype).short
+        with S.rc():
+            for ax in self.axes:
+                F.clear(ax)
+            state: dict[str, Any] = {"op": key, "dtype": dt, "n": n, "buffer_num": buffer_num}
+            try:
+                info = sa.make_soc(soc, core_num or None, ub_size or None)
+                td = sa.tiling_for(key, n, dt, info, threshold)
+                tm = D.tile_map(td, dt, n)
+                if not tm.cores:
+                    raise TilingError("nothing to tile: N is 0")
+            except (TilingError, ValueError, TypeError) as exc:
+                self.title.set_text(F.wrap(f"{OP_NAMES[key]} {dt}, N = {n:,}: the tiling refuses: {exc}", 7.0))
+                for ax in self.axes:
+                    _message(ax, str(exc) if ax is self.ax_cores else "")
+                self.state = {**state, "error": str(exc)}
+                return self.state
+            F.draw_tile_map(tm, self.ax_top, self.ax_cores)
+            plan = sa.ub_plan(key, n, dt, info, buffer_num=buffer_num, threshold=threshold)
+            bar = D.ub_bar(plan)
+            F.draw_ub_bar(bar, self.ax_ub)
+            state.update(tiling=td, tile_map=tm, plan=plan, ub_bar=bar)
+            if bar.overflow:
+                _message(self.ax_pipe, f"No pipeline: TPipe::InitBuffer refuses this plan -- the UB is over "
+                                       f"capacity by {bar.overflow:,} B (BUFFER_NUM = {buffer_num}).")
+            else:
+                run, note = D.pipeline_run(key, n, dt, info, buffer_num=buffer_num, max_tiles=max_tiles,
+                                           threshold=threshold)
+                lanes = D.lanes(run)
+                F.draw_lanes(lanes, self.ax_pipe, note=note["note"], legend=False)
+                state.update(run=run, lanes=lanes, note=note)
+            self.title.set_text(F.wrap(tm.title + f"; BUFFER_NUM = {buffer_num}", 7.2, S.TITLE))
+        self.state = state
+        return state
+
+    def png(self, fast: bool = False, compact: bool = False) -> bytes:
+        return S.png_bytes(self.fig, fast=fast, compact=compact)
+
+
+def _control_values(controls: dict[str, Any]) -> dict[str, Any]:
+    return {k: w.value for k, w in controls.items()}
+
+
+def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtype: Any = "float16",
+                    soc: str = "Ascend910B4", n: int = 1_000_000, ns: Sequence[int] = (2_000, 200_000, 2_000_000,
+                                                                                       20_000_000),
+                    buffer_nums: Sequence[int] = (1, 2, 4), **fixed: Any) -> Any:
+    """The tiling explorer: op, dtype, SoC, N and the UB size / core count / BUFFER_NUM overrides redraw the
+    tile map, the UB layout and core 0's pipeline together.
+
+    Live: a widget panel. Static: precomputed for every N in ``ns`` and BUFFER_NUM in ``buffer_nums``
+    (``op``, ``dtype``, ``soc`` and ``fixed`` overrides such as ``ub_size`` held), behind two sliders."""
+    view = TilingView()
+    if static:
+        states = []
+        for size in ns:
+            row = []
+            for bn in buffer_nums:
+                view.update(op, dtype, soc, size, buffer_num=bn, **fixed)
+                row.append(view.png(compact=True))
+            states.append(row)
+        return static_slider(states, ([f"{v:,}" for v in ns], [str(b) for b in buffer_nums]),
+                             ("N (elements)", "BUFFER_NUM"), width=int(S.PAGE_WIDTH * S.FRAME_DPI))
+    import ipywidgets as W
+    style = {"description_width": "initial"}
+    controls = {
+        "op": W.Dropdown(options=[(v, k) for k, v in OP_NAMES.items()], value=sa.op_key(op), description="op",
+                         style=style),
+        "dtype": W.Dropdown(options=op_dtypes(op), value=as_acl_dtype(dtype).short, description="dtype", style=style),
+        "soc": W.Dropdown(options=platform.socs(), value=soc, description="SoC", style=style),
+        "n": W.BoundedIntText(value=n, min=1, max=10**9, description="N (elements)", style=style),
+        "ub_size": W.BoundedIntText(value=fixed.get("ub_size") or 0, min=0, max=1 << 22,
+                                    description="UB bytes (0 = SoC)", style=style),
+        "core_num": W.BoundedIntText(value=fixed.get("core_num") or 0, min=0, max=256,
+                                     description="cores (0 = SoC)", style=style),
+        "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", 2), description="BUFFER_NUM",
+                                      style=style),
+    }
+    image = W.Image(format="png")
+    status = W.HTML()
+
+    def redraw(_: Any = None) -> None:
+        t0 = time.perf_counter()
+        values = _control_values(controls)
+        if values["dtype"] not in op_dtypes(values["op"]):
+            return
+        state = view.update(**values)
+        image.value = view.png(fast=True)
+        status.value = (f"<small>updated in {(time.perf_counter() - t0) * 1e3:.0f} ms"
+                        + (f"; {_html.escape(state['error'])}" if "error" in state else "") + "</small>")
+
+    def op_changed(change: Any) -> None:
+        choices = op_dtypes(change["new"])
+        keep = controls["dtype"].value
+        controls["dtype"].options = choices
+        controls["dtype"].value = keep if keep in choices else choices[0]
+        redraw()
+
+    controls["op"].observe(op_changed, names="value")
+    for name, w in controls.items():
+        if name != "op":
+            w.observe(redraw, names="value")
+    redraw()
+    grid = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
+    return W.VBox([grid, status, image])
+
+
+def bench_explorer_update(repeats: int = 10) -> dict[str, Any]:
+    """Time one live tiling-explorer update (tiling + UB plan + core 0's pipeline simulation + redraw + PNG)
+    ``repeats`` times after a warm-up; returns the median and every time in ms."""
+    view = TilingView()
+    view.update()
+    view.png()
+    cases = [("hard_sigmoid_grad", "float16", 10**6, 2), ("threshold_grad_v2_d", "float32", 3 * 10**6, 1),
+             ("hard_sigmoid_grad", "bfloat16", 10**7, 2), ("threshold_grad_v2_d", "int8", 10**5, 2)]
+    times = []
+    for i in range(repeats):
+        op, dt, n, bn = cases[i % len(cases)]
+        t0 = time.perf_counter()
+        view.update(op, dt, "Ascend910B4", n + i, buffer_num=bn)
+        view.png(fast=True)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return {"median_ms": statistics.median(times), "times_ms": times}
+
+
+def main() -> None:
+    """``python -m ascend_lab.viz``: print the explorer-update benchmark."""
+    r = bench_explorer_update()
+    print(f"tiling explorer update: median {r['median_ms']:.0f} ms over {len(r['times_ms'])} updates "
+          f"(min {min(r['times_ms']):.0f}, max {max(r['times_ms']):.0f})")
+
+
+# --- validation playground -----------------------------------------------------------------------------------------
+PRESET_CASES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("HardsigmoidBackward float32", {}),
+    ("grad float16, self float32: a Cast", {"grad_dtype": "float16"}),
+    ("grad int8", {"grad_dtype": "int8", "self_dtype": "int8"}),
+    ("bfloat16 on Ascend910A", {"grad_dtype": "bfloat16", "self_dtype": "bfloat16", "soc": "Ascend910A"}),
+    ("grad is nullptr", {"null": ("grad",)}),
+    ("out int32 for a float32 result", {"out_dtype": "int32"}),
+    ("shapes (3, 2) vs (2, 3)", {"grad_shape": (3, 2)}),
+    ("9-d tensors", {"grad_shape": (1,) * 9, "self_shape": (1,) * 9}),
+    ("ThresholdBackward float32", {"op": "threshold_backward"}),
+    ("threshold is nullptr", {"op": "threshold_backward", "null": ("threshold",)}),
+    ("grad float16, self float32", {"op": "threshold_backward", "grad_dtype": "float16"}),
+    ("grad (2, 1) broadcast to (2, 3)", {"op": "threshold_backward", "grad_shape": (2, 1)}),
+    ("grad (4,) vs self (2, 3)", {"op": "threshold_backward", "grad_shape": (4,)}),
+    ("threshold 0: ReluGrad", {"op": "threshold_backward", "threshold": 0.0}),
+    ("int64, threshold 0, Ascend950PR", {"op": "threshold_backward", "grad_dtype": "int64", "self_dtype": "int64",
+                                         "threshold": 0.0, "soc": "Ascend950PR"}),
+    ("int64, threshold 1, Ascend950PR", {"op": "threshold_backward", "grad_dtype": "int64", "self_dtype": "int64",
+                                         "threshold": 1.0, "soc": "Ascend950PR"}),
+)
+
+
+def validation_card(case: dict[str, Any], result: dict[str, Any]) -> str:
+    """The outcome of one call as a small HTML card: the inputs, the status, the check that fired, the graph."""
+    esc = _html.escape
+    ok = result["status"] == 0
+    color = "#2b7a2b" if ok else S.OVERFLOW
+    op = case.get("op", "hardsigmoid_backward")
+    args = {"grad": (case.get("grad_dtype", "float32"), case.get("grad_shape", (2, 3))),
+            "self": (case.get("self_dtype", "float32"), case.get("self_shape", (2, 3)))}
+    parts = [f"{k}: {'nullptr' if k in case.get('null', ()) else f'{d}{list(s)}'}" for k, (d, s) in args.items()]
+    out_shape = list(case["out_shape"]) if case.get("out_shape") else ""
+    parts.append("out: " + ("nullptr" if "out" in case.get("null", ()) else
+                            f"{case.get('out_dtype') or 'default'}{out_shape}"))
+    if op.startswith("threshold"):
+        parts.append("threshold: " + ("nullptr" if "threshold" in case.get("null", ()) else
+                                      repr(case.get("threshold", 1.0))))
+    rows = [("call", f"{result['op']} on {result['soc']}"), ("arguments", ", ".join(parts)),
+            ("status", f"<b style='color:{color}'>{result['status']}</b> {esc(result['meaning'])}")]
+    if not ok:
+        rows.append(("check that fired", f"{esc(result['check'])}<br><small>logged by {esc(result['api'])}</small>"))
+    else:
+        rows.append(("L0 graph", esc(" -> ".join(result["graph"])) or "(empty tensors: nothing launched)"))
+    body = "".join(f"<tr><td style='padding:2px 8px;vertical-align:top'><b>{k}</b></td>"
+                   f"<td style='padding:2px 8px'>{v}</td></tr>" for k, v in rows)
+    return (f"<div style='border:1px solid {color};border-radius:4px;padding:4px;font-size:90%'>"
+            f"<table>{body}</table></div>")
+
+
+def validation_playground(static: bool = False, cases: Sequence[tuple[str, dict[str, Any]]] = PRESET_CASES) -> Any:
+    """Pick dtypes, shapes, nulls, SoC (and the threshold): see the status code, its meaning, the message of
+    the check that fired and the L0 graph. Static: a slider over ``cases`` (label, validation_case kwargs)."""
+    import ipywidgets as W
+    if static:
+        cards = [validation_card(kw, D.validation_case(**kw)) for _, kw in cases]
+        return static_slider(cards, [label for label, _ in cases], "case")
+    style = {"description_width": "initial"}
+    dtypes = ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "float64"]
+    controls = {
+        "op": W.Dropdown(options=["hardsigmoid_backward", "threshold_backward"], description="API", style=style),
+        "soc": W.Dropdown(options=platform.socs(), value=platform.DEFAULT_SOC, description="SoC", style=style),
+        "grad_dtype": W.Dropdown(options=dtypes, description="grad dtype", style=style),
+        "self_dtype": W.Dropdown(options=dtypes, description="self dtype", style=style),
+        "out_dtype": W.Dropdown(options=["default", *dtypes], description="out dtype", style=style),
+        "grad_shape": W.Text(value="2, 3", description="grad shape", style=style),
+        "self_shape": W.Text(value="2, 3", description="self shape", style=style),
+        "out_shape": W.Text(value="", description="out shape (empty = default)", style=style),
+        "threshold": W.FloatText(value=1.0, description="threshold", style=style),
+        "null": W.SelectMultiple(options=["grad", "self", "out", "threshold"], description="nullptr", style=style,
+                                 rows=4),
+    }
+    card = W.HTML()
+
+    def shape(text: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in text.replace("(", "").replace(")", "").split(",") if p.strip())
+
+    def redraw(_: Any = None) -> None:
+        v = _control_values(controls)
+        try:
+            case = {"op": v["op"], "soc": v["soc"], "grad_dtype": v["grad_dtype"], "self_dtype": v["self_dtype"],
+                    "grad_shape": shape(v["grad_shape"]), "self_shape": shape(v["self_shape"]),
+                    "null": tuple(v["null"]), "threshold": v["threshold"]}
+            if v["out_dtype"] != "default":
+                case["out_dtype"] = v["out_dtype"]
+            if v["out_shape"].strip():
+                case["out_shape"] = shape(v["out_shape"])
+            card.value = validation_card(case, D.validation_case(**case))
+        except ValueError as exc:
+            card.value = f"<span style='color:{S.OVERFLOW}'>{_html.escape(str(exc))}</span>"
+
+    for w in controls.values():
+        w.observe(redraw, names="value")
+    redraw()
+    grid = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
+    return W.VBox([grid, card])
+
+
+# --- kernel stepper -----------------------------------------------------------------------------------------------
+class StepperView:
+    """One reusable figure for stepping through a snapshot run: core 0's lanes with the current instruction
+    outlined (later ones faded), the UB bar with the bytes it touched, and the values it produced."""
+
+    HEIGHT = 6.0
+
+    def __init__(self, run: Any, dpi: float = S.FRAME_DPI):
+        self.run = run
+        self.lanes = D.lanes(run, [0])
+        self.bar = D.ub_bar(run)
+        self.rows = {t: D.mask_steps(run, 0, t) for t in range(self.lanes.tiles)}
+        self.index = {t: [i for i, b in enumerate(self.lanes.bars) if b.tile == t] for t in self.rows}
+        with S.rc():
+            self.fig = S.new_figure(S.PAGE_WIDTH, self.HEIGHT, dpi=dpi, layout=None)
+            self.ax_pipe = _axes(self.fig, 1.3, 4.0, 1.3)
+            self.ax_ub = _axes(self.fig, 0.3, 2.1, 0.85)
+            self.ax_val = _axes(self.fig, 0.7, 0.5, 0.75)
+
+    @property
+    def steps(self) -> int:
+        """Instructions per tile (the same kernel code runs for every tile)."""
+        return max(len(r) for r in self.rows.values())
+
+    def update(self, tile: int = 0, step: int = 0) -> D.MaskRow:
+        rows = self.rows[tile]
+        step = min(step, len(rows) - 1)
+        row = rows[step]
+        bar_index = self.index[tile][step]
+        with S.rc():
+            for ax in (self.ax_pipe, self.ax_ub, self.ax_val):
+                F.clear(ax)
+            F.draw_lanes(self.lanes, self.ax_pipe, highlight=bar_index, legend=False)
+            self.ax_pipe.set_title(F.wrap(f"{self.lanes.title} -- tile {tile}, instruction {step}: {row.instr}",
+                                           5.8), fontsize=S.FONT, loc="left")
+            F.draw_ub_bar(self.bar, self.ax_ub, highlight=self.lanes.bars[bar_index].ub)
+            self.ax_ub.set_title(F.wrap(f"UB of core 0: {row.instr} touches {row.buffer} (outlined)", 7.0),
+                                 fontsize=S.FONT, loc="left")
+            F.draw_mask_rows([row], [self.ax_val])
+        return row
+
+    def png(self, fast: bool = False, compact: bool = False) -> bytes:
+        return S.png_bytes(self.fig, fast=fast, compact=compact)
+
+
+def stepper_run(op: str = "hard_sigmoid_grad", dtype: Any = "float32", n: int = 224, soc: str = "Ascend950PR",
+                ub_size: int | None = 4096, core_num: int | None = 1, threshold: float = 1.0) -> Any:
+    """A small snapshot run for the stepper: by default HardSigmoidGrad float32 on one core with a 4 KB UB,
+    so N = 224 becomes a 128-element tile (two 256-byte repeats) and a 96-element tail tile."""
+    run, _ = D.pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, threshold=threshold,
+                            snapshot=True, max_tiles=None)
+    return run
+
+
+def kernel_stepper(run: Any = None, static: bool = False, **kw: Any) -> Any:
+    """Step through a kernel tile by tile and instruction by instruction (two sliders). ``run`` is a
+    ``snapshot=True`` KernelRun; by default :func:`stepper_run` (``kw`` goes there)."""
+    view = StepperView(run if run is not None else stepper_run(**kw))
+    tiles = sorted(view.rows)
+    first = view.rows[tiles[0]]
+    if static:
+        states = [[_stepper_png(view, t, k) for k in range(view.steps)] for t in tiles]
+        return static_slider(states, ([f"{t} ({len(view.rows[t][0].values)} elements)" for t in tiles],
+                                      [f"{k}: {first[k].instr}" for k in range(view.steps)]),
+                             ("tile", "instruction"), width=int(S.PAGE_WIDTH * S.FRAME_DPI))
+    import ipywidgets as W
+    style = {"description_width": "initial"}
+    tile = W.IntSlider(value=0, min=0, max=len(tiles) - 1, description="tile", style=style)
+    step = W.IntSlider(value=0, min=0, max=view.steps - 1, description="instruction", style=style)
+    image = W.Image(format="png")
+
+    def redraw(_: Any = None) -> None:
+        view.update(tile.value, step.value)
+        image.value = view.png(fast=True)
+
+    tile.observe(redraw, names="value")
+    step.observe(redraw, names="value")
+    redraw()
+    return W.VBox([tile, step, image])
+
+
+def _stepper_png(view: StepperView, tile: int, step: int) -> bytes:
+    view.update(tile, step)
+    return view.png(compact=True)
+

@@ -1,0 +1,741 @@
+"""Static figures: each draws what a :mod:`.data` function returns, with the book's palette.
+
+Every ``plot_*`` function returns a :class:`~.style.BookFigure` (shown once in a notebook, unknown to
+pyplot). The ``draw_*`` functions draw the same content into axes they are given: the explorers and the
+animations reuse one figure and redraw into it. Titles, labels and legend entries come from the data
+(tiling numbers, buffer and instruction names), never typed here.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import ListedColormap, to_rgb
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+
+from ..dtypes import as_acl_dtype
+from . import data as D
+from . import style as S
+
+__all__ = [
+    "plot_buffer_num", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline", "plot_support",
+    "plot_tile_map", "plot_ub_layout", "plot_ub_occupancy",
+]
+
+
+# --- helpers -------------------------------------------------------------------------------------------------
+def rects(ax: Axes, x0: Any, x1: Any, y: Any, height: float, colors: Any, edge: str | None = S.EDGE,
+          lw: float = 0.4, hatch: str | None = None, zorder: float = 2, alpha: float | None = None) -> PolyCollection:
+    """Many rectangles [x0, x1] x [y - h/2, y + h/2] as one collection (fast for thousands of tiles)."""
+    x0, x1, y = np.broadcast_arrays(*(np.atleast_1d(np.asarray(v, dtype=float)) for v in (x0, x1, y)))
+    lo, hi = y - height / 2, y + height / 2
+    verts = np.stack([np.stack([x0, lo], -1), np.stack([x0, hi], -1), np.stack([x1, hi], -1),
+                      np.stack([x1, lo], -1)], axis=1) if x0.size else np.zeros((0, 4, 2))
+    pc = PolyCollection(verts, facecolors=colors, edgecolors=edge or "none", linewidths=lw, zorder=zorder,
+                        alpha=alpha)
+    if hatch:
+        pc.set_hatch(hatch)
+    ax.add_collection(pc)
+    return pc
+
+
+def clear(ax: Axes) -> None:
+    """Remove what a ``draw_*`` function added but keep the axes and their tick objects: much cheaper than
+    ``ax.cla()``, which rebuilds every tick (the explorers redraw into the same axes on every update)."""
+    for group in (ax.collections, ax.texts, ax.lines, ax.patches, ax.images):
+        for artist in list(group):
+            artist.remove()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    for loc in ("left", "center", "right"):
+        ax.set_title("", loc=loc)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+    ax.set_facecolor("white")
+    ax.set_axis_on()
+
+
+def _bytes_fmt(x: float, _pos: Any = None) -> str:
+    """Tick label for byte offsets: 0, 512, 48K, 192K (K = 1024 B)."""
+    if x == 0:
+        return "0"
+    if abs(x) >= 1024:
+        return f"{x / 1024:g}K" if x % 1024 == 0 else f"{x / 1024:.1f}K"
+    return f"{x:g}"
+
+
+def _count_fmt(x: float, _pos: Any = None) -> str:
+    """Tick label for element counts and cycles: 12,288 / 15M."""
+    if abs(x) >= 10_000_000:
+        return f"{x / 1e6:g}M"
+    return f"{x:,.0f}"
+
+
+def _count_ticks(ax: Axes) -> None:
+    """At most ~6 round x ticks (each tick is several artists: fewer ticks, faster redraws)."""
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], integer=True))
+    ax.xaxis.set_major_formatter(FuncFormatter(_count_fmt))
+
+
+def _veiled(color: str) -> tuple[float, float, float]:
+    r, g, b = to_rgb(color)
+    return (r + (1 - r) * 0.45, g + (1 - g) * 0.45, b + (1 - b) * 0.45)
+
+
+def _byte_ticks(ax: Axes, right: float) -> None:
+    """Byte ticks on round binary multiples (1K, 2K, ... 64K): the sizes buffers are made of."""
+    step = 256
+    while right / step > 7:
+        step *= 2
+    ax.xaxis.set_major_locator(MultipleLocator(step))
+    ax.xaxis.set_major_formatter(FuncFormatter(_bytes_fmt))
+
+
+def wrap(text: str, width_in: float = S.PAGE_WIDTH - 0.4, fontsize: float = S.FONT) -> str:
+    """Wrap a data-made title to the width it has on the page."""
+    return textwrap.fill(text, max(int(width_in * 72 / (fontsize * 0.55)), 20), break_long_words=False)
+
+
+def _legend(fig: Figure, own: bool, ax: Axes, handles: list[Any], ncols: int = 3) -> None:
+    """Below the figure when the figure is ours (constrained layout makes room), else inside ``ax``."""
+    if not handles:
+        return
+    if own:
+        fig.legend(handles=handles, loc="outside lower center", ncols=ncols, frameon=False, fontsize=S.SMALL)
+    else:
+        ax.legend(handles=handles, loc="upper right", fontsize=S.SMALL, framealpha=0.85)
+
+
+def _text_width_in(text: str, fontsize: float = S.SMALL) -> float:
+    return len(text) * fontsize * 0.6 / 72
+
+
+def _data_width_in(ax: Axes, width: float) -> float:
+    """How many inches ``width`` x-units of ``ax`` take on the page."""
+    x0, x1 = ax.get_xlim()
+    return abs(width) / max(abs(x1 - x0), 1e-12) * ax.get_position().width * ax.figure.get_figwidth()
+
+
+def _ax_width_in(ax: Axes) -> float:
+    """Width of ``ax`` in inches (what a left-aligned title or a label can use)."""
+    return ax.get_position().width * ax.figure.get_figwidth()
+
+
+def _data_height_in(ax: Axes, height: float) -> float:
+    y0, y1 = ax.get_ylim()
+    return abs(height) / max(abs(y1 - y0), 1e-12) * ax.get_position().height * ax.figure.get_figheight()
+
+
+#: Above this many tiles the tile map draws a sample of each core's tiles (they repeat one pattern).
+MAX_DRAWN_TILES = 3000
+
+
+# --- tile map --------------------------------------------------------------------------------------------------
+def plot_tile_map(source: Any, dtype: Any = None, n: int | None = None) -> Figure:
+    """Per-core tile assignment: the flat tensor split into cores (top) and each core's tiles (bottom), big vs
+    small cores, the tail tile and (ThresholdGradV2D) the padding past the logical end.
+
+    ``source`` is a TilingData (or a Run / KernelRun / ub_plan dict carrying one); ThresholdGradV2D needs
+    ``dtype`` and ``n`` for bytes and padding (a Run supplies both).
+    """
+    tm = D.tile_map(source, dtype, n)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 3.2 + min(len(tm.cores), 48) * 0.05)
+        top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4])
+        draw_tile_map(tm, top, bottom, own=True)
+        fig.suptitle(wrap(tm.title, fontsize=S.TITLE), fontsize=S.TITLE)
+    return fig
+
+
+def draw_tile_map(tm: D.TileMap, top: Axes, bottom: Axes, own: bool = False) -> None:
+    """Draw a :class:`.data.TileMap` into two axes (``own``: the figure is ours, put the legend below it)."""
+    cores = tm.cores
+    end = max(tm.padded_end, tm.n or 0, 1)
+    top.set_xlim(0, end)
+    top.set_ylim(-0.6, 0.6)
+    rects(top, [c["offset"] for c in cores], [c["padded_end"] for c in cores], [0] * len(cores), 0.8,
+          [S.CORE_COLORS[c["kind"]] for c in cores], edge="white", lw=0.6)
+    for c in cores:
+        label = f"core {c['core']}"
+        if _data_width_in(top, c["data_num"]) > _text_width_in(label) + 0.05:
+            top.text((c["offset"] + c["padded_end"]) / 2, 0, label, ha="center", va="center", color="white",
+                     fontsize=S.SMALL)
+    top.set_yticks([])
+    top.spines["left"].set_visible(False)
+    _count_ticks(top)
+    top.set_xlabel("element index in the flat tensor", labelpad=1)
+    top.set_title("the tensor, split into cores" + ("" if tm.padding is None else " (red line: the logical end N)"),
+                  fontsize=S.FONT, loc="left")
+    if tm.padding is not None:
+        p0, p1 = tm.padding
+        rects(top, p0, p1, 0, 0.8, "none", edge=S.OVERFLOW, hatch="////", lw=0.8, zorder=3)
+        top.axvline(p0, color=S.OVERFLOW, lw=1.2, zorder=4)
+    # bottom: one row per core, element offset within the core
+    segs = tm.segments
+    thinned = len(segs) > MAX_DRAWN_TILES
+    if thinned:   # too many to draw one by one: each core's full tiles as one bar, its last tile apart
+        last = {}
+        for seg in segs:
+            last[seg.core] = seg
+        segs = [D.TileSegment(c["core"], c["kind"], -1, c["offset"], last[c["core"]].start, False) for c in cores
+                if last[c["core"]].start > c["offset"]] + list(last.values())
+    offset = {c["core"]: c["offset"] for c in cores}
+    nrows = len(cores)
+    max_len = max((c["data_num"] for c in cores), default=1)
+    annotate = nrows <= 12
+    bottom.set_xlim(0, max_len * (1.32 if annotate else 1.0))
+    bottom.set_ylim(nrows - 0.5, -0.5)
+    height = 0.8 if nrows <= 48 else 1.0
+    rects(bottom, [s.start - offset[s.core] for s in segs], [s.end - offset[s.core] for s in segs],
+          [s.core for s in segs], height,
+          [S.CORE_COLORS[s.kind] if s.tile < 0 else S.tile_color(s.tile) for s in segs],
+          edge=S.EDGE if len(segs) <= 400 else None, lw=0.3)
+    tails = [s for s in segs if s.tail]
+    if tails:   # a white veil and a black outline: cheap to draw even for thousands of cores x tiles
+        rects(bottom, [s.start - offset[s.core] for s in tails], [s.end - offset[s.core] for s in tails],
+              [s.core for s in tails], height, (1, 1, 1, 0.45), edge="black", lw=0.9 if nrows <= 16 else 0.3,
+              zorder=3)
+    if tm.padding is not None:
+        p0, p1 = tm.padding
+        for c in cores:
+            lo, hi = max(p0, c["offset"]), min(p1, c["padded_end"])
+            if hi > lo:
+                rects(bottom, lo - c["offset"], hi - c["offset"], c["core"], height, "none", edge=S.OVERFLOW,
+                      hatch="////", lw=0.8, zorder=4)
+    if annotate:
+        for c in cores:
+            text = f" {c['data_num']:,} el., {c['tile_num']} tile{'s' if c['tile_num'] != 1 else ''}"
+            bottom.text(c["data_num"], c["core"], text, va="center", ha="left", fontsize=S.SMALL)
+    step = max(1, int(np.ceil(nrows / 8)))
+    bottom.set_yticks([c["core"] for c in cores][::step], [f"core {c['core']}" for c in cores][::step])
+    _count_ticks(bottom)
+    bottom.set_xlabel(f"element offset within the core (a tile = {tm.tile_field} = {tm.tile_elems:,} elements)")
+    bottom.set_title("each core's tiles (colour = tile index; pale, outlined = the shorter tail tile)"
+                     + (f"; {len(tm.segments):,} tiles, full ones merged" if thinned else ""),
+                     fontsize=S.FONT,
+                     loc="left")
+    handles = [Patch(facecolor=S.CORE_COLORS[k], label=tm.labels[k]) for k in ("big", "small") if tm.labels.get(k)]
+    if tails:
+        handles.append(Patch(facecolor=_veiled("#888888"), edgecolor="black", lw=0.9, label=tm.labels["tail"]))
+    if tm.padding is not None:
+        handles.append(Patch(facecolor="white", edgecolor=S.OVERFLOW, hatch="////", label=tm.labels["padding"]))
+    _legend(bottom.figure, own, bottom, handles if own else [], ncols=1)
+
+
+# --- UB layout -----------------------------------------------------------------------------------------------
+def plot_ub_layout(source: Any, core: int = 0) -> Figure:
+    """The UB of one core as an address bar to scale: queue blocks (x BUFFER_NUM), TBufs, the free gap, the
+    library's reserved top and the capacity; an over-capacity plan shows its overflow in red.
+    ``source``: ``ops.standalone.ub_plan(...)``, a Trace or a KernelRun."""
+    bar = D.ub_bar(source, core)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 2.9)
+        ax = fig.add_subplot()
+        draw_ub_bar(bar, ax, own=True)
+    return fig
+
+
+def draw_ub_bar(bar: D.UBBar, ax: Axes, own: bool = False, highlight: tuple[int, int] | None = None,
+                fill: dict[str, str] | None = None, labels: dict[str, str] | None = None,
+                block_labels: bool = True) -> None:
+    """``fill`` / ``labels`` override a buffer's face colour and label by name; ``block_labels=False`` leaves
+    the queue blocks unlabelled inside (the UB animation writes the tile they hold there); ``highlight``
+    outlines a byte range (the kernel stepper)."""
+    right = max(bar.capacity, bar.used) * 1.01
+    ax.set_xlim(0, right)
+    ax.set_ylim(-1.25, 1.6)
+    segs = bar.segments
+    base = [s for s in segs if s.kind != "overflow"]
+    faces = [(fill or {}).get(s.name, S.KIND_COLORS.get(s.kind, "#EEEEEE")) for s in base]
+    rects(ax, [s.start for s in base], [s.end for s in base], 0.0, 1.3, faces, lw=0.5)
+    reserved = [s for s in segs if s.kind == "reserved"]
+    if reserved:
+        rects(ax, [s.start for s in reserved], [s.end for s in reserved], 0.0, 1.3, "none", edge="#777777",
+              hatch="xx", lw=0.5, zorder=2.5)
+    over = [s for s in segs if s.kind == "overflow"]
+    if over:
+        rects(ax, [s.start for s in over], [s.end for s in over], 0.0, 1.3, S.OVERFLOW, edge="black", lw=0.5,
+              zorder=3, alpha=0.85)
+    _label_ub_segments(ax, segs, labels or {}, skip_reserved=bool(over), block_labels=block_labels)
+    ax.axvline(bar.capacity, color="black", lw=1.4, zorder=6)
+    limits = f"capacity {bar.capacity:,} B (solid) "
+    if bar.reserved:
+        ax.axvline(bar.usable, color="#555555", lw=1.0, ls="--", zorder=6)
+        limits = f"usable {bar.usable:,} B (dashed), " + limits
+    ax.text(bar.capacity, -0.78, limits, ha="right", va="top", fontsize=S.SMALL)
+    if highlight is not None:
+        rects(ax, highlight[0], highlight[1], 0.0, 1.42, "none", edge="black", lw=2.2, zorder=7)
+    ax.set_yticks([])
+    ax.spines["left"].set_visible(False)
+    _byte_ticks(ax, right)
+    ax.set_xlabel("UB address (bytes; K = 1024 B)")
+    ax.set_title(wrap(bar.title, _ax_width_in(ax)), fontsize=S.FONT,
+                 color=S.OVERFLOW if bar.overflow else "black", loc="left")
+    kinds = [k for k in ("VECIN", "VECOUT", "VECCALC", "free", "reserved") if any(s.kind == k for s in segs)]
+    handles = [Patch(facecolor=S.KIND_COLORS[k], edgecolor=S.EDGE, hatch="xx" if k == "reserved" else None,
+                     label=S.KIND_NAMES[k]) for k in kinds]
+    if over:
+        handles.append(Patch(facecolor=S.OVERFLOW, label=f"over capacity: {bar.overflow:,} B"))
+    if own:
+        _legend(ax.figure, own, ax, handles, ncols=3)
+
+
+_INDEXED = re.compile(r"^(?P<base>.*)\[(?P<i>\d+)\]$")
+
+
+def _label_ub_segments(ax: Axes, segs: list[D.UBSegment], labels: dict[str, str], skip_reserved: bool,
+                       block_labels: bool = True) -> None:
+    """Label what fits: a block of a queue gets its index "[i]" (and size) inside, the queue's name once
+    above its blocks; a TBuf, the free gap and the reserved top get their name and size inside, rotated if
+    needed, else a short leader line above the bar (staggered on two levels)."""
+    bar_h_in = 0.8 * _data_height_in(ax, 1.3)      # the axes shrink a little once a layout runs
+    callouts: list[tuple[float, float, str]] = []
+    groups: dict[str, list[D.UBSegment]] = {}
+
+    def inside(seg: D.UBSegment, lines: list[str], color: str) -> bool:
+        w_in = _data_width_in(ax, seg.size)
+        mid = (seg.start + seg.end) / 2
+        for k in range(len(lines), 0, -1):
+            text = "\n".join(lines[:k])
+            longest = max(_text_width_in(line) for line in lines[:k])
+            if w_in > longest + 0.06:
+                ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5, color=color)
+                return True
+            if w_in > 0.16 * k + 0.04 and bar_h_in > longest + 0.06:
+                ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5, color=color, rotation=90)
+                return True
+        return False
+
+    for seg in segs:
+        if seg.kind == "reserved" and skip_reserved:
+            continue
+        name = labels.get(seg.name, seg.name)
+        if not name:
+            continue
+        color = "white" if seg.kind == "overflow" else "black"
+        m = _INDEXED.match(name)
+        if seg.kind == "overflow":
+            if m:
+                groups.setdefault(m["base"], []).append(seg)
+                inside(seg, [f"[{m['i']}]", f"over by {seg.size:,} B"], color)
+            elif not inside(seg, [name, f"over by {seg.size:,} B"], color):
+                callouts.append(((seg.start + seg.end) / 2, 0.0, name))
+            continue
+        if m:
+            groups.setdefault(m["base"], []).append(seg)
+            if block_labels:
+                inside(seg, [f"[{m['i']}]", f"{seg.size:,} B"], color)
+        elif not inside(seg, [name, f"{seg.size:,} B"], color) and seg.kind != "free":
+            callouts.append(((seg.start + seg.end) / 2, 0.0, name))
+    for base, members in groups.items():
+        lo, hi = min(m.start for m in members), max(m.end for m in members)
+        if _data_width_in(ax, hi - lo) > _text_width_in(base) + 0.04:
+            ax.text((lo + hi) / 2, 0.7, base, ha="center", va="bottom", fontsize=S.SMALL, zorder=5)
+            ax.hlines(0.68, lo + (hi - lo) * 0.02, hi - (hi - lo) * 0.02, colors="black", lw=0.6)
+        else:
+            callouts.append(((lo + hi) / 2, 0.0, base))
+    if callouts:   # above the queue names (at 0.7), on two staggered levels
+        ys = [1.0 + 0.26 * (i % 2) for i in range(len(callouts))]
+        for (x, _, text), y in zip(callouts, ys, strict=True):
+            ax.text(x, y, text, ha="center", va="bottom", fontsize=S.SMALL, zorder=5)
+        ax.vlines([c[0] for c in callouts], 0.66, ys, colors="black", lw=0.6, zorder=5)
+
+
+# --- UB occupancy ------------------------------------------------------------------------------------------------
+def plot_ub_occupancy(source: Any, core: int = 0) -> Figure:
+    """UB bytes in use over simulated cycles on one core, stacked by buffer kind, against the usable size."""
+    occ = D.occupancy(source, core)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 3.0)
+        ax = fig.add_subplot()
+        draw_occupancy(occ, ax, own=True)
+    return fig
+
+
+def draw_occupancy(occ: D.Occupancy, ax: Axes, own: bool = False, now: float | None = None) -> None:
+    """Draw a :class:`.data.Occupancy` as a stacked step curve; ``now`` adds a time cursor."""
+    t = occ.times if occ.times[-1] >= occ.makespan else np.append(occ.times, occ.makespan)
+    order = [k for k in ("VECCALC", "VECIN", "VECOUT") if k in occ.by_kind]
+    curves = [np.resize(occ.by_kind[k], t.size) for k in order]
+    ax.stackplot(t, *curves, step="post", colors=[S.KIND_COLORS[k] for k in order],
+                 labels=[S.KIND_NAMES[k] for k in order], edgecolor=S.EDGE, linewidth=0.3)
+    ax.axhline(occ.usable, color="black", lw=1.0, ls="--")
+    ax.text(occ.makespan, occ.usable, f"usable {occ.usable:,} B", ha="right", va="bottom", fontsize=S.SMALL)
+    ax.axhline(occ.peak, color="#555555", lw=0.8, ls=":")
+    ax.text(occ.makespan * 0.01, occ.peak, f"peak {occ.peak:,} B", ha="left", va="top", fontsize=S.SMALL,
+            color="#333333")
+    if now is not None:
+        ax.axvline(now, color="black", lw=1.2)
+    ax.set_xlim(0, max(occ.makespan, 1.0))
+    top = max(occ.usable, occ.peak) * 1.15
+    ax.set_ylim(0, top)
+    ax.yaxis.set_major_locator(MultipleLocator(_binary_step(top, 6)))
+    ax.yaxis.set_major_formatter(FuncFormatter(_bytes_fmt))
+    _count_ticks(ax)
+    ax.set_xlabel("simulated cycles since the core started")
+    ax.set_ylabel("UB in use (bytes)")
+    ax.set_title(wrap(occ.title, _ax_width_in(ax)), fontsize=S.FONT, loc="left")
+    if own:
+        _legend(ax.figure, own, ax, ax.get_legend_handles_labels()[0], ncols=3)
+
+
+def _binary_step(top: float, most: int) -> int:
+    step = 256
+    while top / step > most:
+        step *= 2
+    return step
+
+
+# --- pipeline lanes ------------------------------------------------------------------------------------------------
+def plot_pipeline(source: Any, cores: Sequence[int] | None = None, note: str = "") -> Figure:
+    """MTE2 / V / MTE3 lanes of each core over simulated cycles; a tile keeps its colour in every lane.
+    ``note`` is added to the x label (e.g. what part of a big problem was simulated)."""
+    ln = D.lanes(source, cores)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 1.6 + 0.3 * len(ln.cores) * 3.5)
+        ax = fig.add_subplot()
+        draw_lanes(ln, ax, note=note, own=True)
+    return fig
+
+
+def lane_y(ln: D.Lanes) -> dict[tuple[int, str], float]:
+    """y position of each (core, pipe) lane: three lanes per core, a gap between cores."""
+    ys: dict[tuple[int, str], float] = {}
+    y = 0.0
+    for c in ln.cores:
+        for p in D.LANE_PIPES:
+            ys[(c, p)] = y
+            y += 1.0
+        y += 0.5
+    return ys
+
+
+def draw_lanes(ln: D.Lanes, ax: Axes, note: str = "", own: bool = False, upto: float | None = None,
+               xmax: float | None = None, highlight: int | None = None, legend: bool = True) -> PolyCollection:
+    """``upto``: draw only what happened before that cycle (animation); ``highlight``: index of a bar to
+    outline, later bars faded (kernel stepper)."""
+    ys = lane_y(ln)
+    bars = ln.bars
+    x0 = np.array([b.start for b in bars])
+    x1 = np.array([b.end for b in bars])
+    if upto is not None:
+        x1 = np.minimum(x1, upto)
+        x0 = np.minimum(x0, x1)
+    pc = rects(ax, x0, x1, [ys[(b.core, b.pipe)] for b in bars], 0.72, [S.tile_color(b.tile) for b in bars], lw=0.3)
+    if highlight is not None and bars:
+        pc.set_alpha(None)
+        faces = pc.get_facecolors()
+        faces[highlight + 1:, 3] = 0.2
+        pc.set_facecolors(faces)
+        b = bars[highlight]
+        rects(ax, b.start, b.end, ys[(b.core, b.pipe)], 0.98, "none", edge="black", lw=2.0, zorder=4)
+    ax.set_yticks(list(ys.values()), [f"core {c}  {p}" if len(ln.cores) > 1 else S.PIPE_NAMES[p] for c, p in ys])
+    for tick, (_, p) in zip(ax.get_yticklabels(), ys, strict=True):
+        tick.set_color(S.PIPE_COLORS[p])
+        tick.set_fontweight("bold")
+    span = xmax if xmax is not None else max(ln.makespan.values(), default=1.0)
+    ax.set_xlim(0, max(span, 1.0) * 1.01)
+    ax.set_ylim(max(ys.values(), default=0) + 0.6, -0.6)
+    _count_ticks(ax)
+    ax.set_xlabel(wrap("simulated cycles since the core started" + (f" -- {note}" if note else ""),
+                        _ax_width_in(ax)))
+    ax.grid(axis="x", color=S.GRID, lw=0.5)
+    ax.set_axisbelow(True)
+    ax.set_title(wrap(ln.title, _ax_width_in(ax)), fontsize=S.FONT, loc="left")
+    if legend:
+        shown = min(ln.tiles, 9)
+        handles = [Patch(facecolor=S.tile_color(i), edgecolor=S.EDGE, label=f"tile {i}") for i in range(shown)]
+        if ln.tiles > 9:
+            handles.append(Patch(facecolor="white", label=f"colours repeat every 9 of the {ln.tiles} tiles"))
+        _legend(ax.figure, own, ax, handles, ncols=min(len(handles), 5))
+    return pc
+
+
+def plot_buffer_num(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", study: dict[str, Any] | None = None,
+                    **kw: Any) -> Figure:
+    """Core 0 with BUFFER_NUM = 1 (top) and 2 (bottom) on one cycle axis, with the estimated speed-up.
+    ``kw`` goes to :func:`.data.buffer_num_study` / :func:`.data.pipeline_run` (``ub_size``, ``max_tiles``...)."""
+    st = study or D.buffer_num_study(op, n, dtype, soc, **kw)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 4.6)
+        axes = fig.subplots(2, 1, sharex=True)
+        span = max(st["cycles"].values())
+        for ax, bn in zip(axes, (1, 2), strict=True):
+            draw_lanes(st["lanes"][bn], ax, xmax=span, own=True, legend=bn == 2)
+            ax.set_title(f"BUFFER_NUM = {bn}: {st['cycles'][bn]:,.0f} cycles on core 0", fontsize=S.FONT, loc="left")
+        axes[0].set_xlabel("")
+        run = st["runs"][2]
+        fig.suptitle(wrap(f"{run.kernel} {as_acl_dtype(dtype).short}, N = {n:,} on {run.trace.soc}: with two "
+                           f"blocks per queue MTE2 fills one while V computes on the other -- estimated speed-up "
+                           f"x{st['speedup']:.2f}", fontsize=S.TITLE), fontsize=S.TITLE)
+    return fig
+
+
+# --- mask / select steps -------------------------------------------------------------------------------------------
+_ROW_COLORS = {"input": S.PIPE_COLORS["MTE2"], "value": S.PIPE_COLORS["V"], "output": S.PIPE_COLORS["MTE3"]}
+
+
+def plot_mask_steps(source: Any, core: int = 0, tile: int = 0) -> Figure:
+    """Values after every instruction of one tile (a ``snapshot=True`` run): the inputs copied in, each vector
+    result (alpha*x, +beta ... or the feature cast for the compare), each CompareScalar's bit-mask (dark = 1),
+    each Select's result; dashed lines mark the 256-byte repeats."""
+    rows = D.mask_steps(source, core, tile)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 1.0 + 0.62 * len(rows))
+        axes = fig.subplots(len(rows), 1, sharex=True, squeeze=False)[:, 0]
+        draw_mask_rows(rows, axes)
+        fig.suptitle(mask_title(source, rows, core, tile), fontsize=S.FONT)
+    return fig
+
+
+def mask_title(source: Any, rows: list[D.MaskRow], core: int, tile: int) -> str:
+    trace = source.trace if hasattr(source, "trace") else source
+    return wrap(f"{trace.kernel}, core {core}, tile {tile}: {len(rows[0].values)} elements, one row per "
+                 f"instruction (mask rows: dark = bit 1; dashed: {D.REPEAT_BYTES}-byte repeats)")
+
+
+def draw_mask_rows(rows: list[D.MaskRow], axes: Sequence[Axes], upto: int | None = None) -> None:
+    """``upto``: rows after it are drawn empty and the row itself highlighted (the stepping animation)."""
+    n = max(len(r.values) for r in rows)
+    for row, ax in zip(rows, axes, strict=True):
+        i = row.index
+        visible = upto is None or i <= upto
+        ax.set_xlim(-0.5, n - 0.5)
+        for k in range(row.repeat, n, row.repeat):
+            ax.axvline(k - 0.5, color="#666666", lw=0.8, ls="--", zorder=3, gid="repeat")
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        label = f"{i}. {row.instr}: {row.detail}"
+        if row.kind == "mask":
+            label += f"  ->  {int(row.values.sum())} of {len(row.values)} bits set"
+        ax.text(0.0, 1.03, label, transform=ax.transAxes, fontsize=S.SMALL, va="bottom", ha="left",
+                color="black" if visible else "#BBBBBB")
+        if not visible:
+            continue
+        if upto is not None and i == upto:
+            ax.set_facecolor("#FFF6D5")
+        vals = row.values
+        if row.kind == "mask":
+            ax.imshow(vals[None, :].astype(float), aspect="auto", cmap=ListedColormap(list(S.MASK_COLORS)),
+                      vmin=0, vmax=1, extent=(-0.5, len(vals) - 0.5, -0.5, 0.5), interpolation="nearest")
+            ax.set_ylim(-0.5, 0.5)
+        else:
+            v = vals.astype(np.float64)
+            ax.step(np.arange(len(v)), v, where="mid", color=_ROW_COLORS[row.kind], lw=1.1)
+            finite = v[np.isfinite(v)]
+            lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+            pad = (hi - lo) * 0.15 or 0.5
+            ax.set_ylim(lo - pad, hi + pad)
+            ax.set_yticks([lo, hi], [f"{lo:.4g}", f"{hi:.4g}"])
+            ax.tick_params(axis="y", length=2)
+            ax.axhline(0, color="#AAAAAA", lw=0.5)
+    last = rows[-1]
+    what = "elements of the compared tensor" if last.kind == "mask" else f"{last.values.dtype} elements"
+    axes[-1].set_xlabel(f"element index in the tile (a repeat = {D.REPEAT_BYTES} B = {last.repeat} {what})")
+
+
+# --- dtype tables ----------------------------------------------------------------------------------------------------
+_CATEGORY_COLORS = {"float": "#C6DBEF", "bfloat": "#C6DBEF", "int": "#FDD0A2", "uint": "#FDD0A2", "bool": "#DDDDDD",
+                    "complex": "#DADAEB", "": "#FFFFFF"}
+
+
+def abbr(name: str) -> str:
+    """float32 -> f32, bfloat16 -> bf16, uint8 -> u8, complex64 -> c64, bool -> b."""
+    for long, short in (("bfloat", "bf"), ("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c"),
+                        ("bool", "b")):
+        if name.startswith(long):
+            return short + name[len(long):]
+    return name
+
+
+def _category(name: str) -> str:
+    return name.rstrip("0123456789") if name else ""
+
+
+def plot_dtype_tables(dtypes: Sequence[Any] | None = None) -> Figure:
+    """PromoteType(row, column) and CanCast(row -> column) as coloured matrices (opbase's own tables)."""
+    from ..dtypes import BOOK_DTYPES
+    dts = list(dtypes or BOOK_DTYPES)
+    names, promote = D.promote_matrix(dts)
+    _, cancast = D.cancast_matrix(dts)
+    short = [abbr(n) for n in names]
+    k = len(names)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 5.2)
+        a1, a2 = fig.subplots(1, 2)
+        rgb = np.array([[to_rgb(_CATEGORY_COLORS.get(_category(c), "#FFFFFF")) for c in row] for row in promote])
+        a1.imshow(rgb, interpolation="nearest")
+        for i in range(k):
+            for j in range(k):
+                a1.text(j, i, abbr(promote[i][j]) if promote[i][j] else "-", ha="center", va="center",
+                        fontsize=S.SMALL, fontweight="bold" if i == j else "normal")
+        a1.set_title("PromoteType(row, column):\nthe dtype two inputs meet in", fontsize=S.FONT)
+        a2.imshow(np.where(cancast[..., None], to_rgb("#A1D99B"), to_rgb("#FCBBA1")), interpolation="nearest")
+        for i in range(k):
+            for j in range(k):
+                a2.text(j, i, "yes" if cancast[i, j] else "no", ha="center", va="center", fontsize=S.SMALL)
+        a2.set_title("CanCast(row -> column):\nmay a result be written into out?", fontsize=S.FONT)
+        for ax, (xl, yl) in ((a1, ("second input dtype", "first input dtype")),
+                             (a2, ("to: the out dtype", "from: the result dtype"))):
+            ax.set_xticks(range(k), short)
+            ax.set_yticks(range(k), short)
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            ax.tick_params(length=0)
+            for sp in ax.spines.values():
+                sp.set_visible(False)
+        handles = [Patch(facecolor=_CATEGORY_COLORS[c], edgecolor=S.EDGE, label=lab) for c, lab in
+                   (("float", "floating result"), ("int", "integer result"), ("bool", "bool result"),
+                    ("complex", "complex result"), ("", "-: no common dtype"))]
+        handles += [Patch(facecolor="#A1D99B", edgecolor=S.EDGE, label="CanCast: yes"),
+                    Patch(facecolor="#FCBBA1", edgecolor=S.EDGE, label="CanCast: no (161002)")]
+        _legend(fig, True, a1, handles, ncols=4)
+        fig.suptitle("opbase dtype rules (f = float, bf = bfloat, i = int, u = uint, b = bool, c = complex; "
+                     "the number is bits)", fontsize=S.FONT)
+    return fig
+
+
+def plot_support(socs: Sequence[str] | None = None) -> Figure:
+    """Which input dtypes each operator accepts on each SoC (the ops' own GetDtypeSupportList)."""
+    table = D.support_table(socs)
+    names, dts = table["socs"], [abbr(d) for d in table["dtypes"]]
+    yes, zero_only, no = "#A1D99B", "#FFE699", "#F3F3F3"
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 1.8 + 0.26 * len(names))
+        a1, a2 = fig.subplots(1, 2, sharey=True)
+        hs, th = table["HardsigmoidBackward"], table["ThresholdBackward"]
+        a1.imshow(np.where(hs[..., None], to_rgb(yes), to_rgb(no)), aspect="auto", interpolation="nearest")
+        pal = np.array([to_rgb(no), to_rgb(zero_only), to_rgb(yes)])
+        a2.imshow(pal[th], aspect="auto", interpolation="nearest")
+        for i in range(len(names)):
+            for j in range(len(dts)):
+                a1.text(j, i, "yes" if hs[i, j] else "", ha="center", va="center", fontsize=S.SMALL)
+                a2.text(j, i, {2: "yes", 1: "thr=0", 0: ""}[int(th[i, j])], ha="center", va="center",
+                        fontsize=S.SMALL)
+        a1.set_title("aclnnHardsigmoidBackward", fontsize=S.FONT)
+        a2.set_title("aclnnThresholdBackward", fontsize=S.FONT)
+        for ax in (a1, a2):
+            ax.set_xticks(range(len(dts)), dts)
+            ax.set_xlabel("input dtype")
+            ax.tick_params(length=0)
+            for sp in ax.spines.values():
+                sp.set_visible(False)
+        a1.set_yticks(range(len(names)), names)
+        handles = [Patch(facecolor=yes, edgecolor=S.EDGE, label="in the dtype support list"),
+                   Patch(facecolor=zero_only, edgecolor=S.EDGE, label="only if |threshold| <= FLT_EPSILON (ReluGrad)"),
+                   Patch(facecolor=no, edgecolor=S.EDGE, label="rejected: 161002")]
+        _legend(fig, True, a1, handles, ncols=3)
+        fig.suptitle("dtype support list per SoC (each operator's GetDtypeSupportList)", fontsize=S.FONT)
+    return fig
+
+
+# --- L0 graph ---------------------------------------------------------------------------------------------------
+def plot_l0_graph(run: Any) -> Figure:
+    """The L0 graph a call built (``run.nodes``): one box per node with its tensors, arrows from producer to
+    consumer, a Cast in orange, a no-op node dashed, and under each box the reason it is there."""
+    g = D.l0_graph(run)
+    lines = sum(_l0_layout(g)[1]) if g["status"] == 0 and g["nodes"] else 6
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 0.9 + _LINE_IN * lines)
+        ax = fig.add_subplot()
+        draw_l0_graph(g, ax, own=True)
+    return fig
+
+
+_LINE_IN = S.SMALL * 1.3 / 72          # one line of 8 pt text, in inches
+
+
+def _l0_texts(g: dict[str, Any], pos: dict[int, tuple[float, int]]) -> dict[int, tuple[str, str]]:
+    """(box text, wrapped reason) per node; a reason wraps to the room left and right of its node."""
+    out = {}
+    for i, n in enumerate(g["nodes"]):
+        sources = "".join(f"{s} -> " for s in n["sources"])
+        body = f"{n['op']}\n{sources}{', '.join(n['inputs'])} -> {', '.join(n['outputs'])}"
+        if n["tiling"]:
+            body += f"\n{n['tiling']}"
+        x = 0.04 + 0.92 * pos[i][0]
+        room_in = 2 * min(x, 1 - x) * (S.PAGE_WIDTH - 0.5)
+        width = min(max(int(room_in * 72 / (S.SMALL * 0.58)), 24), 90)
+        out[i] = (body, textwrap.fill(n["why"], width))
+    return out
+
+
+def _l0_layout(g: dict[str, Any]) -> tuple[dict[int, tuple[float, int]], list[float]]:
+    """Node positions and the height of each layer in lines (box + reason + room for the arrow)."""
+    pos = _layer_positions(g)
+    texts = _l0_texts(g, pos)
+    layers = max(layer for _, layer in pos.values()) + 1
+    heights = [0.0] * layers
+    for i, (body, why) in texts.items():
+        layer = pos[i][1]
+        heights[layer] = max(heights[layer], body.count("\n") + 1 + why.count("\n") + 1 + 2.6)
+    return pos, heights
+
+
+def _layer_positions(g: dict[str, Any]) -> dict[int, tuple[float, int]]:
+    """x in [0, 1] and layer of every node: the first layer spread evenly, later nodes under the mean x of
+    their producers (so arrows do not cut through other boxes), pushed apart when they collide."""
+    nodes = g["nodes"]
+    producers: dict[int, list[int]] = {}
+    for i, j in g["edges"]:
+        producers.setdefault(j, []).append(i)
+    pos: dict[int, tuple[float, int]] = {}
+    layers = max((n["layer"] for n in nodes), default=0) + 1
+    for layer in range(layers):
+        idx = [i for i, n in enumerate(nodes) if n["layer"] == layer]
+        if layer == 0 or len(idx) > 1:
+            xs = [(k + 0.5) / len(idx) for k in range(len(idx))]
+            if layer > 0:
+                idx.sort(key=lambda i: np.mean([pos[p][0] for p in producers.get(i, [])] or [0.5]))
+        else:
+            xs = [float(np.mean([pos[p][0] for p in producers.get(idx[0], [])] or [0.5]))]
+        for i, x in zip(idx, xs, strict=True):
+            pos[i] = (x, layer)
+    return pos
+
+
+def draw_l0_graph(g: dict[str, Any], ax: Axes, own: bool = False) -> None:
+    """Draw :func:`.data.l0_graph`'s nodes as boxes in layers, or the failed call's status and message."""
+    ax.set_axis_off()
+    ax.set_title(wrap(g["title"]), fontsize=S.FONT, loc="left", color="black" if g["status"] == 0 else S.OVERFLOW)
+    if g["status"] != 0 or not g["nodes"]:
+        text = "\n".join(textwrap.fill(m, 90) for m in g["messages"]) or "no L0 graph: nothing was launched"
+        ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=S.SMALL, transform=ax.transAxes,
+                bbox={"boxstyle": "round", "fc": "#FDE0DD" if g["status"] else "#F0F0F0", "ec": S.OVERFLOW})
+        return
+    nodes = g["nodes"]
+    pos, heights = _l0_layout(g)
+    texts = _l0_texts(g, pos)
+    tops = 1.0 - np.concatenate([[0.0], np.cumsum(heights)[:-1]]) / sum(heights)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    boxes, whys = {}, {}
+    for i, n in enumerate(nodes):
+        x, layer = pos[i]
+        body, why = texts[i]
+        edge = S.PIPE_COLORS["V"] if n["is_cast"] else ("black" if n["launches_kernel"] else "#888888")
+        boxes[i] = ax.text(0.04 + 0.92 * x, tops[layer] - 0.3 / sum(heights), body, ha="center", va="top",
+                           fontsize=S.SMALL, zorder=3,
+                           bbox={"boxstyle": "round,pad=0.3", "fc": "#FFF1E6" if n["is_cast"] else "white",
+                                 "ec": edge, "lw": 1.6 if n["is_cast"] else 1.0,
+                                 "ls": "-" if n["launches_kernel"] else "--"})
+        whys[i] = ax.annotate(why, (0.5, 0), xycoords=boxes[i], xytext=(0, -5),
+                              textcoords="offset points", ha="center", va="top", fontsize=S.SMALL, style="italic",
+                              color="#444444", zorder=3)
+    for i, j in g["edges"]:
+        ax.annotate("", (0.5, 1.0), xycoords=boxes[j], xytext=(0.5, 0.0), textcoords=whys[i],
+                    arrowprops={"arrowstyle": "->", "lw": 0.9, "color": "#555555", "shrinkA": 2, "shrinkB": 4},
+                    zorder=1)
+    handles = [Patch(facecolor="#FFF1E6", edgecolor=S.PIPE_COLORS["V"], label="Cast: the dtypes differ"),
+               Patch(facecolor="white", edgecolor="#888888", ls="--", label="no-op (nothing launched)"),
+               Patch(facecolor="white", edgecolor="black", label="does work")]
+    if own:
+        _legend(ax.figure, own, ax, handles, ncols=3)
