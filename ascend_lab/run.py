@@ -9,7 +9,6 @@ the workspace size, the L0 graph, the tiling the kernel used, the trace (``trace
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -265,6 +264,3 @@ def threshold_backward(grad_output: Any, x: Any, threshold: Any, soc: str | None
                        th_api.aclnnThresholdBackward, {"gradOutput": g, "self": s}, out, default_out,
                        scalar=scalar, trace=trace)
 
-
-def numel(shape: tuple[int, ...]) -> int:
-    return math.prod(shape)

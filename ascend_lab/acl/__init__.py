@@ -6,30 +6,11 @@
     ret, dev = acl.aclrtMalloc(nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
 """
 
+from . import runtime as _runtime
+from . import tensor as _tensor
+from . import types as _types
 from .runtime import *  # noqa: F403
-from .runtime import (
-    ACL_ERROR_INVALID_PARAM,
-    ACL_SUCCESS,
-    DevicePtr,
-    aclrtStream,
-    current_soc,
-    set_soc,
-    soc,
-)
-from .tensor import (
-    aclCreateScalar,
-    aclCreateTensor,
-    aclDestroyScalar,
-    aclDestroyTensor,
-    aclScalar,
-    aclTensor,
-    contiguous_strides,
-)
+from .tensor import *  # noqa: F403
 from .types import *  # noqa: F403
-from .types import aclDataType, aclFormat
 
-__all__ = [
-    "ACL_SUCCESS", "ACL_ERROR_INVALID_PARAM", "DevicePtr", "aclrtStream", "aclTensor", "aclScalar",
-    "aclCreateTensor", "aclDestroyTensor", "aclCreateScalar", "aclDestroyScalar", "aclDataType",
-    "aclFormat", "contiguous_strides", "set_soc", "soc", "current_soc",
-]
+__all__ = [*_runtime.__all__, *_tensor.__all__, *_types.__all__]

@@ -19,6 +19,17 @@ import numpy as np
 
 from ..opdev import platform as _platform
 
+__all__ = [
+    "ACL_SUCCESS", "ACL_ERROR_INVALID_PARAM", "ACL_ERROR_UNINITIALIZE", "ACL_ERROR_REPEAT_INITIALIZE",
+    "ACL_ERROR_RT_PARAM_INVALID", "ACL_ERROR_RT_INVALID_DEVICEID", "ACL_ERROR_RT_CONTEXT_NULL",
+    "ACL_ERROR_RT_STREAM_CONTEXT", "ACL_ERROR_BAD_ALLOC", "ACL_ERROR_RT_MEMORY_ALLOCATION",
+    "ACL_MEM_MALLOC_HUGE_FIRST", "ACL_MEM_MALLOC_HUGE_ONLY", "ACL_MEM_MALLOC_NORMAL_ONLY", "aclrtMemcpyKind",
+    "ACL_MEMCPY_HOST_TO_HOST", "ACL_MEMCPY_HOST_TO_DEVICE", "ACL_MEMCPY_DEVICE_TO_HOST", "ACL_MEMCPY_DEVICE_TO_DEVICE",
+    "DevicePtr", "DeviceAllocation", "aclrtStream", "aclInit", "aclFinalize", "aclrtSetDevice", "aclrtResetDevice",
+    "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtMalloc", "aclrtFree", "aclrtMemcpy",
+    "aclrtMemset", "set_soc", "soc", "current_soc", "is_initialized", "current_device", "trim_pool",
+]
+
 # --- error codes (acl/acl_base.h, runtime rt error codes) -------------------------------------------
 ACL_SUCCESS = 0
 ACL_ERROR_INVALID_PARAM = 100000
@@ -38,6 +49,7 @@ ACL_MEM_MALLOC_NORMAL_ONLY = 2
 
 
 class aclrtMemcpyKind(IntEnum):  # noqa: N801
+    """Direction of an aclrtMemcpy."""
     ACL_MEMCPY_HOST_TO_HOST = 0
     ACL_MEMCPY_HOST_TO_DEVICE = 1
     ACL_MEMCPY_DEVICE_TO_HOST = 2
@@ -184,6 +196,7 @@ class aclrtStream:  # noqa: N801
 
 # --- init / device -------------------------------------------------------------------------------------
 def aclInit(config_path: str | None = None) -> int:  # noqa: N802
+    """Initialise ACL once per process (a second call returns ACL_ERROR_REPEAT_INITIALIZE)."""
     if _state.initialized:
         return ACL_ERROR_REPEAT_INITIALIZE
     _state.initialized = True
@@ -191,6 +204,7 @@ def aclInit(config_path: str | None = None) -> int:  # noqa: N802
 
 
 def aclFinalize() -> int:  # noqa: N802
+    """Release ACL; the device in use is reset."""
     if not _state.initialized:
         return ACL_ERROR_UNINITIALIZE
     _state.initialized = False
@@ -199,6 +213,7 @@ def aclFinalize() -> int:  # noqa: N802
 
 
 def aclrtSetDevice(device_id: int) -> int:  # noqa: N802
+    """Choose the device (0..7) that later calls run on; needs aclInit first."""
     if not _state.initialized:
         return ACL_ERROR_UNINITIALIZE
     if not isinstance(device_id, (int, np.integer)) or isinstance(device_id, bool):
@@ -211,6 +226,7 @@ def aclrtSetDevice(device_id: int) -> int:  # noqa: N802
 
 
 def aclrtResetDevice(device_id: int) -> int:  # noqa: N802
+    """Release the device set by aclrtSetDevice."""
     if _state.device != device_id:
         return ACL_ERROR_RT_INVALID_DEVICEID
     _state.device = None
@@ -226,6 +242,7 @@ def _context_error() -> int:
 
 
 def aclrtCreateStream() -> tuple[int, aclrtStream | None]:  # noqa: N802
+    """``ret, stream = aclrtCreateStream()``: a task queue on the current device."""
     err = _context_error()
     if err:
         return err, None
@@ -235,6 +252,7 @@ def aclrtCreateStream() -> tuple[int, aclrtStream | None]:  # noqa: N802
 
 
 def aclrtDestroyStream(stream: aclrtStream | None) -> int:  # noqa: N802
+    """Destroy a stream; using it afterwards is an error."""
     if stream is None or stream.destroyed:
         return ACL_ERROR_INVALID_PARAM
     stream.destroyed = True
@@ -243,6 +261,7 @@ def aclrtDestroyStream(stream: aclrtStream | None) -> int:  # noqa: N802
 
 
 def aclrtSynchronizeStream(stream: aclrtStream | None) -> int:  # noqa: N802
+    """Wait for the stream's tasks (immediate here: the simulator runs each task when it is submitted)."""
     if stream is not None and stream.destroyed:
         return ACL_ERROR_RT_STREAM_CONTEXT
     return _context_error()
@@ -271,6 +290,7 @@ def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int
 
 
 def aclrtFree(ptr: DevicePtr | None) -> int:  # noqa: N802
+    """Free an allocation from aclrtMalloc (the pointer must be its start); its bytes go back to the pool."""
     if not isinstance(ptr, DevicePtr) or ptr.offset != 0 or ptr.allocation.freed:
         _log("aclrtFree", f"{ptr!r} is not the start of a live allocation")
         return ACL_ERROR_INVALID_PARAM
@@ -360,6 +380,7 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:  # noqa:
 
 
 def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:  # noqa: N802
+    """Set ``count`` bytes at ``dst`` to ``value``; ``count > destMax`` is ACL_ERROR_INVALID_PARAM."""
     if count > dest_max:
         return ACL_ERROR_INVALID_PARAM
     if not _device_ok(dst, dest_max, "aclrtMemset", "dst"):
@@ -375,8 +396,10 @@ current_soc = _platform.current_soc
 
 
 def is_initialized() -> bool:
+    """Whether aclInit has been called (and not finalized)."""
     return _state.initialized
 
 
 def current_device() -> int | None:
+    """The device set by aclrtSetDevice, or None."""
     return _state.device

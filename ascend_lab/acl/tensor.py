@@ -20,6 +20,9 @@ from ..opdev.log import OP_LOGE
 from .runtime import DevicePtr
 from .types import aclDataType, aclFormat
 
+__all__ = ["aclTensor", "aclScalar", "aclCreateTensor", "aclDestroyTensor", "aclCreateScalar", "aclDestroyScalar",
+           "contiguous_strides"]
+
 
 def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
     if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
@@ -179,6 +182,7 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
 
 
 def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
+    """Destroy the descriptor (not the device memory); an aclnn call given it afterwards returns 161002."""
     if tensor is None:
         return 0
     if not isinstance(tensor, aclTensor):
@@ -226,6 +230,7 @@ def aclCreateScalar(value: Any, data_type: Any) -> aclScalar | None:  # noqa: N8
 
 
 def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
+    """Destroy a scalar made by aclCreateScalar."""
     if scalar is not None:
         scalar.destroyed = True
     return 0

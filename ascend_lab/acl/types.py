@@ -10,6 +10,7 @@ from enum import IntEnum
 
 
 class aclDataType(IntEnum):  # noqa: N801 - C name on purpose
+    """Element types with CANN's numeric values (``ACL_FLOAT = 0``, ``ACL_FLOAT16 = 1``, ``ACL_BF16 = 27``...)."""
     ACL_DT_UNDEFINED = -1
     ACL_FLOAT = 0
     ACL_FLOAT16 = 1
@@ -38,6 +39,7 @@ class aclDataType(IntEnum):  # noqa: N801 - C name on purpose
 
 
 class aclFormat(IntEnum):  # noqa: N801
+    """Tensor formats with CANN's numeric values; these operators use ``ACL_FORMAT_ND`` (2)."""
     ACL_FORMAT_UNDEFINED = -1
     ACL_FORMAT_NCHW = 0
     ACL_FORMAT_NHWC = 1
@@ -66,3 +68,5 @@ _SHORT_NAMES = {
 # Module-level C-style constants (acl.ACL_FLOAT, acl.ACL_FORMAT_ND, ...), as in the C headers.
 globals().update({m.name: m for m in aclDataType})
 globals().update({m.name: m for m in aclFormat})
+
+__all__ = ["aclDataType", "aclFormat", *(m.name for m in aclDataType), *(m.name for m in aclFormat)]

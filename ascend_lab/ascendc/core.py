@@ -25,6 +25,7 @@ RESERVED_UB = 8 * 1024 + 256
 
 
 def reserved_ub_bytes(soc: SocInfo) -> int:
+    """Bytes at the top of UB the AscendC library keeps for itself on this SoC (0 on Ascend950)."""
     return 0 if soc.npu_arch == NpuArch.DAV_3510 else RESERVED_UB
 
 
@@ -144,4 +145,5 @@ def GetBlockIdx() -> int:  # noqa: N802 - AscendC name
 
 
 def GetBlockNum() -> int:  # noqa: N802
+    """Number of cores this launch runs on (blockDim)."""
     return current().block_dim

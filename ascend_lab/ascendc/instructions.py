@@ -21,6 +21,7 @@ from .tensor import GlobalTensor, LocalTensor, local_span
 
 
 class CMPMODE(IntEnum):
+    """Comparison of CompareScalar/Compare (AscendC enum values)."""
     LT = 0
     GT = 1
     EQ = 2
@@ -30,12 +31,14 @@ class CMPMODE(IntEnum):
 
 
 class SELMODE(IntEnum):
+    """How Select reads its mask and second operand (AscendC enum values)."""
     VSEL_CMPMASK_SPR = 0
     VSEL_TENSOR_SCALAR_MODE = 1
     VSEL_TENSOR_TENSOR_MODE = 2
 
 
 class RoundMode(IntEnum):
+    """Cast rounding: NONE (exact or RINT), RINT half-even, FLOOR, CEIL, ROUND half-away, TRUNC, ODD."""
     CAST_NONE = 0
     CAST_RINT = 1
     CAST_FLOOR = 2
@@ -103,6 +106,15 @@ def _check_local(instr: str, *ts: Any) -> None:
     for t in ts:
         if not isinstance(t, LocalTensor):
             raise TypeError(f"{instr} needs LocalTensor operands, got {type(t).__name__}")
+
+
+def _show(value: Any) -> str:
+    """The exact value of a scalar operand with its type, e.g. ``half 0.10003662109375`` (numpy's own
+    repr would print the shortest string that round-trips, ``0.1``, hiding the rounding)."""
+    dt = np.asarray(value).dtype
+    name = {"float16": "half", "float32": "float"}.get(dt.name, dt.name)
+    exact = repr(float(value)) if dt.kind in "fV" else str(int(value))
+    return f"{name} {exact}"
 
 
 def _scalar(dtype: np.dtype, value: Any) -> Any:
@@ -201,7 +213,8 @@ def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar:
         raise TypeError(f"{api}: dst is {dst.dtype} but src is {src.dtype}; they must match")
     s = _scalar(dst.dtype, scalar)
     fn(local_span(src, count, api, False), s, out=local_span(dst, count, api, True))
-    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {src.buffer} {api} {s!r}", src)
+    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize,
+                 lambda: f"{dst.buffer} = {src.buffer} {api} {_show(s)}", src)
 
 
 def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
@@ -210,14 +223,17 @@ def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  
 
 
 def Adds(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    """dst = src + scalar, rounded to dst's dtype."""
     _unary_scalar("Adds", np.add, dst, src, scalar, count)
 
 
 def Maxs(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    """dst = max(src, scalar) elementwise."""
     _unary_scalar("Maxs", np.maximum, dst, src, scalar, count)
 
 
 def Mins(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    """dst = min(src, scalar) elementwise."""
     _unary_scalar("Mins", np.minimum, dst, src, scalar, count)
 
 
@@ -231,10 +247,12 @@ def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
 
 
 def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
+    """dst = src0 * src1, rounded to the common dtype."""
     _binary("Mul", np.multiply, dst, src0, src1, count)
 
 
 def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
+    """dst = src0 + src1, rounded to the common dtype."""
     _binary("Add", np.add, dst, src0, src1, count)
 
 
@@ -248,10 +266,11 @@ def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
 
 
 def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+    """Fill the first ``count`` elements of dst with the scalar (converted to dst's dtype)."""
     _check_local("Duplicate", dst)
     s = _scalar(dst.dtype, scalar)
     local_span(dst, count, "Duplicate", True)[...] = s
-    _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {s!r}")
+    _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {_show(s)}")
 
 
 def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:  # noqa: N802
@@ -298,10 +317,12 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     packed = np.packbits(_CMP_FN[int(mode)](local_span(src, n, "CompareScalar", False), s), bitorder="little")
     _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
-                 lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {s!r}", src, out_bytes=packed.size)
+                 lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {_show(s)}", src,
+                 out_bytes=packed.size)
 
 
 def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:  # noqa: N802
+    """Tensor-tensor compare into a bit-mask, over whole 256-byte repeats (like CompareScalar)."""
     _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
     n = _repeat_count(ctx, "Compare", src0, int(count))
@@ -337,7 +358,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
         other_bits = np.asarray(_scalar(dst.dtype, src1)).view(ui)[()]
         rest = None if other_bits == 0 else np.bitwise_and(np.invert(m), other_bits)
-        label = lambda: repr(_scalar(dst.dtype, src1))  # noqa: E731
+        label = lambda: _show(_scalar(dst.dtype, src1))  # noqa: E731
     else:
         _check_local("Select", src1)
         rest = np.bitwise_and(local_span(src1, count, "Select", False).view(ui), np.invert(m))

@@ -23,6 +23,7 @@ from .trace import Trace
 
 @dataclass
 class KernelRun:
+    """One launch: its kernel name, blockDim, tiling and trace (cycles, warnings, UB layouts, events)."""
     kernel: str
     block_dim: int
     tiling: Any

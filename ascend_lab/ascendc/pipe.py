@@ -33,6 +33,7 @@ from .tensor import LocalTensor
 
 
 class TPosition(Enum):
+    """Where a buffer sits in the data flow: VECIN (copied in), VECOUT (to copy out), VECCALC (temporaries)."""
     GM = "GM"
     VECIN = "VECIN"
     VECOUT = "VECOUT"

@@ -220,7 +220,7 @@ def local_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarra
                           f"spill into {other.name}", instruction=instr, core=ctx.core, tile=t.tile,
                           kind="ub-overrun")
     into = other.name if other is not None else "free UB"
-    ctx.warn(instr, t.tile, "ub-overrun",
+    ctx.warn(instr, ctx.current_tile if t.tile is None else t.tile, "ub-overrun",
              f"{'writes' if write else 'reads'} {over} B past the end of {t.buffer} (into {into})")
     return ctx.ub[t.offset:end].view(t.dtype)
 

@@ -16,6 +16,7 @@ PIPES = ("MTE2", "V", "MTE3", "S")
 
 @dataclass(slots=True)
 class Event:
+    """One instruction on one pipe of one core, with its cycles, bytes, UB range and tile."""
     core: int
     pipe: str                 # "MTE2" copy-in, "V" vector, "MTE3" copy-out, "S" scalar / queue ops
     instr: str                # "DataCopyPad", "Muls", "AllocTensor", ...
@@ -32,6 +33,7 @@ class Event:
 
 @dataclass(frozen=True)
 class Warning_:
+    """A sanitizer finding the hardware tolerates (GM padding, UB overrun into free space, partial repeat)."""
     core: int
     tile: int | None
     instr: str
@@ -41,6 +43,7 @@ class Warning_:
 
 @dataclass(frozen=True)
 class UBBuffer:
+    """One block laid out by TPipe::InitBuffer: name, kind, byte offset and size."""
     name: str                 # "inQueueGrad[0]", "tmpBuf"
     kind: str                 # "VECIN", "VECOUT", "VECCALC" (TBuf), "reserved"
     offset: int
@@ -49,6 +52,7 @@ class UBBuffer:
 
 @dataclass
 class CoreSummary:
+    """Per-core totals: cycles, busy cycles per pipe, bytes in/out, tiles, instructions."""
     core: int
     cycles: float = 0.0
     busy: dict[str, float] = field(default_factory=lambda: {p: 0.0 for p in PIPES})

@@ -10,6 +10,7 @@ from enum import IntEnum
 
 
 class AclnnStatus(IntEnum):
+    """aclnnStatus values; ``describe(code)`` gives the meaning."""
     ACLNN_SUCCESS = 0
     ACLNN_ERR_PARAM_NULLPTR = 161001
     ACLNN_ERR_PARAM_INVALID = 161002

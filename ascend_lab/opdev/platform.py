@@ -20,6 +20,7 @@ DEFAULT_SOC = "Ascend910B4"
 
 
 class NpuArch(IntEnum):
+    """``GetCurNpuArch()`` values: the vector architecture generation."""
     DAV_1001 = 1001   # Ascend910 (training, coupled)
     DAV_2002 = 2002   # Ascend310P (inference, coupled)
     DAV_2201 = 2201   # Ascend910B / Ascend910_93 (A2 / A3, split AIC:AIV = 1:2)
@@ -46,6 +47,7 @@ class SocVersion(IntEnum):
 
 @dataclass(frozen=True)
 class SocInfo:
+    """One catalogue entry: what tiling and the cost model read about a SoC, with a source note."""
     name: str
     product: str
     npu_arch: NpuArch
@@ -117,6 +119,7 @@ def set_soc(name: str) -> SocInfo:
 
 
 def current_soc() -> SocInfo:
+    """The SoC in force (set with set_soc / soc())."""
     return get_soc(_current)
 
 
@@ -133,8 +136,10 @@ def soc(name: str) -> Iterator[SocInfo]:
 
 
 def GetCurNpuArch() -> NpuArch:  # noqa: N802 - CANN name
+    """NpuArch of the SoC in force."""
     return current_soc().npu_arch
 
 
 def GetCurrentSocVersion() -> SocVersion:  # noqa: N802 - CANN name
+    """SocVersion of the SoC in force."""
     return current_soc().soc_version

@@ -10,7 +10,6 @@ instead of refusing it.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -139,6 +138,3 @@ def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B
             "free": max(usable - used, 0), "overflow": max(used - usable, 0), "buffer_num": buffer_num,
             "elements_per_tile": getattr(td, "ubFactor", None) or getattr(td, "tileDataNum", None)}
 
-
-def numel(shape: tuple[int, ...]) -> int:
-    return math.prod(shape)
