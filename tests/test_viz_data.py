@@ -239,7 +239,7 @@ def test_mask_steps_hard_sigmoid_grad_two_repeats():
     assert np.array_equal(rows[3].values, tmp)
     assert np.array_equal(rows[5].values, tmp > 0) and np.array_equal(rows[7].values, tmp < 1)
     assert np.array_equal(rows[-1].values, golden.hard_sigmoid_grad(g, x)) and np.array_equal(out, rows[-1].values)
-    assert "Adds 0.5" in rows[3].detail and "np." not in rows[3].detail
+    assert "Adds float 0.5" in rows[3].detail and "np." not in rows[3].detail
 
 
 def test_mask_steps_threshold_fp16_and_needs_snapshot():

@@ -458,7 +458,8 @@ _NP_SCALAR = re.compile(r"np\.\w+\(([^()]*)\)")
 
 
 def clean_detail(detail: str) -> str:
-    """``"tmp = x Muls np.float32(0.16666666)"`` -> ``"tmp = x Muls 0.16666666"``."""
+    """Strip numpy scalar reprs (``np.float32(0.5)`` -> ``0.5``) from older or hand-written details; the
+    simulator's own details already print scalars exactly (``float 0.5``)."""
     return _NP_SCALAR.sub(r"\1", detail)
 
 
