@@ -1,0 +1,429 @@
+"""What every lab's ``check()`` shares: cases, a battery runner, and a report that teaches.
+
+A lab module (``lab1_checks``, ``lab2_dtypes``, ...) builds a list of :class:`Case` from its own *oracle*
+and hands it, with the learner's function, to :func:`run_battery`. The runner calls the function on
+every case in order and stops at the FIRST case whose result differs from the oracle's, so the report
+names one concrete situation to fix: the inputs, what was expected, what came back, why they differ and
+a hint. Whatever the learner's code raises is caught and reported as that case's failure, with the last
+line of the traceback; ``check()`` never re-raises, it always returns a :class:`Report`.
+
+Expected outcomes (``Case.expected``)
+    a plain value, compared with ``==`` or with ``Case.compare`` (which returns ``None`` for "equal" or a
+    sentence saying what differs); ``Raises(TilingError)`` when the function must raise; or a
+    :class:`KernelFault` when the simulated kernel must be stopped by the sanitizer.
+
+Hook for the kernel labs
+    A kernel lab runs the learner's kernel through ``ascend_lab.ascendc.launch`` inside ``Case.call``.
+    When the sanitizer stops it, ``ascendc.KernelError`` propagates; the runner turns it into a
+    :class:`KernelFault` (message, kind, instruction, core, tile), which the report prints as "sanitizer"
+    and "where" lines. For wrong numbers instead of a crash, :func:`compare_arrays` finds the first
+    differing element and, given ``locate`` (see :func:`locator`, built from an ``op_host.core_ranges``
+    list), names the core and tile that wrote it. A case may also *expect* a fault
+    (``expected=KernelFault(kind="ub-out-of-range", core=3)``) for "make the sanitizer fire" exercises.
+
+Reports print as text (``str``/``repr``, for a terminal) and as HTML (``_repr_html_``, for Jupyter and
+the static book); ``bool(report)`` is ``report.passed``.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..ascendc.errors import KernelError
+from ..opdev import log as oplog
+
+__all__ = [
+    "Case", "Failure", "KernelFault", "Raises", "Report", "compare_arrays", "locator", "positional", "run_battery",
+]
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+_THIS_FILE = Path(__file__).resolve()
+_MAX_TEXT = 600
+
+
+# --------------------------------------------------------------------------------------------------
+# expected outcomes
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Raises:
+    """Expected outcome: the function raises ``exc`` (or a subclass); ``match`` must occur in the message."""
+
+    exc: type[BaseException]
+    match: str = ""
+
+    def __str__(self) -> str:
+        return f"raises {self.exc.__name__}" + (f" ({self.match!r})" if self.match else "")
+
+
+@dataclass(frozen=True)
+class KernelFault:
+    """A sanitizer finding (``ascendc.KernelError``) as a record, or the finding a kernel case expects.
+
+    As an expectation, empty/None fields match anything: ``KernelFault(kind="ub-out-of-range")``.
+    """
+
+    message: str = ""
+    kind: str = ""
+    instruction: str = ""
+    core: int | None = None
+    tile: int | None = None
+
+    @classmethod
+    def from_error(cls, err: KernelError) -> KernelFault:
+        return cls(message=getattr(err, "detail", str(err)), kind=getattr(err, "kind", ""),
+                   instruction=getattr(err, "instruction", ""), core=getattr(err, "core", None),
+                   tile=getattr(err, "tile", None))
+
+    def where(self) -> str:
+        parts = []
+        if self.core is not None:
+            parts.append(f"core {self.core}")
+        if self.tile is not None:
+            parts.append(f"tile {self.tile}")
+        if self.instruction:
+            parts.append(f"instruction {self.instruction}")
+        return ", ".join(parts)
+
+    def matches(self, found: KernelFault) -> bool:
+        """Does ``found`` satisfy this expectation? (Unset fields match anything.)"""
+        return ((not self.kind or self.kind == found.kind)
+                and (not self.instruction or self.instruction == found.instruction)
+                and (self.core is None or self.core == found.core)
+                and (self.tile is None or self.tile == found.tile)
+                and (not self.message or self.message in found.message))
+
+    def __str__(self) -> str:
+        head = f"[{self.kind}] " if self.kind else ""
+        where = self.where()
+        return f"{head}{self.message or 'sanitizer stop'}" + (f" ({where})" if where else "")
+
+
+# --------------------------------------------------------------------------------------------------
+# cases, failures, reports
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    """One situation the learner's function must handle.
+
+    ``inputs`` are shown in the report and, unless ``call`` (or the battery's ``call``) says otherwise,
+    passed as keyword arguments. ``covers`` are ``"group:value"`` tags (``"soc:Ascend910A"``,
+    ``"dtype:bfloat16"``, ``"topic:empty tensor"``) summarised when the battery passes.
+    """
+
+    name: str
+    inputs: dict[str, Any]
+    expected: Any
+    covers: tuple[str, ...] = ()
+    hint: str = ""
+    call: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None
+    compare: Callable[[Any, Any], str | None] | None = None
+    show: Callable[[Any], str] | None = None
+    locate: Callable[[int], str] | None = None
+
+
+@dataclass
+class Failure:
+    """The first failing case (``case`` is None when the function could not be run at all)."""
+
+    index: int
+    case: Case | None
+    expected: str
+    got: str
+    why: str = ""
+    error: str = ""
+    where: str = ""
+    kernel: KernelFault | None = None
+    log: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What ``check()`` found. ``passed`` is True when every case matched the oracle."""
+
+    title: str
+    total: int
+    run: int
+    failure: Failure | None = None
+    coverage: dict[str, list[str]] = field(default_factory=dict)
+    summary: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    # -- text -------------------------------------------------------------------------------------
+    def _rows(self) -> list[tuple[str, str]]:
+        rows: list[tuple[str, str]] = []
+        f = self.failure
+        if f is None:
+            rows += [(group, ", ".join(values)) for group, values in self.coverage.items()]
+            rows += [("summary" if i == 0 else "", line) for i, line in enumerate(self.summary)]
+            return rows
+        if f.case is not None:
+            rows.append(("case", f.case.name))
+            rows.append(("inputs", _inputs_text(f.case.inputs)))
+        rows.append(("expected", f.expected))
+        rows.append(("got", f.got))
+        if f.why:
+            rows.append(("why", f.why))
+        if f.error:
+            rows.append(("error", f.error))
+        if f.where:
+            rows.append(("at", f.where))
+        if f.kernel is not None:
+            kind = f"[{f.kernel.kind}] " if f.kernel.kind else ""
+            rows.append(("sanitizer", kind + (f.kernel.message or "the kernel was stopped")))
+            if f.kernel.where():
+                rows.append(("where", f.kernel.where()))
+        if f.log:
+            rows.append(("your log", " | ".join(f.log[-3:])))
+        if f.case is not None and f.case.hint:
+            rows.append(("hint", f.case.hint))
+        before = f.index - 1
+        if before:
+            covered = "; ".join(f"{g}: {len(v)}" for g, v in self.coverage.items())
+            rows.append(("", f"{before} earlier case{'s' if before != 1 else ''} passed"
+                             + (f" ({covered})" if covered else "") + "."))
+        return rows
+
+    def headline(self) -> str:
+        if self.passed:
+            return f"{self.title} \u2014 PASSED: {self.total} cases in {self.seconds:.2f} s"
+        if self.failure is not None and self.failure.case is None:
+            return f"{self.title} \u2014 FAILED before the first case"
+        return f"{self.title} \u2014 FAILED at case {self.run} of {self.total}"
+
+    def __str__(self) -> str:
+        rows = self._rows()
+        width = max((len(k) for k, _ in rows), default=0)
+        lines = [("\u2713 " if self.passed else "\u2717 ") + self.headline()]
+        for key, value in rows:
+            pad = " " * (width + 4)
+            body = value.replace("\n", "\n" + pad)
+            lines.append(f"  {key:<{width}}  {body}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        color = "#1a7f37" if self.passed else "#cf222e"
+        mark = "\u2713" if self.passed else "\u2717"
+        cell = "padding:0.15em 0.6em;vertical-align:top;border:none"
+        mono = "font-family:var(--pst-font-family-monospace, monospace);font-size:0.85em;white-space:pre-wrap"
+        body = "".join(
+            f"<tr><th style='{cell};text-align:left;white-space:nowrap'>{html.escape(k)}</th>"
+            f"<td style='{cell};{mono}'>{html.escape(v)}</td></tr>"
+            for k, v in self._rows())
+        return (f"<div class='lab-report' style='border-left:4px solid {color};padding:0.3em 0.8em;margin:0.5em 0'>"
+                f"<div style='font-weight:bold;color:{color}'>{mark} {html.escape(self.headline())}</div>"
+                f"<table style='margin:0.3em 0 0 0;border:none'>{body}</table></div>")
+
+
+# --------------------------------------------------------------------------------------------------
+# formatting helpers
+# --------------------------------------------------------------------------------------------------
+def _short(text: str, limit: int = _MAX_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _inputs_text(inputs: dict[str, Any]) -> str:
+    return _short(", ".join(f"{k}={v!r}" for k, v in inputs.items()))
+
+
+def _show(case: Case, value: Any) -> str:
+    if case.show is not None:
+        try:
+            return _short(case.show(value))
+        except Exception:  # a learner's odd return value must not break the report
+            pass
+    return _short(repr(value))
+
+
+def _in_package(filename: str) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(_PACKAGE_DIR)
+    except (OSError, ValueError):
+        return False
+
+
+def _frame_text(frame: traceback.FrameSummary) -> str:
+    name = frame.filename
+    if _in_package(name):
+        name = str(Path(name).resolve().relative_to(_PACKAGE_DIR.parent))
+    elif "ipykernel_" in name:        # IPython names a notebook cell /tmp/ipykernel_<pid>/<hash>.py
+        name = "your notebook cell"
+    code = (frame.line or "").strip()
+    return f"{name}, line {frame.lineno}, in {frame.name}" + (f": {code}" if code else "")
+
+
+def _traceback_where(exc: BaseException) -> str:
+    """The traceback's last line, plus the last line in the learner's own code when that differs."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() != _THIS_FILE]
+    if not frames:
+        return ""
+    last = frames[-1]
+    text = _frame_text(last)
+    yours = next((f for f in reversed(frames) if not _in_package(f.filename)), None)
+    if yours is not None and yours is not last:
+        text = f"{_frame_text(yours)}\n(raised in {text})"
+    return text
+
+
+def _equal(expected: Any, got: Any, locate: Callable[[int], str] | None = None) -> str | None:
+    if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray):
+        return compare_arrays(expected, got, locate=locate)
+    try:
+        same = expected == got
+        if isinstance(same, np.ndarray):
+            same = bool(same.all())
+        return None if bool(same) else ""
+    except Exception as exc:  # e.g. comparing incompatible objects
+        return f"could not compare: {type(exc).__name__}: {exc}"
+
+
+# --------------------------------------------------------------------------------------------------
+# the runner
+# --------------------------------------------------------------------------------------------------
+def _default_call(fn: Callable[..., Any], inputs: dict[str, Any]) -> Any:
+    return fn(**inputs)
+
+
+def positional(fn: Callable[..., Any], inputs: dict[str, Any]) -> Any:
+    """A ``call`` for ``run_battery``: pass the inputs positionally, in their order (forgiving about the
+    parameter names the learner chose)."""
+    return fn(*inputs.values())
+
+
+def _run_case(fn: Callable[..., Any], case: Case, index: int,
+              call: Callable[[Callable[..., Any], dict[str, Any]], Any]) -> Failure | None:
+    expected = case.expected
+    exp_text = str(expected) if isinstance(expected, (Raises, KernelFault)) else _show(case, expected)
+    invoke = case.call or call
+    with oplog.capture() as records:
+        try:
+            got = invoke(fn, case.inputs)
+        except KernelError as err:
+            fault = KernelFault.from_error(err)
+            if isinstance(expected, KernelFault) and expected.matches(fault):
+                return None
+            return Failure(index, case, exp_text, "the sanitizer stopped the kernel",
+                           where=_traceback_where(err), kernel=fault, log=[str(r) for r in records])
+        except Exception as exc:
+            if isinstance(expected, Raises) and isinstance(exc, expected.exc) and expected.match in str(exc):
+                return None
+            return Failure(index, case, exp_text, f"an exception: {type(exc).__name__}",
+                           error=_short(f"{type(exc).__name__}: {exc}"), where=_traceback_where(exc),
+                           log=[str(r) for r in records])
+    log = [str(r) for r in records]
+    if isinstance(expected, (Raises, KernelFault)):
+        what = "raise" if isinstance(expected, Raises) else "be stopped by the sanitizer"
+        return Failure(index, case, exp_text, _show(case, got), why=f"it should {what}, but it returned",
+                       log=log)
+    try:
+        why = case.compare(expected, got) if case.compare else _equal(expected, got, case.locate)
+    except Exception as exc:  # a learner's odd return value
+        why = f"could not compare: {type(exc).__name__}: {exc}"
+    if why is None:
+        return None
+    return Failure(index, case, exp_text, _show(case, got), why=why, log=log)
+
+
+def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
+                summary: Callable[[], Sequence[str]] | Sequence[str] = (),
+                call: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None) -> Report:
+    """Run ``fn`` on every case; stop at the first failure. Never raises for anything ``fn`` does.
+
+    ``call(fn, inputs)`` says how to invoke ``fn`` (default ``fn(**inputs)``; a case's own ``call`` wins).
+    ``summary`` (lines, or a callable returning them) is added to a passing report: the worked example.
+    """
+    start = time.perf_counter()
+    cases = list(cases)
+    if not callable(fn):
+        failure = Failure(0, None, "a function", f"{type(fn).__name__} {_short(repr(fn), 80)}",
+                          why="pass your function itself, e.g. check(my_function), not its result")
+        return Report(title, len(cases), 0, failure, seconds=time.perf_counter() - start)
+    coverage: dict[str, list[str]] = {}
+    for index, case in enumerate(cases, 1):
+        failure = _run_case(fn, case, index, call or _default_call)
+        if failure is not None:
+            return Report(title, len(cases), index, failure, coverage, seconds=time.perf_counter() - start)
+        for tag in case.covers:
+            group, _, value = tag.partition(":")
+            values = coverage.setdefault(group, [])
+            if value not in values:
+                values.append(value)
+    lines = list(summary() if callable(summary) else summary)
+    return Report(title, len(cases), len(cases), None, coverage, lines, time.perf_counter() - start)
+
+
+# --------------------------------------------------------------------------------------------------
+# helpers for array-valued labs (the kernel labs)
+# --------------------------------------------------------------------------------------------------
+def _bits(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind in "fV" or a.dtype.name == "bfloat16":
+        return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    return a
+
+
+def _element(a: np.ndarray, i: int) -> str:
+    """One element as text; floats also show their bits, so -0.0 vs 0.0 or two NaNs are visible."""
+    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+        return f"{str(a[i])} (bits 0x{int(_bits(a)[i]):0{2 * a.dtype.itemsize}x})"
+    return str(a[i])
+
+
+def compare_arrays(expected: Any, got: Any, *, exact: bool = True, rtol: float = 0.0, atol: float = 0.0,
+                   locate: Callable[[int], str] | None = None) -> str | None:
+    """``None`` when equal, else a sentence: shape/dtype difference or the first differing element.
+
+    ``exact`` compares bit patterns (so +0.0 and -0.0 differ, and two NaNs with the same bits are equal);
+    otherwise ``np.isclose(rtol, atol)`` with NaN equal to NaN. ``locate(flat_index)`` names where the
+    element was produced, e.g. "core 3 (big), tile 1".
+    """
+    if not isinstance(got, np.ndarray):
+        return f"expected a numpy array, got {type(got).__name__}"
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        return f"shape {got.shape} instead of {expected.shape}"
+    if got.dtype != expected.dtype:
+        return f"dtype {got.dtype} instead of {expected.dtype}"
+    e, g = expected.reshape(-1), got.reshape(-1)
+    if exact:
+        bad = _bits(e) != _bits(g)
+    else:
+        e64, g64 = e.astype(np.float64), g.astype(np.float64)
+        bad = ~np.isclose(g64, e64, rtol=rtol, atol=atol, equal_nan=True)
+    if not bad.any():
+        return None
+    first = int(np.flatnonzero(bad)[0])
+    text = (f"{int(bad.sum())} of {e.size} elements differ; the first is element {first}: "
+            f"expected {_element(e, first)}, got {_element(g, first)}")
+    if locate is not None:
+        text += f" (written by {locate(first)})"
+    return text
+
+
+def locator(ranges: Sequence[dict[str, Any]]) -> Callable[[int], str]:
+    """Element index -> "core c (kind), tile t [start, end)" from an ``op_host.core_ranges`` list."""
+    tiles = [(start, start + length, r["core"], r.get("kind", ""), t)
+             for r in ranges for (t, start, length) in r["tiles"]]
+
+    def locate(index: int) -> str:
+        for start, end, core, kind, tile in tiles:
+            if start <= index < end:
+                return f"core {core}{f' ({kind})' if kind else ''}, tile {tile} [{start}, {end})"
+        return "no core (the element is outside every core's range)"
+
+    return locate

@@ -1,0 +1,79 @@
+"""The lab notebooks' conventions, and the helpers that read and run them outside Jupyter.
+
+Every lab notebook (``labs/NN_*.md``, MyST Markdown) tags its code cells by role:
+
+``lab-setup``
+    imports and helpers the rest of the lab needs (executed everywhere).
+``lab-skeleton`` (+ ``skip-execution``, ``nbval-skip``)
+    the learner's starting point: shown in the book but executed neither by myst-nb (``skip-execution``
+    is nbclient's skip tag) nor by nbval (``nbval-skip``). The untouched skeleton must *fail* the lab's
+    checker; ``tests/test_labs.py`` proves it by running the ``lab-setup`` cells and then the skeleton
+    cells in a fresh namespace (:func:`exec_cells`) and calling ``check`` on the function they define.
+``hide-cell`` (the solution)
+    shows the reference solution from :mod:`ascend_lab.labs.solutions` (:func:`show_source`), asserts
+    that it passes, and -- in the built book, where the skeleton did not run -- binds the learner's
+    function name to it, so the following "run the checker" cell checks the solution there and the
+    learner's own function in Jupyter.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SETUP", "SKELETON", "cells", "exec_cells", "show_source"]
+
+SETUP = "lab-setup"
+SKELETON = "lab-skeleton"
+
+
+def _read(path: str | Path) -> Any:
+    import jupytext  # a test/book dependency, not needed to *use* the labs
+    return jupytext.read(path, fmt="md:myst")
+
+
+def cells(path: str | Path, tag: str) -> list[tuple[int, str]]:
+    """``(cell index, source)`` of the code cells carrying ``tag``, in notebook order."""
+    nb = _read(path)
+    return [(i, c.source) for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and tag in c.metadata.get("tags", [])]
+
+
+def exec_cells(path: str | Path, tags: tuple[str, ...] = (SETUP, SKELETON),
+               namespace: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Execute the code cells carrying any of ``tags``, in notebook order, in ``namespace`` (a fresh one
+    by default) and return it. Each cell is compiled under a name like ``<01_checks.md cell 7>`` that is
+    registered with ``linecache``, so a traceback from skeleton code shows the offending line."""
+    path = Path(path)
+    ns: dict[str, Any] = {"__name__": f"lab_{path.stem}"} if namespace is None else namespace
+    nb = _read(path)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or not set(tags) & set(cell.metadata.get("tags", [])):
+            continue
+        filename = f"<{path.name} cell {i}>"
+        source = cell.source if cell.source.endswith("\n") else cell.source + "\n"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        exec(compile(source, filename, "exec"), ns)  # noqa: S102 - running the book's own cells
+    return ns
+
+
+class _Source:
+    """Source code that renders as a highlighted block in Jupyter / the book and as text elsewhere."""
+
+    def __init__(self, code: str, title: str):
+        self.code, self.title = code, title
+
+    def _repr_markdown_(self) -> str:
+        return f"**{self.title}**\n\n```python\n{self.code.rstrip()}\n```\n"
+
+    def __repr__(self) -> str:
+        return f"# {self.title}\n{self.code}"
+
+
+def show_source(obj: Any, title: str | None = None) -> _Source:
+    """The source of ``obj`` (a function from :mod:`ascend_lab.labs.solutions`) as a displayable block."""
+    code = inspect.getsource(obj)
+    module = getattr(obj, "__module__", "")
+    return _Source(code, title or f"{module}.{getattr(obj, '__qualname__', '')}")

@@ -1,0 +1,282 @@
+"""The labs (``ascend_lab/labs`` + ``labs/*.md``): every reference solution passes its checker, every
+untouched skeleton fails it (with a report, not an exception), the notebooks follow the lab conventions
+(tags, header, toc), and the shared checker machinery -- including the hook for kernel labs -- works."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+from pathlib import Path
+
+import jupytext
+import nbformat
+import numpy as np
+import pytest
+
+from ascend_lab.ascendc.errors import KernelError
+from ascend_lab.labs import LABS, get, solutions
+from ascend_lab.labs.checker import Case, KernelFault, Raises, Report, compare_arrays, locator, run_battery
+from ascend_lab.labs.notebook import SETUP, SKELETON, cells, exec_cells, show_source
+
+ROOT = Path(__file__).resolve().parents[1]
+IDS = [f"lab{lab.number}" for lab in LABS]
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.metadata.get("tags", []))
+
+
+# ------------------------------------------------------------------------------------------------
+# solutions pass, skeletons fail
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_solution_passes_its_checker(lab):
+    module = lab.load()
+    report = module.check(getattr(solutions, lab.function))
+    assert isinstance(report, Report)
+    assert report.passed, str(report)
+    assert report.run == report.total > 0
+    text = str(report)
+    assert "PASSED" in text and report.summary, text
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_untouched_skeleton_fails_its_checker(lab):
+    ns = exec_cells(ROOT / lab.notebook)          # the lab-setup cells, then the lab-skeleton cells
+    fn = ns.get(lab.function)
+    assert callable(fn), f"the skeleton of {lab.notebook} does not define {lab.function}()"
+    report = lab.load().check(fn)                 # must report, not raise
+    assert isinstance(report, Report)
+    assert not report.passed, f"the untouched skeleton of lab {lab.number} passes its checker"
+    failure = report.failure
+    assert failure.case is not None and failure.expected and failure.got
+    assert "FAILED at case" in str(report) and "\u2717" in report._repr_html_()
+
+
+def test_skeletons_fail_for_a_reason_not_a_crash():
+    """A realistic skeleton runs: its first failure is a wrong answer, not an exception in its own code."""
+    for lab in LABS:
+        report = lab.load().check(exec_cells(ROOT / lab.notebook)[lab.function])
+        assert not report.failure.error, f"lab {lab.number}: {report}"
+
+
+# ------------------------------------------------------------------------------------------------
+# the notebooks follow the conventions
+# ------------------------------------------------------------------------------------------------
+def test_registry_matches_the_files_and_the_toc():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    assert "- caption: Labs" in toc
+    notebooks = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "labs").glob("*.md"))
+    assert notebooks == sorted(lab.notebook for lab in LABS)
+    assert [lab.number for lab in LABS] == list(range(1, len(LABS) + 1))
+    assert toc.index("- caption: Labs") > max(toc.index(f"chapters/{p.stem}") for p in (ROOT / "chapters").glob("*.md"))
+    for lab in LABS:
+        assert f"file: {lab.notebook.removesuffix('.md')}" in toc
+        module = lab.load()
+        assert module.FUNCTION == lab.function and callable(module.check)
+        assert callable(getattr(solutions, lab.function))
+        assert get(lab.number) is lab
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_notebook_follows_the_lab_conventions(lab):
+    path = ROOT / lab.notebook
+    header = (ROOT / "chapters" / "04_checks.md").read_text(encoding="utf-8").split("\n---\n", 1)[0]
+    assert path.read_text(encoding="utf-8").startswith(header + "\n---\n"), "copy the MyST header exactly"
+    nb = jupytext.read(path, fmt="md:myst")
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    setup = [i for i, c in code if SETUP in _tags(c)]
+    skeleton = [i for i, c in code if SKELETON in _tags(c)]
+    assert setup and skeleton and max(setup) < min(skeleton)
+    for i in skeleton:
+        tags = _tags(nb.cells[i])
+        assert "skip-execution" in tags and "nbval-skip" in tags, f"cell {i}: {tags}"
+        assert "TODO" in nb.cells[i].source and '"""' in nb.cells[i].source, "a skeleton has a docstring and TODOs"
+    solution = [c for _, c in code if "hide-cell" in _tags(c) and f"solutions.{lab.function}" in c.source]
+    assert len(solution) == 1, "one collapsed solution cell"
+    src = solution[0].source
+    assert "show_source(" in src and "assert" in src and ".check(" in src and ".passed" in src
+    checker = [c for _, c in code if not _tags(c) and f".check({lab.function})" in c.source]
+    assert checker, "a visible 'run the checker' cell that checks the learner's function"
+    markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "{dropdown}" in markdown or ":class: dropdown" in markdown, "hints in collapsed blocks"
+    assert "## What to try next" in markdown
+    # the setup cells are the only code the skeletons need
+    assert cells(path, SETUP) and cells(path, SKELETON)
+
+
+def test_oracles_are_independent_of_the_solutions():
+    """The lab modules (which hold the oracles) never import the solutions."""
+    for lab in LABS:
+        tree = ast.parse(Path(lab.load().__file__).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+                assert not any("solutions" in n for n in names), f"{lab.module} imports the solutions"
+            elif isinstance(node, ast.Import):
+                assert not any("solutions" in a.name for a in node.names)
+
+
+def test_skip_execution_stops_myst_nb_from_running_skeletons(tmp_path):
+    """Execute the labs' setup and skeleton cells the way myst-nb does (jupyter-cache's
+    single_nb_execution -> nbclient): skeleton cells get no outputs, no execution count, define nothing."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    for lab in LABS:
+        for cell in jupytext.read(ROOT / lab.notebook, fmt="md:myst").cells:
+            if cell.cell_type == "code" and {SETUP, SKELETON} & set(_tags(cell)):
+                nb.cells.append(nbformat.v4.new_code_cell(cell.source, metadata={"tags": _tags(cell)}))
+    nb.cells.append(nbformat.v4.new_code_cell("ran_marker = 1"))
+    nb.cells.append(nbformat.v4.new_code_cell("skipped_marker = 1", metadata={"tags": ["skip-execution"]}))
+    names = [lab.function for lab in LABS] + ["BLOCK_SIZE", "ran_marker", "skipped_marker"]
+    nb.cells.append(nbformat.v4.new_code_cell(f"print(sorted(n for n in {names!r} if n in globals()))"))
+    result = single_nb_execution(nb, cwd=str(tmp_path), timeout=300, allow_errors=False)
+    assert result.err is None, result.exc_string
+    assert nb.cells[-1].outputs[0]["text"].strip() == "['ran_marker']"
+    for cell in nb.cells:
+        if "skip-execution" in _tags(cell):
+            assert cell.execution_count is None and not cell.outputs
+
+
+# ------------------------------------------------------------------------------------------------
+# the shared checker machinery
+# ------------------------------------------------------------------------------------------------
+def _learner(source: str, name: str, filename: str = "<learner cell>"):
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    ns: dict = {}
+    exec(compile(source, filename, "exec"), ns)
+    return ns[name]
+
+
+def test_an_exception_in_learner_code_is_a_failure_with_the_traceback_line():
+    fn = _learner("def f(x):\n    y = x + 1\n    return y / (x - 2)\n", "f")
+    cases = [Case(f"x = {x}", {"x": x}, x + 1 if x != 2 else 0.0) for x in (0, 2)]
+    cases[0].expected = fn(0)
+    report = run_battery(fn, cases, title="t")
+    assert not report.passed and report.run == 2
+    assert report.failure.error == "ZeroDivisionError: division by zero"
+    assert "<learner cell>, line 3, in f: return y / (x - 2)" in report.failure.where
+    assert "1 earlier case passed" in str(report)
+
+
+def test_exception_inside_the_package_names_both_lines():
+    fn = _learner("from ascend_lab.opdev.data_type_utils import PromoteType\n"
+                  "def f(d):\n    return PromoteType(d, d)\n", "f", "<cell 2>")
+    report = run_battery(fn, [Case("bad dtype", {"d": "no-such-dtype"}, None)], title="t")
+    where = report.failure.where
+    assert where.startswith("<cell 2>, line 3, in f: return PromoteType(d, d)")
+    assert "(raised in ascend_lab/" in where
+
+
+def test_expected_exceptions_and_returned_values():
+    from ascend_lab.opdev.tiling_data import TilingError
+
+    def tiling(n):
+        if n == 0:
+            raise TilingError("empty")
+        return n
+
+    ok = run_battery(tiling, [Case("empty", {"n": 0}, Raises(TilingError)), Case("one", {"n": 1}, 1)], title="t",
+                     summary=["worked example"])
+    assert ok.passed and ok.summary == ["worked example"] and "PASSED: 2 cases" in str(ok)
+    bad = run_battery(lambda n: n, [Case("empty", {"n": 0}, Raises(TilingError))], title="t")
+    assert not bad.passed and bad.failure.expected == "raises TilingError" and bad.failure.got == "0"
+    wrong = run_battery(lambda n: 1 / 0, [Case("empty", {"n": 0}, Raises(TilingError))], title="t")
+    assert wrong.failure.error.startswith("ZeroDivisionError")
+
+
+def test_not_a_function():
+    report = run_battery(42, [Case("c", {}, 1)], title="Lab 0")
+    assert not report.passed and report.failure.case is None
+    assert "FAILED before the first case" in str(report)
+
+
+def test_report_html_escapes():
+    report = run_battery(lambda s: "<b>", [Case("<script>", {"s": "&"}, "x")], title="T <1>")
+    html = report._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&lt;b&gt;" in html
+
+
+def test_kernel_hook_reports_the_sanitizer_core_and_tile():
+    def kernel(n):
+        raise KernelError("UB read past the end of inQueueGrad", instruction="DataCopy", core=3, tile=1,
+                          kind="ub-out-of-range")
+
+    report = run_battery(kernel, [Case("N = 1000", {"n": 1000}, np.zeros(3))], title="Lab 5")
+    assert report.failure.kernel == KernelFault("UB read past the end of inQueueGrad", "ub-out-of-range", "DataCopy",
+                                                3, 1)
+    text = str(report)
+    assert "sanitizer  [ub-out-of-range] UB read past the end of inQueueGrad" in text
+    assert "core 3, tile 1, instruction DataCopy" in text
+    expected_fault = run_battery(kernel, [Case("fire", {"n": 1}, KernelFault(kind="ub-out-of-range", core=3))],
+                                 title="t")
+    assert expected_fault.passed
+    other_core = run_battery(kernel, [Case("fire", {"n": 1}, KernelFault(core=4))], title="t")
+    assert not other_core.passed and other_core.failure.kernel.core == 3
+
+
+def test_kernel_hook_with_the_real_simulator():
+    """A real sanitizer stop (UB overflow) and a real wrong result located by core and tile."""
+    from ascend_lab import golden
+    from ascend_lab.opdev.platform import get_soc
+    from ascend_lab.ops.hard_sigmoid_grad import op_host, op_kernel
+    from ascend_lab.run import _session, _Tensors
+
+    soc = get_soc("Ascend950PR")
+    n = 1000
+    x = np.linspace(-4, 4, n, dtype=np.float32)
+    g = np.ones(n, np.float32)
+    good = op_host.tiling(n, "float32", soc.vector_core_num, soc.ub_size)
+
+    def run_kernel(td):
+        with _session():
+            held = _Tensors()
+            try:
+                tg, tx, to = held.upload(g, "g"), held.upload(x, "x"), held.upload(np.zeros(n, np.float32), "o")
+                op_kernel.launch(td, tg, tx, to, soc)
+                return to.numpy().copy()
+            finally:
+                held.release()
+
+    expected = golden.hard_sigmoid_grad(g, x)
+    short = good.replace(blockFactor=12, blockDim=64)           # covers only 768 of 1000 elements
+    cases = [Case("good tiling", {"td": good}, expected),
+             Case("too short", {"td": short}, expected, locate=locator(op_host.core_ranges(short))),
+             Case("UB overflow", {"td": good.replace(ubFactor=100_000)}, expected)]
+    report = run_battery(run_kernel, cases, title="kernel")
+    assert report.run == 2 and ("of 1000 elements differ; the first is element 768: expected 0.16666666 "
+                                "(bits 0x3e2aaaaa), got 0.0 (bits 0x00000000)") in report.failure.why
+    assert "no core" in report.failure.why
+    report = run_battery(run_kernel, [cases[2]], title="kernel")
+    assert report.failure.kernel.kind == "ub-overflow" and report.failure.kernel.core == 0
+    assert "where      core 0, instruction TPipe::InitBuffer" in str(report)
+
+
+def test_compare_arrays_is_bit_exact_and_locates():
+    a = np.array([0.0, 1.0, np.nan], np.float32)
+    assert compare_arrays(a, a.copy()) is None
+    assert "element 0" in compare_arrays(a, np.array([-0.0, 1.0, np.nan], np.float32))
+    assert compare_arrays(a, np.array([-0.0, 1.0, np.nan], np.float32), exact=False) is None
+    assert compare_arrays(a, a.astype(np.float16)) == "dtype float16 instead of float32"
+    ranges = [{"core": 0, "kind": "big", "tiles": [(0, 0, 2), (1, 2, 1)]}]
+    assert "core 0 (big), tile 1 [2, 3)" in compare_arrays(a, np.array([0.0, 1.0, 2.0], np.float32),
+                                                           locate=locator(ranges))
+
+
+def test_show_source_renders_markdown():
+    block = show_source(solutions.softplus_grad_tiling)
+    md = block._repr_markdown_()
+    assert md.startswith("**ascend_lab.labs.solutions.softplus_grad_tiling**") and "```python\ndef " in md
+
+
+def test_labs_are_importable_for_learners():
+    from ascend_lab.labs import lab1_checks as lab1
+
+    def mine(gradOutput, self, beta, threshold, gradInput, workspaceSize=None, executor=None):  # noqa: N803
+        return 0
+
+    report = lab1.check(mine, socs=["Ascend910B4"])
+    assert not report.passed and report.failure.case.inputs["soc"] == "Ascend910B4"
+    assert repr(report) == str(report)
