@@ -151,6 +151,12 @@ class _Tensors:
             rt.aclrtFree(p)
 
 
+#: Public names for labs and chapters that build aclTensors from numpy arrays themselves:
+#: ``with acl_session(): held = DeviceTensors(); t = held.upload(arr, "x"); ...; held.release()``.
+acl_session = _session
+DeviceTensors = _Tensors
+
+
 def _resolve_soc(soc: str | None) -> str:
     return platform.get_soc(soc).name
 
