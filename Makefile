@@ -1,11 +1,16 @@
 # ascend_lab — the two commands a fresh machine needs:  make book  and  make test
-# Both create (or refresh) the local virtual environment .venv from pyproject.toml + requirements.lock.
+# Both create (or refresh) the local virtual environment .venv from pyproject.toml + requirements.lock
+# (requirements.lock = `pip freeze` of a fresh venv with `-e ".[dev,lab]"`, minus pip/setuptools/wheel).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+PYTEST := $(PY) -m pytest -p no:cacheprovider
+# The site's browser assets (MathJax, ipywidgets html-manager), fetched by scripts/vendor.sh, which pins them.
+VENDOR := _vendor/.vendor-stamp
+LAB_STAMP := $(VENV)/.lab-installed
 
-.PHONY: venv book test lint bench lab clean
+.PHONY: venv vendor chromium book test test-site lint bench lab clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,15 +20,33 @@ $(STAMP): pyproject.toml requirements.lock
 
 venv: $(STAMP)
 
-## Build the static site into _build/html (executes every chapter).
-book: $(STAMP)
+## MathJax + the widget manager from the npm registry into _vendor/ (git-ignored; skipped when up to date).
+$(VENDOR): scripts/vendor.sh
+	bash scripts/vendor.sh _vendor
+
+vendor: $(VENDOR)
+
+## Debian's Chromium at /usr/bin/chromium for the browser test (apt-get as root; never `playwright install`).
+chromium:
+	bash scripts/ensure_chromium.sh
+
+## Build the static site into _build/html: every chapter executed, warnings are errors, offline-clean.
+book: $(STAMP) $(VENDOR)
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-## Run the whole test suite: lint, unit + property tests, every notebook under nbval.
-test: $(STAMP)
+## Run the whole test suite, in this order:
+##   set-up (venv, vendored assets, chromium) -> ruff -> unit + property tests and every chapter and lab under nbval
+##   -> the book build (same as `make book`) -> the browser test of _build/html (tests/test_site.py).
+test: $(STAMP) $(VENDOR) chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest tests chapters --nbval-lax --nbval-current-env --nbval-cell-timeout=300 -p no:cacheprovider
+	$(PYTEST) tests chapters labs --ignore=tests/test_site.py --nbval-lax --nbval-current-env --nbval-cell-timeout=300
+	$(MAKE) --no-print-directory book
+	$(PYTEST) tests/test_site.py
+
+## Only the browser test, against the _build/html already there (after `make book`).
+test-site: $(STAMP) chromium
+	$(PYTEST) tests/test_site.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -32,10 +55,15 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
-## Open the chapters live in JupyterLab (MyST .md files open as notebooks through jupytext).
-lab: $(STAMP)
-	$(PY) -m pip install -q -c requirements.lock jupyterlab
-	$(VENV)/bin/jupyter lab chapters
+## Open the chapters and labs live in JupyterLab; jupytext makes MyST .md files open as notebooks (double-click).
+$(LAB_STAMP): $(STAMP) scripts/jupyterlab-overrides.json
+	$(PY) -m pip install -q -c requirements.lock -e ".[dev,lab]"
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	cp scripts/jupyterlab-overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	touch $(LAB_STAMP)
+
+lab: $(LAB_STAMP)
+	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) .
 
 clean:
 	rm -rf _build .pytest_cache
