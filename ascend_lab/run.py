@@ -56,6 +56,12 @@ class Run:
     def ok(self) -> bool:
         return self.status == 0
 
+    def __repr__(self) -> str:
+        out = "None" if self.out is None else f"<{self.out.dtype} array {list(self.out.shape)}>"
+        tr = "" if self.trace is None else f", trace=<{len(self.trace.events)} events>"
+        return (f"Run({self.op} on {self.soc}: status={self.status}, out={out}, graph={self.graph}, "
+                f"workspace_size={self.workspace_size}, cycles={self.cycles:.0f}{tr}, messages={len(self.messages)})")
+
     @property
     def cycles(self) -> float:
         """Estimated cycles of the kernel launches (0 when nothing was launched), trace or not."""

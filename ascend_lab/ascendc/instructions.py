@@ -302,7 +302,7 @@ def _repeat_count(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> i
     per = REPEAT_BYTES // src.dtype.itemsize
     whole = count // per * per
     if whole != count:
-        ctx.warn(api, src.tile, "partial-repeat",
+        ctx.warn(api, ctx.current_tile if src.tile is None else src.tile, "partial-repeat",
                  f"count {count} covers {count * src.dtype.itemsize} B, not a multiple of 256 B: the last "
                  f"{count - whole} elements are not compared (their mask bits keep stale values)")
     return whole

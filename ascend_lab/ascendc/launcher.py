@@ -41,6 +41,10 @@ class KernelRun:
     def warnings(self) -> list:
         return self.trace.warnings
 
+    def __repr__(self) -> str:
+        return (f"KernelRun({self.kernel}, blockDim={self.block_dim}, cycles={self.cycles:.0f}, "
+                f"events={len(self.trace.events)}, warnings={len(self.trace.warnings)})")
+
 
 def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr], tiling: bytes, soc: SocInfo,
            *, outputs: Sequence[int] = (-1,), record: bool = False, kernel_name: str | None = None,

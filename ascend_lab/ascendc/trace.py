@@ -77,6 +77,10 @@ class Trace:
     cores: list[CoreSummary] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:
+        return (f"Trace({self.kernel} on {self.soc}, blockDim={self.block_dim}, cycles={self.cycles:.0f}, "
+                f"events={len(self.events)}, warnings={len(self.warnings)})")
+
     @property
     def cycles(self) -> float:
         """Estimated kernel duration: the slowest core, plus the launch head."""

@@ -28,7 +28,7 @@ from ...opdev.tiling_data import (
 )
 
 __all__ = [
-    "ALPHA_EXPERIMENTAL", "ALPHA_MAIN", "BETA", "OP_DEF", "SCH_MODE", "HardSigmoidGradTilingData",
+    "ALPHA_EXPERIMENTAL", "ALPHA_MAIN", "BETA", "OP_DEF", "SCH_MODE", "UB_SPLIT", "HardSigmoidGradTilingData",
     "core_ranges", "infer_shape", "tiling", "tiling_main950",
 ]
 
@@ -55,7 +55,7 @@ SCH_MODE: dict[DT, int] = {DT.ACL_FLOAT: 0, DT.ACL_FLOAT16: 1, DT.ACL_BF16: 2}
 
 #: Experimental (bufferNum, typeSize): bf16 computes through fp32 buffers, so it budgets 4 B/element
 #: and 7 buffers; fp32 and fp16 budget their own size and 8 buffers (§2.1).
-_EXPERIMENTAL_UB_SPLIT: dict[DT, tuple[int, int]] = {
+UB_SPLIT: dict[DT, tuple[int, int]] = {
     DT.ACL_FLOAT: (8, 4), DT.ACL_FLOAT16: (8, 2), DT.ACL_BF16: (7, 4),
 }
 _UB_BLOCK_SIZE = 32  # Ops::Base::GetUbBlockSize() is hard-coded to 32 (§2.1, §6)
@@ -103,7 +103,7 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
                                          blockDim=1, tilingKey=0)
     block_factor = ceil_div(total_length, core_num)
     used_core_num = ceil_div(total_length, block_factor)
-    buffer_num, type_size = _EXPERIMENTAL_UB_SPLIT[dt]
+    buffer_num, type_size = UB_SPLIT[dt]
     ub_factor = floor_align((ub_size // type_size) // buffer_num, _UB_BLOCK_SIZE)  # 32 ELEMENTS, as in CANN
     return HardSigmoidGradTilingData(totalLength=total_length, blockFactor=block_factor, ubFactor=ub_factor,
                                      alpha=alpha, beta=beta, blockDim=used_core_num, tilingKey=SCH_MODE[dt])
