@@ -216,8 +216,10 @@ def local_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarra
     other = ctx.region_at(t.offset + t.nbytes, end, exclude=-1)
     over = end - (t.offset + t.nbytes)
     if write and other is not None and other.name != t.buffer:
-        raise KernelError(f"writes {count} elements into {t.buffer}, which holds only {t.size}: {over} B "
-                          f"spill into {other.name}", instruction=instr, core=ctx.core, tile=t.tile,
+        hit = min(end, other.end) - max(t.offset + t.nbytes, other.start)
+        raise KernelError(f"writes {count} elements into {t.buffer}, which holds only {t.size}: the write runs "
+                          f"{over} B past its end and {hit} B of it land in {other.name}", instruction=instr,
+                          core=ctx.core, tile=t.tile,
                           kind="ub-overrun")
     into = other.name if other is not None else "free UB"
     ctx.warn(instr, ctx.current_tile if t.tile is None else t.tile, "ub-overrun",
