@@ -31,3 +31,16 @@ def test_notebooks_are_listed_in_the_toc(folder):
     toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
     for nb in (ROOT / folder).glob("*.md"):
         assert f"{folder}/{nb.stem}" in toc, f"{folder}/{nb.name} is not in _toc.yml"
+
+
+@pytest.mark.parametrize("folder", BOOK_FOLDERS)
+def test_notebooks_open_as_notebooks_in_jupyterlab(folder):
+    """jupytext (``make lab``) reads a file as a MyST notebook only when its front matter names the format
+    in full; without ``extension: .md`` the header shows as a raw cell and code cells as Markdown."""
+    import jupytext
+    for nb in sorted((ROOT / folder).glob("*.md")):
+        head = nb.read_text(encoding="utf-8").split("---", 2)[1]
+        assert "extension: .md" in head and "format_name: myst" in head, f"{nb.name}: incomplete jupytext header"
+        cells = jupytext.read(nb).cells          # no fmt: as JupyterLab's contents manager reads it
+        assert cells[0].cell_type != "raw", f"{nb.name}: the front matter became a raw cell"
+        assert any(c.cell_type == "code" for c in cells), f"{nb.name}: no code cell recognised"
