@@ -4,7 +4,9 @@
 set -euo pipefail
 
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
-if [ -x "$CHROMIUM" ]; then
+# A CJK font, so the screenshots show the Chinese CANN terms instead of empty boxes.
+CJK_FONT=/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc
+if [ -x "$CHROMIUM" ] && { [ -e "$CJK_FONT" ] || [ "$(id -u)" != 0 ]; }; then
     exit 0
 fi
 
@@ -19,8 +21,8 @@ if ! command -v apt-get >/dev/null 2>&1; then
     exit 1
 fi
 
-echo "chromium: $CHROMIUM is missing; installing Debian's chromium package with apt-get"
+echo "chromium: installing Debian's chromium and a CJK font (fonts-wqy-zenhei) with apt-get"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q </dev/null
-apt-get install -y -q chromium </dev/null
+apt-get install -y -q chromium fonts-wqy-zenhei </dev/null
 test -x "$CHROMIUM" || { echo "chromium: ERROR: apt-get finished but $CHROMIUM is still missing" >&2; exit 1; }
