@@ -237,7 +237,8 @@ def test_kernel_stepper_static_and_live():
 
 
 def test_bench_explorer_update_runs():
-    r = viz.bench_explorer_update(repeats=2)
+    from benchmarks.bench_viz import bench_explorer_update
+    r = bench_explorer_update(repeats=2)
     assert len(r["times_ms"]) == 2 and r["median_ms"] > 0
 
 

@@ -28,7 +28,7 @@ from .data import (
     ub_bar,
     validation_case,
 )
-from .explorers import bench_explorer_update, kernel_stepper, tiling_explorer, validation_playground
+from .explorers import kernel_stepper, tiling_explorer, validation_playground
 from .figures import (
     plot_buffer_num,
     plot_dtype_tables,
@@ -44,7 +44,7 @@ from .html import anim_html, frame_count, static_slider
 from .style import png_bytes
 
 __all__ = [
-    "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html", "bench_explorer_update", "buffer_num_study",
+    "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html", "buffer_num_study",
     "cancast_matrix", "frame_count", "kernel_stepper", "l0_graph", "lanes", "mask_steps", "occupancy", "pipeline_run",
     "plot_buffer_num", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline", "plot_support",
     "plot_tile_map", "plot_ub_layout", "plot_ub_occupancy", "png_bytes", "promote_matrix", "static_slider",

@@ -7,13 +7,12 @@ pictures precomputed for a few states (at most 25, 72 dpi) behind a slider linke
 
 Each explorer draws into one figure that it keeps and redraws (``*View.update``): fixed axes, no layout
 engine, only core 0 simulated and only its first few tiles -- so a live update stays near the 150 ms
-budget on a 2-core machine (``bench_explorer_update``).
+budget on a 2-core machine (measured by ``benchmarks/bench_viz.py``).
 """
 
 from __future__ import annotations
 
 import html as _html
-import statistics
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from . import figures as F
 from . import style as S
 from .html import static_slider
 
-__all__ = ["StepperView", "TilingView", "bench_explorer_update", "kernel_stepper", "main", "tiling_explorer",
+__all__ = ["StepperView", "TilingView", "kernel_stepper", "tiling_explorer",
            "validation_playground"]
 
 OP_NAMES = {key: cann for key, (cann, _) in sa.OPS.items()}
@@ -178,31 +177,6 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
     redraw()
     grid = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
     return W.VBox([grid, status, image])
-
-
-def bench_explorer_update(repeats: int = 10) -> dict[str, Any]:
-    """Time one live tiling-explorer update (tiling + UB plan + core 0's pipeline simulation + redraw + PNG)
-    ``repeats`` times after a warm-up; returns the median and every time in ms."""
-    view = TilingView()
-    view.update()
-    view.png()
-    cases = [("hard_sigmoid_grad", "float16", 10**6, 2), ("threshold_grad_v2_d", "float32", 3 * 10**6, 1),
-             ("hard_sigmoid_grad", "bfloat16", 10**7, 2), ("threshold_grad_v2_d", "int8", 10**5, 2)]
-    times = []
-    for i in range(repeats):
-        op, dt, n, bn = cases[i % len(cases)]
-        t0 = time.perf_counter()
-        view.update(op, dt, "Ascend910B4", n + i, buffer_num=bn)
-        view.png(fast=True)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return {"median_ms": statistics.median(times), "times_ms": times}
-
-
-def main() -> None:
-    """``python -m ascend_lab.viz``: print the explorer-update benchmark."""
-    r = bench_explorer_update()
-    print(f"tiling explorer update: median {r['median_ms']:.0f} ms over {len(r['times_ms'])} updates "
-          f"(min {min(r['times_ms']):.0f}, max {max(r['times_ms']):.0f})")
 
 
 # --- validation playground -----------------------------------------------------------------------------------------
