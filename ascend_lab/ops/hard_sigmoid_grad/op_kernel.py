@@ -171,12 +171,8 @@ def hard_sigmoid_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, work
 def launch(td: HardSigmoidGradTilingData, grad: Any, x: Any, out: Any, soc: Any, op_name: str = "HardSigmoidGrad",
            record: bool | None = None, buffer_num: int | None = None, cores: Any = None) -> KernelRun:
     """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (called by the L0 op in phase 2)."""
-    from ...ascendc.options import current
-    from ..kernel_args import gm_arg
-    opts = current()
-    rec = opts.trace if record is None else record
-    if buffer_num is None:
-        buffer_num = opts.buffer_num or BUFFER_NUM
+    from ..kernel_args import gm_arg, launch_options
+    rec, buffer_num = launch_options(record, buffer_num, BUFFER_NUM)
     run = _launch(hard_sigmoid_grad, td.blockDim, [gm_arg(grad, "gradOutput"), gm_arg(x, "self"),
                                                    gm_arg(out, "gradInput")],
                   td.to_bytes(), soc, outputs=(2,), record=rec, kernel_name=op_name, tiling_data=td,

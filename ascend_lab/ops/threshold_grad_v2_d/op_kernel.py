@@ -210,13 +210,9 @@ def threshold_grad_v2_d(input_gradient: GmAddr, input_feature: GmAddr, output_ba
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ThresholdGradV2D",
            record: bool | None = None, buffer_num: int | None = None, cores: Any = None) -> KernelRun:
     """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2)."""
-    from ...ascendc.options import current
     from ...dtypes import to_numpy
-    from ..kernel_args import gm_arg
-    opts = current()
-    rec = opts.trace if record is None else record
-    if buffer_num is None:
-        buffer_num = opts.buffer_num or BUFFER_NUM
+    from ..kernel_args import gm_arg, launch_options
+    rec, buffer_num = launch_options(record, buffer_num, BUFFER_NUM)
     relu = op_name == "ReluGrad"
     args = [gm_arg(grad, "gradients" if relu else "input_gradient"),
             gm_arg(feat, "features" if relu else "input_feature"),
