@@ -280,3 +280,126 @@ def test_labs_are_importable_for_learners():
     report = lab1.check(mine, socs=["Ascend910B4"])
     assert not report.passed and report.failure.case.inputs["soc"] == "Ascend910B4"
     assert repr(report) == str(report)
+
+
+# ------------------------------------------------------------------------------------------------
+# the kernel labs (5-8)
+# ------------------------------------------------------------------------------------------------
+KERNEL_LABS = [lab for lab in LABS if lab.number >= 5]
+
+
+@pytest.mark.parametrize("lab", KERNEL_LABS, ids=[f"lab{lab.number}" for lab in KERNEL_LABS])
+def test_kernel_batteries_are_fast_and_cover_every_soc(lab):
+    import time
+
+    from ascend_lab.opdev import platform
+
+    start = time.perf_counter()
+    report = lab.load().check(getattr(solutions, lab.function))
+    assert report.passed and time.perf_counter() - start < 20
+    assert set(report.coverage["soc"]) == set(platform.socs())
+    assert {"float32", "float16"} <= set(report.coverage["dtype"])
+
+
+def test_lab6_skeletons_are_the_broken_kernels_the_notebook_shows():
+    """The notebook runs lab6.BROKEN to show each sanitizer message; its skeleton cells hold the same bugs."""
+    lab6 = get(6).load()
+    ns = exec_cells(ROOT / get(6).notebook)
+    for key, broken in lab6.BROKEN.items():
+        shown, skeleton = lab6.check_kernel(key, broken), lab6.check_kernel(key, ns[f"HardtanhGrad{key}"])
+        assert not shown.passed and not skeleton.passed
+        assert skeleton.run == shown.run and skeleton.failure.case.name == shown.failure.case.name
+        assert skeleton.failure.kernel.kind == shown.failure.kernel.kind
+        assert skeleton.failure.kernel.message == shown.failure.kernel.message
+        assert "06_sanitizer.md cell" in skeleton.failure.where           # the learner's own line
+    kinds = {key: lab6.check_kernel(key, cls).failure.kernel.kind for key, cls in lab6.BROKEN.items()}
+    assert kinds == {"A": "ub-overflow", "B": "misaligned-copy", "C": "alloc-exhausted"}
+
+
+def test_strict_sanitizer_names_the_learners_line_and_restores_the_simulator():
+    from ascend_lab.ascendc.core import CoreContext
+    from ascend_lab.labs import lab5_copy_compute as lab5
+
+    original = CoreContext.warn
+    source = ("from ascend_lab.ascendc import DataCopy\n"
+              "from ascend_lab.labs.solutions import KernelLeakyReluGrad\n"
+              "class PaddedOut(KernelLeakyReluGrad):\n"
+              "    def CopyOut(self, i, n):\n"
+              "        out = self.outQueueGradInput.DeQue(self.T)\n"
+              "        DataCopy(self.gradInputGm[i * self.ubFactor], out, -(-n // 8) * 8)\n"
+              "        self.outQueueGradInput.FreeTensor(out)\n")
+    report = lab5.check(_learner(source, "PaddedOut", "<lab5 cell>"))
+    fault = report.failure.kernel
+    assert fault.kind == "gm-padding" and fault.instruction == "DataCopy" and fault.core == 39
+    assert "writes 28 B past the logical end of gradInput" in fault.message
+    assert report.failure.where.startswith("<lab5 cell>, line 6, in CopyOut")
+    assert CoreContext.warn is original
+    # without strict mode the same kernel only leaves a warning in the trace
+    run, _ = lab5.run(_learner(source, "PaddedOut", "<lab5 cell>"), 1000, "float32", record=False)
+    assert {w.kind for w in run.warnings} == {"gm-padding"} and CoreContext.warn is original
+
+
+def test_kernel_report_points_at_the_first_wrong_element_and_its_inputs():
+    from ascend_lab.labs import lab5_copy_compute as lab5
+
+    class Unscaled(solutions.KernelLeakyReluGrad):
+        def Init(self, *args):
+            ok = super().Init(*args)
+            self.slope = self.T.type(1.0)          # forgets the slope
+            return ok
+
+    report = lab5.check(Unscaled)
+    why = report.failure.why
+    assert report.run == 1 and "written by core" in why and "inputs there: grad[" in why and ", self[" in why
+    assert "(bits 0x" in why
+
+
+def test_lab7_reference_measurements():
+    lab7 = get(7).load()
+    key = lab7.WORKLOADS[0][1:]
+    single = lab7._trace_of(lab7.SingleBuffered, 1, *key)
+    double = lab7._trace_of(solutions.KernelHardswishGrad, 2, *key)
+    ends = [max(e.end for e in t.events if e.pipe in ("MTE2", "V", "MTE3")) for t in (single, double)]
+    assert lab7.reference_speedup(single, double) == pytest.approx(ends[0] / ends[1], rel=1e-12)
+    assert lab7.reference_overlap(single) == 0.0 and 0.4 < lab7.reference_overlap(double) < 0.9
+    assert solutions.overlap(double) == pytest.approx(lab7.reference_overlap(double), rel=1e-12)
+    # V never overlaps the copy-in of its own tile (DeQue waits for it), so "another tile" changes nothing here
+    same_tile_too = sum(max(0.0, min(v.end, m.end) - max(v.start, m.start)) for v in double.events for m in
+                        double.events if v.pipe == "V" and m.pipe == "MTE2")
+    assert same_tile_too / sum(v.end - v.start for v in double.events if v.pipe == "V") == pytest.approx(
+        lab7.reference_overlap(double), rel=1e-12)
+    # a slip is named: events of different cores compared
+    four = lab7._trace_of(solutions.KernelHardswishGrad, 2, *lab7.WORKLOADS[1][1:])
+    cross = [why for why, value in lab7._variants(four).items() if "same core" in why][0]
+    report = lab7.check(lambda: {**solutions.double_buffering(), "overlap": lambda t: lab7._variants(t)[cross]})
+    assert not report.passed and "same core" in report.failure.why
+
+
+def test_capstone_report_renders_the_learners_kernel():
+    lab8 = get(8).load()
+    report = lab8.check(solutions.softshrink_backward)
+    assert report.passed and report.figures is not None
+    html = report._repr_html_()
+    assert html.count("<img") == 3 and html.count("data:image/png;base64,") == 3
+    captions = [caption for caption, _ in report.figure_list()]
+    assert any("tile map" in c for c in captions) and any("UB" in c for c in captions)
+    failing = lab8.check(lambda: {**solutions.softshrink_backward(), "tiling": lambda *a: None})
+    assert not failing.passed and "<img" not in failing._repr_html_()
+    assert "return your SoftshrinkGradTilingData" in failing.failure.why
+
+
+def test_capstone_oracles():
+    lab8 = get(8).load()
+    from ascend_lab.dtypes import bfloat16
+
+    x = np.array([0.001, -0.001, 0.5, -0.5, 0.6, np.nan, -np.inf, 0.0], np.float16)
+    g = np.arange(1, 9, dtype=np.float16)
+    assert lab8.oracle_kernel(g, x, 0.001).tolist() == [0, 0, 3, 4, 5, 0, 7, 0]       # half(0.001) == x[0]
+    assert lab8.oracle_kernel(g.astype(np.float32), x.astype(np.float32), 0.001).tolist()[:2] == [1, 2]
+    assert lab8.oracle_kernel(g, x, 70000.0).tolist() == [0] * 8                        # half(70000) is inf
+    mixed = lab8.oracle(g, x.astype(bfloat16), 0.5, "float16")
+    assert mixed.dtype == np.float16 and mixed.tolist() == [0, 0, 0, 0, 5, 0, 7, 0]
+    assert lab8.expected_status({"soc": "Ascend910A", "workspaceSize": lab8.OUT, "executor": lab8.OUT,
+                                 "gradOutput": lab8.Arr((2,), "bfloat16"), "self": lab8.Arr((2,)),
+                                 "lambd": lab8.ScalarSpec(0.5), "gradInput": lab8.Arr((2,))}) == 161002
+    assert isinstance(lab8.oracle_tiling(10, "int32", 8, 4096, 0.5), Raises)

@@ -9,7 +9,9 @@ the lab's oracle and its ``check`` function::
 
 ``checker`` is the machinery every lab shares (cases, the battery runner, the report, the hook for
 kernel labs); ``notebook`` reads and runs the notebooks' tagged cells; ``solutions`` holds the
-reference solutions (spoilers). :data:`LABS` lists the labs in book order; ``tests/test_labs.py`` runs
+reference solutions (spoilers). Labs 5-8 are kernel labs: the learner's code runs on the simulated AI
+Core (``lab5_copy_compute`` holds their shared plumbing), and lab 8 builds a whole operator.
+:data:`LABS` lists the labs in book order; ``tests/test_labs.py`` runs
 every entry: the solution must pass its checker and the untouched skeleton must fail it.
 """
 
@@ -46,6 +48,14 @@ LABS: tuple[Lab, ...] = (
         "labs/03_tiling.md", "softplus_grad_tiling"),
     Lab(4, "Big and small cores with 512-byte blocks", "ascend_lab.labs.lab4_big_small_cores",
         "labs/04_big_small_cores.md", "threshold_grad_512_tiling"),
+    Lab(5, "CopyIn, Compute and CopyOut of a LeakyReluGrad kernel", "ascend_lab.labs.lab5_copy_compute",
+        "labs/05_copy_compute.md", "KernelLeakyReluGrad"),
+    Lab(6, "Three kernels the sanitizer stops", "ascend_lab.labs.lab6_sanitizer", "labs/06_sanitizer.md",
+        "fixed_kernels"),
+    Lab(7, "From single to double buffering, measured from the trace", "ascend_lab.labs.lab7_double_buffer",
+        "labs/07_double_buffer.md", "double_buffering"),
+    Lab(8, "Capstone: aclnnSoftshrinkBackward end to end", "ascend_lab.labs.lab8_capstone", "labs/08_capstone.md",
+        "softshrink_backward"),
 )
 
 

@@ -55,7 +55,8 @@ def exec_cells(path: str | Path, tags: tuple[str, ...] = (SETUP, SKELETON),
         filename = f"<{path.name} cell {i}>"
         source = cell.source if cell.source.endswith("\n") else cell.source + "\n"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-        exec(compile(source, filename, "exec"), ns)  # noqa: S102 - running the book's own cells
+        # dont_inherit: compile like Jupyter does, without this module's ``from __future__ import annotations``
+        exec(compile(source, filename, "exec", dont_inherit=True), ns)  # noqa: S102 - the book's own cells
     return ns
 
 

@@ -13,16 +13,50 @@ from typing import Any
 
 from ..acl.tensor import aclScalar, aclTensor
 from ..acl.types import aclDataType as DT
+from ..ascendc import (
+    CMPMODE,
+    SELMODE,
+    VECCALC,
+    VECIN,
+    VECOUT,
+    Cast,
+    CompareScalar,
+    DataCopyPad,
+    DataCopyPadParams,
+    DataCopyParams,
+    GetBlockIdx,
+    GlobalTensor,
+    Muls,
+    RoundMode,
+    Select,
+    TBuf,
+    TPipe,
+    TQue,
+    bfloat16_t,
+    float_,
+    half,
+    launch,
+    reserved_ub_bytes,
+    sizeof,
+    uint8_t,
+)
 from ..dtypes import as_acl_dtype, itemsize
-from ..opdev.aclnn_common import OUT, ParamError, check_not_null
+from ..opdev import l0_ops
+from ..opdev.aclnn_common import OUT, CommonOpExecutorRun, ParamError, check_not_null, guard_phase1
 from ..opdev.data_type_utils import CanCast, PromoteType
 from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
+from ..opdev.executor import L0Node, aclOpExecutor
 from ..opdev.l0_ops import broadcast_shape
 from ..opdev.platform import NpuArch, SocVersion, current_soc, get_soc
-from ..opdev.tiling_data import TilingError, ceil_div, floor_align
+from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ..ops.kernel_args import gm_arg
 from ..ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
 
-__all__ = ["hardsigmoid_dtype_plan", "softplus_backward_checks", "softplus_grad_tiling",
+__all__ = ["HardtanhGradFixedA", "HardtanhGradFixedB", "HardtanhGradFixedC", "KernelHardswishGrad",
+           "KernelLeakyReluGrad", "KernelSoftshrinkGrad", "SoftshrinkGrad", "SoftshrinkGradTilingData",
+           "aclnnSoftshrinkBackward", "aclnnSoftshrinkBackwardGetWorkspaceSize", "double_buffering", "fixed_kernels",
+           "hardsigmoid_dtype_plan", "hardswish_grad_tiling", "overlap", "softplus_backward_checks",
+           "softplus_grad_tiling", "softshrink_backward", "softshrink_grad", "softshrink_grad_tiling", "speedup",
            "threshold_grad_512_tiling"]
 
 
@@ -198,3 +232,417 @@ def threshold_grad_512_tiling(input_num: int, dtype: Any, core_num: int, ub_size
         finalBigTileNum=final_big_tile_num, finalSmallTileNum=final_small_tile_num, tileDataNum=tile_data_num,
         smallTailDataNum=small_tail_data_num, bigTailDataNum=big_tail_data_num, tailBlockNum=tail_block_num,
         threshold=threshold, blockDim=core_num, tilingKey=0)
+
+
+# ==================================================================================================
+# Lab 5: CopyIn / Compute / CopyOut of LeakyReluGrad
+# ==================================================================================================
+BUFFER_NUM = 2
+REPEAT_BYTES = 256
+
+
+class KernelLeakyReluGrad:
+    """``out = x > 0 ? grad : grad * negative_slope`` for T = float or half, double-buffered."""
+
+    def __init__(self, T: Any):  # noqa: N803
+        self.T = T
+        self.pipe = TPipe()
+        self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
+        self.inQueueSelf = TQue(VECIN, BUFFER_NUM)
+        self.outQueueGradInput = TQue(VECOUT, BUFFER_NUM)
+        self.maskBuf = TBuf(VECCALC)
+        self.gradGm = GlobalTensor(T)
+        self.selfGm = GlobalTensor(T)
+        self.gradInputGm = GlobalTensor(T)
+
+    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:  # noqa: N802, N803
+        T = self.T
+        block_idx = GetBlockIdx()
+        self.ubFactor = td.ubFactor
+        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * block_idx)
+        if self.blockLength <= 0:
+            return False
+        offset = td.blockFactor * block_idx * sizeof(T)
+        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
+        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
+        self.gradInputGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
+        self.pipe.InitBuffer(self.inQueueGrad, BUFFER_NUM, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.inQueueSelf, BUFFER_NUM, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.outQueueGradInput, BUFFER_NUM, self.ubFactor * sizeof(T))
+        self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
+        self.slope = T.type(td.negativeSlope)          # T(negative_slope): rounded to half for float16
+        return True
+
+    def Process(self) -> None:  # noqa: N802
+        loop_count = ceil_div(self.blockLength, self.ubFactor)
+        for i in range(loop_count):
+            n = self.ubFactor if i < loop_count - 1 else self.blockLength - self.ubFactor * i
+            self.CopyIn(i, n)
+            self.Compute(n)
+            self.CopyOut(i, n)
+
+    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+        grad = self.inQueueGrad.AllocTensor(self.T)
+        x = self.inQueueSelf.AllocTensor(self.T)
+        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)       # blockLen in BYTES, any multiple of sizeof(T)
+        pad = DataCopyPadParams(False, 0, 0, 0)
+        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, pad)
+        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, pad)
+        self.inQueueGrad.EnQue(grad)
+        self.inQueueSelf.EnQue(x)
+
+    def Compute(self, n: int) -> None:  # noqa: N802
+        T = self.T
+        grad = self.inQueueGrad.DeQue(T)
+        x = self.inQueueSelf.DeQue(T)
+        out = self.outQueueGradInput.AllocTensor(T)
+        mask = self.maskBuf.Get(uint8_t)
+        per_repeat = REPEAT_BYTES // sizeof(T)
+        n_aligned = ceil_div(n, per_repeat) * per_repeat            # CompareScalar: whole 256-byte repeats
+        Muls(out, grad, self.slope, n)                              # out = grad * T(slope)
+        CompareScalar(mask, x, T.type(0), CMPMODE.GT, n_aligned)   # bit i = x[i] > 0
+        Select(out, mask, grad, out, SELMODE.VSEL_TENSOR_TENSOR_MODE, n)
+        self.outQueueGradInput.EnQue(out)
+        self.inQueueGrad.FreeTensor(grad)
+        self.inQueueSelf.FreeTensor(x)
+
+    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+        out = self.outQueueGradInput.DeQue(self.T)
+        DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
+        self.outQueueGradInput.FreeTensor(out)
+
+
+# ==================================================================================================
+# Lab 6: the three kernels the sanitizer stops, fixed (each overrides only the method it fixes)
+# ==================================================================================================
+def _lab6() -> Any:
+    from . import lab6_sanitizer
+    return lab6_sanitizer
+
+
+class HardtanhGradFixedA(_lab6().HardtanhGradA):
+    """Kernel A: InitBuffer takes BYTES; ubFactor * sizeof(T) already is the tile in bytes."""
+
+    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:  # noqa: N802, N803
+        T = self.T
+        self.ubFactor = td.ubFactor
+        self.tileBytes = td.ubFactor * sizeof(T)            # bytes of one tile
+        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
+        if self.blockLength <= 0:
+            return False
+        offset = td.blockFactor * GetBlockIdx() * sizeof(T)
+        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
+        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
+        self.outGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
+        self.pipe.InitBuffer(self.inQueueGrad, BUFFER_NUM, self.tileBytes)       # was tileBytes * sizeof(T)
+        self.pipe.InitBuffer(self.inQueueSelf, BUFFER_NUM, self.tileBytes)
+        self.pipe.InitBuffer(self.outQueue, BUFFER_NUM, self.tileBytes)
+        self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
+        self.minVal, self.maxVal = T.type(td.minVal), T.type(td.maxVal)
+        return True
+
+
+class HardtanhGradFixedB(_lab6().HardtanhGradB):
+    """Kernel B: DataCopyPad moves exactly n elements, whatever n * sizeof(T) is."""
+
+    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+        grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
+        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)          # blockLen in bytes
+        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
+        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
+        self.inQueueGrad.EnQue(grad)
+        self.inQueueSelf.EnQue(x)
+
+    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+        out = self.outQueue.DeQue(self.T)
+        DataCopyPad(self.outGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
+        self.outQueue.FreeTensor(out)
+
+
+class HardtanhGradFixedC(_lab6().HardtanhGradC):
+    """Kernel C: Compute gives both input blocks back to MTE2."""
+
+    def Compute(self, n: int) -> None:  # noqa: N802
+        T = self.T
+        grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
+        out = self.outQueue.AllocTensor(T)
+        mask = self.maskBuf.Get(uint8_t)
+        n_aligned = ceil_div(n, REPEAT_BYTES // sizeof(T)) * (REPEAT_BYTES // sizeof(T))
+        CompareScalar(mask, x, self.minVal, CMPMODE.GT, n_aligned)
+        Select(out, mask, grad, T.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
+        CompareScalar(mask, x, self.maxVal, CMPMODE.LT, n_aligned)
+        Select(out, mask, out, T.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
+        self.outQueue.EnQue(out)
+        self.inQueueGrad.FreeTensor(grad)
+        self.inQueueSelf.FreeTensor(x)                     # the missing FreeTensor
+
+
+def fixed_kernels() -> dict[str, type]:
+    """The three fixed kernels, for ``lab6.check``."""
+    return {"A": HardtanhGradFixedA, "B": HardtanhGradFixedB, "C": HardtanhGradFixedC}
+
+
+# ==================================================================================================
+# Lab 7: double buffering, measured
+# ==================================================================================================
+def _lab7() -> Any:
+    from . import lab7_double_buffer
+    return lab7_double_buffer
+
+
+class KernelHardswishGrad(_lab7().SingleBuffered):
+    """The single-buffered kernel with two blocks per queue: TQue(..., 2) and InitBuffer(queue, 2, bytes).
+    Nothing else changes -- the queues' flags already order MTE2, V and MTE3 for any number of blocks."""
+
+    BUFFER_NUM = 2
+
+
+def hardswish_grad_tiling(total_length: int, dtype: Any, core_num: int, ub_size: int) -> Any:
+    """HardswishGrad tiling for the double-buffered kernel: 3 queues x 2 blocks + tmpBuf + maskBuf."""
+    lab7 = _lab7()
+    dt = as_acl_dtype(dtype)
+    size = itemsize(dt)
+    ub_slots = 3 * 2 + 2                        # was 3 * 1 + 2 for one block per queue
+    block_factor = ceil_div(total_length, core_num)
+    ub_factor = floor_align((ub_size // size) // ub_slots, 256 // size)
+    return lab7.HardswishGradTilingData(totalLength=total_length, blockFactor=block_factor, ubFactor=ub_factor,
+                                        blockDim=ceil_div(total_length, block_factor),
+                                        tilingKey=0 if dt == DT.ACL_FLOAT else 1)
+
+
+def speedup(trace_single: Any, trace_double: Any) -> float:
+    """duration(single) / duration(double); a trace lasts until its last MTE2/V/MTE3 event ends."""
+    def duration(trace: Any) -> float:
+        return max((e.end for e in trace.events if e.pipe in ("MTE2", "V", "MTE3")), default=0.0)
+    return duration(trace_single) / duration(trace_double)
+
+
+def overlap(trace: Any) -> float:
+    """Share of V busy time spent while MTE2 copies in another tile (of the same core)."""
+    busy = overlapped = 0.0
+    for core in sorted({e.core for e in trace.events}):
+        vector, copy_in, last = [], [], None
+        for e in trace.events:
+            if e.core != core:
+                continue
+            if e.pipe == "V":
+                tile = e.tile if e.tile is not None else last      # an untiled V event: the tile before it
+                last = tile
+                vector.append((e.start, e.end, tile))
+            elif e.pipe == "MTE2":
+                copy_in.append((e.start, e.end, e.tile))
+        for v_start, v_end, v_tile in vector:
+            busy += v_end - v_start
+            for m_start, m_end, m_tile in copy_in:
+                if m_tile != v_tile:
+                    overlapped += max(0.0, min(v_end, m_end) - max(v_start, m_start))
+    return overlapped / busy if busy else 0.0
+
+
+def double_buffering() -> dict[str, Any]:
+    """The pieces of lab 7, for ``lab7.check``."""
+    return {"kernel": KernelHardswishGrad, "tiling": hardswish_grad_tiling, "speedup": speedup, "overlap": overlap}
+
+
+# ==================================================================================================
+# Lab 8: aclnnSoftshrinkBackward, end to end
+# ==================================================================================================
+SOFTSHRINK_API = "aclnnSoftshrinkBackwardGetWorkspaceSize"
+SOFTSHRINK_API2 = "aclnnSoftshrinkBackward"
+SOFTSHRINK_910B_DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16)
+SOFTSHRINK_910_DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16)
+#: (bufferNum, typeSize): 3 double-buffered queues + the mask; bf16 adds x in fp32 (typeSize 4).
+SOFTSHRINK_UB_SPLIT = {DT.ACL_FLOAT: (7, 4), DT.ACL_FLOAT16: (7, 2), DT.ACL_BF16: (6, 4)}
+SOFTSHRINK_SCH_MODE = {DT.ACL_FLOAT: 0, DT.ACL_FLOAT16: 1, DT.ACL_BF16: 2}
+
+
+class SoftshrinkGradTilingData(TilingData):
+    """``SoftshrinkGradTilingData`` (3 x int64 + 1 x float, padded to 32 bytes)."""
+
+    totalLength: int64
+    blockFactor: int64
+    ubFactor: int64
+    lambd: float32
+
+
+def softshrink_grad_tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
+                           lambd: float) -> SoftshrinkGradTilingData:
+    """SoftshrinkGrad host tiling, HardSigmoidGrad's scheme; ``ub_size`` is the usable UB."""
+    dt = as_acl_dtype(dtype)
+    if dt not in SOFTSHRINK_UB_SPLIT:
+        raise TilingError(f"SoftshrinkGrad has no {dt.short} kernel")
+    if core_num <= 0:
+        raise TilingError("core_num is 0")
+    if total_length <= 0:
+        raise TilingError("an empty input is never tiled")
+    buffer_num, type_size = SOFTSHRINK_UB_SPLIT[dt]
+    ub_factor = floor_align((ub_size // type_size) // buffer_num, 256 // type_size)
+    if ub_factor <= 0:
+        raise TilingError(f"ub_size {ub_size} B cannot hold one 256-byte repeat per buffer")
+    block_factor = ceil_div(total_length, core_num)
+    return SoftshrinkGradTilingData(totalLength=total_length, blockFactor=block_factor, ubFactor=ub_factor,
+                                    lambd=lambd, blockDim=ceil_div(total_length, block_factor),
+                                    tilingKey=SOFTSHRINK_SCH_MODE[dt])
+
+
+class KernelSoftshrinkGrad:
+    """out = x > lambd or x < -lambd ? grad : 0, for T = float or half; with ``bf16=True`` x is compared in
+    fp32 and grad's bf16 bits are selected as half (Select copies bits)."""
+
+    def __init__(self, T: Any, bf16: bool = False):  # noqa: N803
+        self.T, self.bf16 = T, bf16
+        self.C = float_ if bf16 else T                      # the compare dtype
+        self.pipe = TPipe()
+        self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
+        self.inQueueSelf = TQue(VECIN, BUFFER_NUM)
+        self.outQueueGradInput = TQue(VECOUT, BUFFER_NUM)
+        self.selfFp32Buf = TBuf(VECCALC)
+        self.maskBuf = TBuf(VECCALC)
+        self.gradGm, self.selfGm, self.gradInputGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
+
+    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:  # noqa: N802, N803
+        T = self.T
+        self.ubFactor = td.ubFactor
+        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
+        if self.blockLength <= 0:
+            return False
+        offset = td.blockFactor * GetBlockIdx() * sizeof(T)
+        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
+        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
+        self.gradInputGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
+        for queue in (self.inQueueGrad, self.inQueueSelf, self.outQueueGradInput):
+            self.pipe.InitBuffer(queue, BUFFER_NUM, self.ubFactor * sizeof(T))
+        if self.bf16:
+            self.pipe.InitBuffer(self.selfFp32Buf, self.ubFactor * sizeof(float_))
+        self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
+        self.lambd = self.C.type(td.lambd)                  # half(lambd) for float16
+        self.negLambd = self.C.type(-td.lambd)
+        return True
+
+    def Process(self) -> None:  # noqa: N802
+        loops = ceil_div(self.blockLength, self.ubFactor)
+        for i in range(loops):
+            n = self.ubFactor if i < loops - 1 else self.blockLength - self.ubFactor * i
+            self.CopyIn(i, n)
+            self.Compute(n)
+            self.CopyOut(i, n)
+
+    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+        grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
+        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
+        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
+        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
+        self.inQueueGrad.EnQue(grad)
+        self.inQueueSelf.EnQue(x)
+
+    def Compute(self, n: int) -> None:  # noqa: N802
+        T, C = self.T, self.C
+        grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
+        out = self.outQueueGradInput.AllocTensor(T)
+        mask = self.maskBuf.Get(uint8_t)
+        per_repeat = REPEAT_BYTES // sizeof(C)
+        n_aligned = ceil_div(n, per_repeat) * per_repeat
+        if self.bf16:
+            x_c = self.selfFp32Buf.Get(float_)
+            Cast(x_c, x, RoundMode.CAST_NONE, n)              # bf16 -> fp32 is exact
+            g_sel, o_sel = grad.ReinterpretCast(half), out.ReinterpretCast(half)
+        else:
+            x_c, g_sel, o_sel = x, grad, out
+        CompareScalar(mask, x_c, self.lambd, CMPMODE.GT, n_aligned)
+        Select(o_sel, mask, g_sel, g_sel.dtype.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)   # x > lambd ? g : 0
+        CompareScalar(mask, x_c, self.negLambd, CMPMODE.LT, n_aligned)
+        Select(o_sel, mask, g_sel, o_sel, SELMODE.VSEL_TENSOR_TENSOR_MODE, n)                # x < -lambd ? g : out
+        self.outQueueGradInput.EnQue(out)
+        self.inQueueGrad.FreeTensor(grad)
+        self.inQueueSelf.FreeTensor(x)
+
+    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+        out = self.outQueueGradInput.DeQue(self.T)
+        DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
+        self.outQueueGradInput.FreeTensor(out)
+
+
+def softshrink_grad(gradOutput: Any, self_: Any, gradInput: Any, workspace: Any, tiling: bytes,  # noqa: N803
+                    *, schMode: int) -> None:  # noqa: N803
+    """The ``__global__ __aicore__`` entry: the template by schMode (0 float, 1 half, 2 bfloat16)."""
+    td = GET_TILING_DATA(SoftshrinkGradTilingData, tiling)
+    if schMode == 2:
+        op = KernelSoftshrinkGrad(bfloat16_t, bf16=True)
+    else:
+        op = KernelSoftshrinkGrad(half if schMode == 1 else float_)
+    if op.Init(gradOutput, self_, gradInput, td):
+        op.Process()
+
+
+def SoftshrinkGrad(grad: aclTensor, x: aclTensor, lambd: Any, executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+    """``l0op::SoftshrinkGrad``: infer the output, tile now (phase 1), launch in phase 2."""
+    out = executor.alloc_tensor(tuple(x.GetViewShape()), x.GetDataType(), name="grad_input")
+    soc = current_soc()
+    td = softshrink_grad_tiling(x.Size(), x.GetDataType(), soc.vector_core_num,
+                                soc.ub_size - reserved_ub_bytes(soc), float(lambd))
+    node = L0Node("SoftshrinkGrad", [grad, x], [out], {"lambd": float(lambd), "tiling": td, "soc": soc.name},
+                  why="the AI Core kernel: out = |x| > lambd ? grad : 0")
+
+    def run() -> None:
+        args = [gm_arg(grad, "gradOutput"), gm_arg(x, "self"), gm_arg(out, "gradInput")]
+        executor.kernel_runs.append(launch(softshrink_grad, td.blockDim, args, td.to_bytes(), soc, outputs=(2,),
+                                           kernel_name="SoftshrinkGrad", tiling_data=td, schMode=td.tilingKey))
+
+    node.run = run
+    executor.add(node)
+    return out
+
+
+@guard_phase1(SOFTSHRINK_API)
+def aclnnSoftshrinkBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,  # noqa: N802, N803
+                                            lambd: aclScalar | None, gradInput: aclTensor | None,  # noqa: N803
+                                            workspaceSize: Any = OUT, executor: Any = OUT  # noqa: N803
+                                            ) -> tuple[int, int, aclOpExecutor | None]:
+    """Phase 1: the checks in the spec's order, then Contiguous -> Cast -> SoftshrinkGrad -> Cast -> ViewCopy."""
+    if workspaceSize is None or executor is None:
+        raise ParamError(ACLNN_ERR_PARAM_NULLPTR,
+                         f"{'workspaceSize' if workspaceSize is None else 'executor'} should not be nullptr.")
+    exe = aclOpExecutor(SOFTSHRINK_API2)
+    check_not_null("gradOutput", gradOutput)
+    check_not_null("self", self)
+    check_not_null("lambd", lambd)
+    check_not_null("gradInput", gradInput)
+    arch = current_soc().npu_arch
+    support = SOFTSHRINK_910B_DTYPES if arch in (NpuArch.DAV_2201, NpuArch.DAV_3510) else SOFTSHRINK_910_DTYPES
+    for name, t in (("gradOutput", gradOutput), ("self", self)):
+        if t.GetDataType() not in support:
+            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} dtype {t.GetDataType().short} is not supported on "
+                                                      f"{current_soc().name}")
+    promote = PromoteType(gradOutput.GetDataType(), self.GetDataType())
+    if not CanCast(promote, gradInput.GetDataType()):
+        raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{promote.short} cannot be cast to gradInput's "
+                                                  f"{gradInput.GetDataType().short}")
+    lam = lambd.ToFloat()
+    if lam < 0:
+        raise ParamError(ACLNN_ERR_PARAM_INVALID, f"lambd should be >= 0, but got {lam}")
+    for name, t in (("gradOutput", gradOutput), ("self", self), ("gradInput", gradInput)):
+        if len(t.GetViewShape()) > MAX_SUPPORT_DIMS_NUMS:
+            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} has {len(t.GetViewShape())} dims, at most 8")
+    for name, t in (("gradOutput", gradOutput), ("gradInput", gradInput)):
+        if tuple(t.GetViewShape()) != tuple(self.GetViewShape()):
+            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} shape {list(t.GetViewShape())} differs from self "
+                                                      f"{list(self.GetViewShape())}")
+    if gradOutput.IsEmpty() or self.IsEmpty() or gradInput.IsEmpty():
+        return ACLNN_SUCCESS, 0, exe
+    g = l0_ops.Cast(l0_ops.Contiguous(gradOutput, exe), promote, exe)
+    s = l0_ops.Cast(l0_ops.Contiguous(self, exe), promote, exe)
+    y = SoftshrinkGrad(g, s, lam, exe)
+    y = l0_ops.Cast(y, gradInput.GetDataType(), exe)
+    l0_ops.ViewCopy(y, gradInput, exe)
+    return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
+
+
+def aclnnSoftshrinkBackward(workspace: Any, workspaceSize: int, executor: Any, stream: Any) -> int:  # noqa: N802, N803
+    """Phase 2: run the executor's graph on the stream."""
+    return CommonOpExecutorRun(SOFTSHRINK_API2, workspace, workspaceSize, executor, stream)
+
+
+def softshrink_backward() -> dict[str, Any]:
+    """The operator's pieces, for ``lab8.check``."""
+    return {"TilingData": SoftshrinkGradTilingData, "tiling": softshrink_grad_tiling, "kernel": softshrink_grad,
+            "GetWorkspaceSize": aclnnSoftshrinkBackwardGetWorkspaceSize, "Run": aclnnSoftshrinkBackward}

@@ -1,0 +1,420 @@
+"""Lab 5 -- write CopyIn / Compute / CopyOut of a double-buffered elementwise kernel, LeakyReluGrad.
+
+The learner's kernel is a class in the style of ``ops/hard_sigmoid_grad/op_kernel.py``::
+
+    class KernelLeakyReluGrad:
+        def __init__(self, T): ...             # given: TPipe, 3 TQues (BUFFER_NUM = 2), a mask TBuf
+        def Init(self, grad, x, out, td): ...  # given: this core's GM slices, InitBuffer
+        def Process(self): ...                 # given: the tile loop
+        def CopyIn(self, i, n): ...            # TODO  MTE2: GM -> UB (DataCopyPad), EnQue
+        def Compute(self, n): ...              # TODO  V: DeQue, Muls / CompareScalar / Select, EnQue, FreeTensor
+        def CopyOut(self, i, n): ...           # TODO  MTE3: DeQue, UB -> GM (DataCopyPad), FreeTensor
+
+computing ``gradInput = self > 0 ? gradOutput : gradOutput * negative_slope`` for float32 and float16,
+every instruction rounding to T (so float16 computes ``grad * half(slope)`` in half).
+
+The checker launches the class on the simulator (:func:`launch_kernel`) with the lab's host tiling
+(:func:`tiling`, HardSigmoidGrad's scheme: ``blockFactor`` elements per core, tiles of ``ubFactor``),
+over a battery of sizes with tails, one core and many, both dtypes and every SoC, and compares the
+result bit for bit with :func:`oracle`, plain numpy (``np.where`` over arrays of T, which round every
+product to T) that shares no code with the simulator's instructions.
+
+This module also holds the plumbing every kernel lab (5-8) shares: device memory for numpy arrays, a
+launcher that turns the sanitizer's tolerated-but-wrong findings into errors (:data:`STRICT`), input
+generators, a compare that names the core/tile and the inputs of the first wrong element, a summary of
+a :class:`~ascend_lab.ascendc.KernelRun`, and :class:`KernelReport`, a report that can show figures.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..acl.runtime import DeviceAllocation, DevicePtr
+from ..ascendc import GmAddr, KernelError, KernelRun, launch, reserved_ub_bytes
+from ..ascendc.core import CoreContext
+from ..dtypes import as_acl_dtype, to_numpy
+from ..opdev import platform
+from ..opdev.platform import SocInfo
+from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ..ops import standalone
+from ..ops.hard_sigmoid_grad import op_host as hsg_host
+from .checker import Case, Report, compare_arrays, locator, run_battery
+
+__all__ = [
+    "FUNCTION", "KernelReport", "LeakyReluGradTilingData", "STRICT", "cases", "check", "compare_kernel_output",
+    "describe_run", "launch_kernel", "leaky_relu_grad", "oracle", "run", "sample", "strict_sanitizer", "tiling",
+    "usable_ub",
+]
+
+FUNCTION = "KernelLeakyReluGrad"
+TITLE = "Lab 5 \u00b7 CopyIn / Compute / CopyOut of LeakyReluGrad"
+DTYPES = ("float32", "float16")
+SCH_MODE = {"float32": 0, "float16": 1}
+REPEAT_BYTES = 256
+SENTINEL = 0xFF            # the output is filled with 0xFF bytes before every launch ("never written")
+
+
+# ==================================================================================================
+# plumbing shared by the kernel labs (5-8)
+# ==================================================================================================
+#: Sanitizer findings the hardware tolerates (the simulator only records them as warnings) that the
+#: labs treat as errors: in an elementwise kernel each of them means a wrong result somewhere.
+STRICT = {
+    "gm-padding": "the hardware would carry on, but a write past the end of a tensor overwrites whatever "
+                  "lies next in global memory; copy exactly n elements with DataCopyPad",
+    "partial-repeat": "the hardware would carry on, but the mask bits of the last elements keep stale values; "
+                      "give CompareScalar a count rounded UP to whole 256-byte repeats",
+    "ub-overrun": "the hardware would carry on, but the instruction touches UB outside its buffer",
+}
+
+
+def usable_ub(soc: SocInfo) -> int:
+    """The UB bytes a kernel may plan with on ``soc``: the UB minus what the AscendC library reserves."""
+    return soc.ub_size - reserved_ub_bytes(soc)
+
+
+def _gm(arr: np.ndarray | None, name: str, nbytes: int | None = None, fill: int | None = None) -> GmAddr:
+    """Device memory holding ``arr`` (or ``nbytes`` bytes of ``fill``), as a kernel argument."""
+    size = arr.nbytes if arr is not None else int(nbytes or 0)
+    alloc = DeviceAllocation(max(size, 1))
+    if arr is not None:
+        alloc.buffer[:size] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    elif fill is not None:
+        alloc.buffer[:size] = fill
+    return GmAddr(DevicePtr(alloc), name, arg_nbytes=size)
+
+
+@contextlib.contextmanager
+def strict_sanitizer() -> Iterator[None]:
+    """While active, a :data:`STRICT` finding stops the kernel with a KernelError at the instruction that
+    made it, so the report shows the learner's line (reads past the end of an input are left alone: they
+    change nothing an elementwise kernel writes). The simulator has no switch for this, so the
+    recording method of the core context is wrapped for the duration of the launch."""
+    original = CoreContext.warn
+
+    def warn(ctx: CoreContext, instr: str, tile: int | None, kind: str, message: str) -> None:
+        original(ctx, instr, tile, kind, message)
+        if kind in STRICT and not (kind == "gm-padding" and message.startswith("reads")):
+            raise KernelError(f"{message} -- {STRICT[kind]}", instruction=instr, core=ctx.core, tile=tile,
+                              kind=kind)
+
+    CoreContext.warn = warn  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        CoreContext.warn = original  # type: ignore[method-assign]
+
+
+def launch_kernel(entry: Callable[..., None], td: TilingData, inputs: Sequence[np.ndarray], out_dtype: Any,
+                  soc: SocInfo, *, names: Sequence[str] = ("gradOutput", "self", "gradInput"), record: bool = False,
+                  cores: Sequence[int] | None = None, reverse: bool = True, strict: bool = True,
+                  **template: Any) -> tuple[KernelRun, np.ndarray]:
+    """Launch ``entry`` on ``td.blockDim`` simulated cores of ``soc`` with ``inputs`` (flat numpy arrays)
+    and an output of ``out_dtype`` pre-filled with 0xFF bytes; returns ``(run, output)``.
+
+    The cores run last to first (``reverse``), so a core that writes past its own share overwrites a
+    neighbour that has already finished: the result shows it. ``strict`` makes the :data:`STRICT`
+    warnings errors (:func:`strict_sanitizer`). ``template`` goes to the entry as keyword arguments (as
+    ``launch`` does)."""
+    n = int(inputs[0].size)
+    out_dt = np.dtype(out_dtype)
+    args = [_gm(a, name) for a, name in zip(inputs, names, strict=False)]
+    args.append(_gm(None, names[len(inputs)], n * out_dt.itemsize, fill=SENTINEL))
+    order = cores if cores is not None else (list(range(td.blockDim))[::-1] if reverse else None)
+    with strict_sanitizer() if strict else contextlib.nullcontext():
+        run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=record,
+                     tiling_data=td, cores=order, kernel_name=template.pop("kernel_name", None), **template)
+    layout = next(iter(run.trace.ub_layout.values()), [])
+    blocks = [b.name for b in layout if b.kind in ("VECIN", "VECOUT")]
+    if blocks:
+        queues = {name.rsplit("[", 1)[0] for name in blocks}
+        run.trace.meta["bufferNum"] = max(sum(1 for b in blocks if b.rsplit("[", 1)[0] == q) for q in queues)
+    out = args[-1].ptr.allocation.buffer[:n * out_dt.itemsize].view(out_dt).copy()
+    return run, out
+
+
+def sample(n: int, dtype: Any, seed: int, lo: float = -4.0, hi: float = 4.0, edges: Sequence[float] = (),
+           specials: bool = True) -> np.ndarray:
+    """``n`` deterministic values of ``dtype``: uniform in [lo, hi), with every value of ``edges`` (the
+    kernel's decision boundaries) and, when ``specials``, +-0, +-inf and NaN sprinkled at fixed places."""
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(lo, hi, n)
+    extra = list(edges) + ([0.0, -0.0, np.inf, -np.inf, np.nan] if specials else [])
+    if extra and n:
+        where = rng.permutation(n)[: min(n, 4 * len(extra))]
+        values[where] = np.resize(np.array(extra, dtype=np.float64), where.size)
+    with np.errstate(all="ignore"):
+        return values.astype(to_numpy(as_acl_dtype(dtype)))
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+def _value(a: np.ndarray, i: int) -> str:
+    """Element ``i`` as numpy's shortest text (``0.001`` for half 0.0010004...)."""
+    return str(a.reshape(-1)[i])
+
+
+def _exact(a: np.ndarray, i: int) -> str:
+    """Element ``i`` with its exact value, so a rounded threshold is visible (``0.0010004043579101562``)."""
+    v = a.reshape(-1)[i]
+    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+        exact = repr(float(v))
+        return exact if exact == str(v) or not np.isfinite(float(v)) else f"{str(v)} (exactly {exact})"
+    return str(v)
+
+
+def compare_kernel_output(inputs: dict[str, np.ndarray], locate: Callable[[int], str] | None = None
+                          ) -> Callable[[Any, Any], str | None]:
+    """A ``Case.compare`` for kernel outputs: bit-exact, the first wrong element located by core and tile,
+    the inputs at that element, and "never written" when it still holds the 0xFF fill."""
+    def compare(expected: Any, got: Any) -> str | None:
+        why = compare_arrays(expected, got, locate=locate)
+        if not why or not isinstance(got, np.ndarray) or got.shape != np.shape(expected):
+            return why
+        e, g = np.asarray(expected).reshape(-1), got.reshape(-1)
+        first = int(np.flatnonzero(_bits(e) != _bits(g))[0])
+        there = ", ".join(f"{k}[{first}] = {_exact(v, first)}" for k, v in inputs.items())
+        why += f"\ninputs there: {there}"
+        if int(_bits(g)[first]) == int.from_bytes(bytes([SENTINEL]) * g.dtype.itemsize, "little"):
+            why += ("\nthat element still holds the 0xFF.. bytes the output was filled with before the launch: "
+                    "no core wrote it")
+        return why
+    return compare
+
+
+def show_array(a: Any) -> str:
+    """A short text for an array in a report (``float32[1000]: [0.5, -0.01, ...]``)."""
+    if not isinstance(a, np.ndarray):
+        return repr(a)
+    flat = a.reshape(-1)
+    head = ", ".join(_value(flat, i) for i in range(min(4, flat.size)))
+    return f"{a.dtype}{list(a.shape)}: [{head}{', ...' if flat.size > 4 else ''}]"
+
+
+def describe_run(run: KernelRun, td: Any, n: int, dtype: Any, tile_field: str = "ubFactor") -> list[str]:
+    """Summary lines for a recorded run: blockDim, tiles, cycles, UB use and pipe busy time of core 0."""
+    dt = as_acl_dtype(dtype).short
+    info = platform.get_soc(run.trace.soc) if isinstance(run.trace.soc, str) else run.trace.soc
+    tile = getattr(td, tile_field)
+    ranges = hsg_host.core_ranges(td) if hasattr(td, "blockFactor") else []
+    tiles = max((r["tile_num"] for r in ranges), default=0)
+    layout = run.trace.ub_layout.get(0) or next(iter(run.trace.ub_layout.values()), [])
+    used = max((b.offset + b.size for b in layout), default=0)
+    core0 = next((c for c in run.trace.cores if c.core == 0), run.trace.cores[0])
+    busy = ", ".join(f"{p} {core0.busy[p]:,.0f}" for p in ("MTE2", "V", "MTE3"))
+    return [
+        f"N = {n:,} {dt} on {info.name}: blockDim {td.blockDim}, {tile_field} {tile:,}, up to {tiles} tile"
+        f"{'s' if tiles != 1 else ''} per core",
+        f"your kernel: {run.cycles:,.0f} cycles ({run.microseconds:,.2f} us, launch head included); "
+        f"core 0 {core0.cycles:,.0f} cycles, busy {busy}; {core0.instructions} instructions",
+        f"UB of core 0: {used:,} B of {usable_ub(info):,} B usable in {len(layout)} buffers "
+        f"({', '.join(b.name for b in layout[:8])}{', ...' if len(layout) > 8 else ''}); "
+        f"{len(run.warnings)} sanitizer warning{'s' if len(run.warnings) != 1 else ''}",
+    ]
+
+
+@dataclasses.dataclass
+class KernelReport(Report):
+    """A :class:`~ascend_lab.labs.checker.Report` that, when it passed, also shows figures of the
+    learner's kernel in Jupyter and in the book (``figures`` returns ``(caption, Figure)`` pairs and is
+    only called when the report is displayed as HTML)."""
+
+    figures: Callable[[], list[tuple[str, Any]]] | None = None
+
+    @classmethod
+    def of(cls, report: Report, figures: Callable[[], list[tuple[str, Any]]] | None) -> KernelReport:
+        values = {f.name: getattr(report, f.name) for f in dataclasses.fields(Report)}
+        return cls(**values, figures=figures if report.passed else None)
+
+    def figure_list(self) -> list[tuple[str, Any]]:
+        return list(self.figures()) if self.figures is not None else []
+
+    def _repr_html_(self) -> str:
+        text = super()._repr_html_()
+        if not self.passed or self.figures is None:
+            return text
+        from ..viz import png_bytes
+        images = []
+        for caption, fig in self.figure_list():
+            data = base64.b64encode(png_bytes(fig, compact=True)).decode("ascii")
+            images.append(f"<figure style='margin:0.6em 0'><img style='max-width:100%' alt='{caption}' "
+                          f"src='data:image/png;base64,{data}'/><figcaption style='font-size:0.85em'>{caption}"
+                          "</figcaption></figure>")
+        return text[: -len("</div>")] + "".join(images) + "</div>"
+
+
+def _same(fn: Any) -> Any:
+    return fn
+
+
+def kernel_case(name: str, covers: Iterable[str], *, entry: Callable[..., None], td: TilingData,
+                arrays: dict[str, np.ndarray], expected: np.ndarray, soc: SocInfo, show: dict[str, Any],
+                hint: str = "", template: dict[str, Any] | None = None,
+                pick: Callable[[Any], Any] = _same) -> Case:
+    """One kernel case: launch ``entry`` on ``arrays`` with ``kernel=pick(fn)`` (``fn`` is what the learner
+    passed to ``check``: the kernel class, or a function handing over several pieces), compare with
+    ``expected``."""
+    template = dict(template or {})
+    locate = locator(hsg_host.core_ranges(td)) if hasattr(td, "blockFactor") else None
+
+    def call(fn: Any, _inputs: dict[str, Any]) -> np.ndarray:
+        _, out = launch_kernel(entry, td, list(arrays.values()), expected.dtype, soc, kernel=pick(fn), **template)
+        return out
+
+    return Case(name, show, expected, covers=tuple(covers), hint=hint, call=call,
+                compare=compare_kernel_output(arrays, locate), show=show_array)
+
+
+# ==================================================================================================
+# Lab 5: the LeakyReluGrad kernel's host side (given) and the oracle
+# ==================================================================================================
+class LeakyReluGradTilingData(TilingData):
+    """``LeakyReluGradTilingData`` (3 x int64 + 1 x float, padded to 32 bytes), HardSigmoidGrad's layout."""
+
+    totalLength: int64
+    blockFactor: int64
+    ubFactor: int64
+    negativeSlope: float32
+
+
+#: UB slots of T per element of a tile: 3 queues x BUFFER_NUM 2, plus the mask budgeted as a slot.
+UB_SLOTS = 7
+
+
+def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
+           negative_slope: float = 0.01) -> LeakyReluGradTilingData:
+    """The lab's host tiling (given): ``blockFactor = CeilDiv(N, coreNum)``, ``blockDim = CeilDiv(N,
+    blockFactor)``, ``ubFactor = FloorAlign((ub_size // sizeof(T)) // 7, 256 // sizeof(T))`` (whole
+    256-byte repeats, so CompareScalar's rounded-up count stays inside the buffers). ``ub_size`` is the
+    usable UB (:func:`usable_ub`). tilingKey 0 float32, 1 float16."""
+    dt = as_acl_dtype(dtype).short
+    if dt not in DTYPES:
+        raise TilingError(f"LeakyReluGrad has no {dt} kernel; use float32 or float16")
+    if core_num <= 0 or total_length <= 0:
+        raise TilingError(f"nothing to tile: total_length {total_length}, core_num {core_num}")
+    size = to_numpy(as_acl_dtype(dt)).itemsize
+    block_factor = ceil_div(total_length, core_num)
+    ub_factor = floor_align((ub_size // size) // UB_SLOTS, REPEAT_BYTES // size)
+    if ub_factor <= 0:
+        raise TilingError(f"ub_size {ub_size} B is too small for one 256-byte repeat per buffer")
+    return LeakyReluGradTilingData(totalLength=total_length, blockFactor=block_factor, ubFactor=ub_factor,
+                                   negativeSlope=negative_slope, blockDim=ceil_div(total_length, block_factor),
+                                   tilingKey=SCH_MODE[dt])
+
+
+def leaky_relu_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
+                    tiling: bytes, *, kernel: Any, dtype: Any) -> None:
+    """The ``__global__ __aicore__`` entry: unpack the tiling, build your kernel class for T, run it."""
+    td = GET_TILING_DATA(LeakyReluGradTilingData, tiling)
+    op = kernel(np.dtype(dtype))
+    if op.Init(gradOutput, self_, gradInput, td):
+        op.Process()
+
+
+def oracle(grad: np.ndarray, x: np.ndarray, negative_slope: float) -> np.ndarray:
+    """``x > 0 ? grad : grad * T(slope)`` in plain numpy: T(slope) is the tiling's C float converted to T,
+    and numpy rounds the product of two T arrays to T, as ``Muls`` does."""
+    t = grad.dtype.type
+    slope = t(np.float32(negative_slope))
+    with np.errstate(all="ignore"):
+        return np.where(x > 0, grad, grad * slope)
+
+
+def run(kernel: Any, n: int = 4096, dtype: Any = "float32", soc: str | SocInfo = "Ascend910B4", *,
+        core_num: int | None = None, tiling_ub: int | None = None, negative_slope: float = 0.01, seed: int = 0,
+        record: bool = True, cores: Sequence[int] | None = None) -> tuple[KernelRun, np.ndarray]:
+    """Launch ``kernel`` (your class) once on ``n`` elements and return ``(run, output)`` -- for figures:
+    ``viz.plot_pipeline(run)``. ``tiling_ub`` tiles for a smaller UB (more, smaller tiles)."""
+    info = standalone.make_soc(soc, core_num)
+    dt = as_acl_dtype(dtype).short
+    td = tiling(n, dt, info.vector_core_num, tiling_ub or usable_ub(info), negative_slope)
+    g, x = sample(n, dt, seed, -2, 2, specials=False), sample(n, dt, seed + 1, specials=False)
+    return launch_kernel(leaky_relu_grad, td, [g, x], g.dtype, info, record=record, reverse=False, cores=cores,
+                         strict=False, kernel=kernel, dtype=g.dtype, kernel_name="LeakyReluGrad")
+
+
+# ==================================================================================================
+# the battery
+# ==================================================================================================
+_HINTS = {
+    "stages": "CopyIn: AllocTensor from both input queues, DataCopyPad n elements of each, EnQue both; Compute: "
+              "DeQue both, AllocTensor the output, Muls / CompareScalar / Select, EnQue the output, FreeTensor the "
+              "inputs; CopyOut: DeQue, DataCopyPad to gradInputGm[i * ubFactor], FreeTensor",
+    "multi": "several tiles per core: every tile needs its own AllocTensor/EnQue/DeQue/FreeTensor, and tile i "
+             "starts at element i * ubFactor of the core's GlobalTensors",
+    "tail": "the last tile of a core is shorter (n < ubFactor): copy n elements (n * sizeof(T) bytes with "
+            "DataCopyPad), and round CompareScalar's count up to whole 256-byte repeats",
+    "special": "x > 0 is false for -0.0 and NaN: those take grad * slope; Select copies bits, so -0.0 and "
+               "NaN in grad must come through unchanged",
+}
+
+
+def _case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_num: int | None = None,
+          tiling_ub: int | None = None, slope: float = 0.01, seed: int = 0, hint: str = "") -> Case:
+    info = standalone.make_soc(soc, core_num)
+    td = tiling(n, dtype, info.vector_core_num, tiling_ub or usable_ub(info), slope)
+    g = sample(n, dtype, seed, -2.0, 2.0)
+    x = sample(n, dtype, seed + 1, edges=(0.0, -0.0, 1e-7))
+    shown = {"N": n, "dtype": dtype, "soc": info.name, "cores": info.vector_core_num,
+             "tiling": f"blockFactor {td.blockFactor}, ubFactor {td.ubFactor}, blockDim {td.blockDim}",
+             "negative_slope": slope, "data": f"sample(seed {seed}): uniform values with 0, -0, +-inf, NaN"}
+    return kernel_case(name, covers, entry=leaky_relu_grad, td=td, arrays={"grad": g, "self": x},
+                       expected=oracle(g, x, slope), soc=info, show=shown, hint=hint,
+                       template={"dtype": g.dtype, "kernel_name": "LeakyReluGrad"})
+
+
+def cases(socs: Iterable[str] | None = None) -> list[Case]:
+    socs = list(platform.socs() if socs is None else socs)
+    first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
+    out = [_case(f"worked example: N = 1000 float32 on {first}, one short tile per core", ["topic:worked example"],
+                 1000, "float32", first, hint=_HINTS["stages"])]
+    # one core, many tiles: the double-buffered loop
+    for dtype in DTYPES:
+        for n in (1, 1000, 4096, 4097):
+            out.append(_case(f"N = {n} {dtype} on one core, tiled for a 4 KB UB (many tiles)",
+                             ["topic:one core, many tiles", f"dtype:{dtype}"], n, dtype, first, core_num=1,
+                             tiling_ub=4096, seed=n, hint=_HINTS["multi"] if n > 1 else _HINTS["tail"]))
+    # several cores, several tiles each
+    for dtype, cores, n in (("float32", 3, 3000), ("float16", 7, 7 * 256 + 5), ("float16", 5, 9)):
+        out.append(_case(f"N = {n} {dtype} on {cores} cores, tiled for a 4 KB UB", ["topic:several cores and tiles",
+                         f"dtype:{dtype}"], n, dtype, first, core_num=cores, tiling_ub=4096, seed=cores,
+                         hint=_HINTS["multi"]))
+    # every SoC with its own cores and UB
+    for soc in socs:
+        for dtype in DTYPES:
+            for n in (37, 5003):
+                out.append(_case(f"N = {n} {dtype} on {soc}", [f"soc:{soc}", f"dtype:{dtype}"], n, dtype, soc,
+                                 seed=n + len(soc), hint=_HINTS["tail"]))
+    big = "Ascend950PR" if "Ascend950PR" in socs else first
+    out.append(_case(f"N = 100003 float16 on {big}", ["topic:large input", "dtype:float16"], 100_003, "float16", big,
+                     seed=5))
+    # the slope travels as a C float and is rounded to T
+    for slope in (0.0, -2.5, 1e-8, 3.0):
+        for dtype in DTYPES:
+            out.append(_case(f"negative_slope = {slope}, N = 777 {dtype} on 3 cores", ["topic:slopes",
+                             f"dtype:{dtype}"], 777, dtype, first, core_num=3, tiling_ub=4096, slope=slope,
+                             seed=int(abs(slope) * 10) + 1, hint=_HINTS["special"]))
+    return out
+
+
+def _summary(kernel: Any) -> list[str]:
+    lines: list[str] = []
+    for n, dtype, soc, core_num, ub in ((100_000, "float16", "Ascend910B4", None, None),
+                                        (8192, "float32", "Ascend910B4", 1, 8192)):
+        r, _ = run(kernel, n, dtype, soc, core_num=core_num, tiling_ub=ub)
+        td = r.tiling
+        lines += describe_run(r, td, n, dtype)
+    return lines
+
+
+def check(kernel: Any, socs: Iterable[str] | None = None) -> Report:
+    """Run your ``KernelLeakyReluGrad`` class over the battery; returns the Report."""
+    return run_battery(kernel, cases(socs), title=TITLE, summary=lambda: _summary(kernel))
