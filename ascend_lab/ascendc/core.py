@@ -10,6 +10,7 @@ tiles.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,8 +46,10 @@ class CoreContext:
     """State of one core during a launch."""
 
     def __init__(self, core: int, block_dim: int, soc: SocInfo, cost: CostModel, trace: Trace,
-                 record: bool, snapshot: bool = False, plan_only: bool = False):
+                 record: bool, snapshot: bool = False, plan_only: bool = False,
+                 strict: Callable[[Warning_], str | None] | None = None):
         self.core = core
+        self.strict = strict
         self.snapshot = record and snapshot
         self.plan_only = plan_only
         self.block_dim = block_dim
@@ -117,8 +120,14 @@ class CoreContext:
                                        detail, values))
 
     def warn(self, instr: str, tile: int | None, kind: str, message: str) -> None:
-        """Sanitizer findings that the hardware tolerates are kept as warnings (always, trace or not)."""
-        self.trace.warnings.append(Warning_(self.core, tile, instr, kind, message))
+        """Sanitizer findings that the hardware tolerates are kept as warnings (always, trace or not).
+        Under a ``strict`` policy (see ``launch``) a finding the policy names stops the kernel right here."""
+        w = Warning_(self.core, tile, instr, kind, message)
+        self.trace.warnings.append(w)
+        if self.strict is not None:
+            why = self.strict(w)
+            if why:
+                raise KernelError(f"{message} -- {why}", instruction=instr, core=self.core, tile=tile, kind=kind)
 
     def finish(self) -> CoreSummary:
         self.summary.cycles = max(self.pipe_free.values())

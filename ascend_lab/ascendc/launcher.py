@@ -49,14 +49,17 @@ class KernelRun:
 def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr], tiling: bytes, soc: SocInfo,
            *, outputs: Sequence[int] = (-1,), record: bool = False, kernel_name: str | None = None,
            tiling_data: Any = None, cores: Sequence[int] | None = None, snapshot: bool | None = None,
-           plan_only: bool = False, **template: Any) -> KernelRun:
+           plan_only: bool = False, strict: Callable[[Any], str | None] | None = None,
+           **template: Any) -> KernelRun:
     """Run ``entry(*gm_args, workspace, tiling, **template)`` on ``block_dim`` simulated cores.
 
     ``outputs`` are the indexes of the GM arguments the kernel writes (for the read/write bandwidth
     split of the cost model); ``record`` keeps every instruction as a trace event (``snapshot`` also keeps
     each result's values); ``cores`` limits the run to some cores (the figures use it to step through one
     core cheaply); ``plan_only`` stops each core at its first AllocTensor, after Init has laid out the UB,
-    and records an over-capacity plan instead of refusing it (for the UB layout figure).
+    and records an over-capacity plan instead of refusing it (for the UB layout figure); ``strict`` is a
+    policy that turns chosen warnings into errors: called with each :class:`~.trace.Warning_`, it returns
+    an explanation (raise a KernelError at that instruction) or None (keep it a warning).
     """
     from .options import current as _options
     if snapshot is None:
@@ -73,7 +76,7 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     trace.meta.update(template)
     with np.errstate(all="ignore"):
         for core in (range(block_dim) if cores is None else cores):
-            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only)
+            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only, strict)
             set_current(ctx)
             try:
                 entry(*gm_args, None, tiling, **template)

@@ -28,16 +28,14 @@ a :class:`~ascend_lab.ascendc.KernelRun`, and :class:`KernelReport`, a report th
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..acl.runtime import DeviceAllocation, DevicePtr
-from ..ascendc import GmAddr, KernelError, KernelRun, launch, reserved_ub_bytes
-from ..ascendc.core import CoreContext
+from ..ascendc import GmAddr, KernelRun, launch, reserved_ub_bytes
 from ..dtypes import as_acl_dtype, to_numpy
 from ..opdev import platform
 from ..opdev.platform import SocInfo
@@ -48,7 +46,7 @@ from .checker import Case, Report, compare_arrays, locator, run_battery
 
 __all__ = [
     "FUNCTION", "KernelReport", "LeakyReluGradTilingData", "STRICT", "cases", "check", "compare_kernel_output",
-    "describe_run", "launch_kernel", "leaky_relu_grad", "oracle", "run", "sample", "strict_sanitizer", "tiling",
+    "describe_run", "launch_kernel", "leaky_relu_grad", "oracle", "run", "sample", "strict_policy", "tiling",
     "usable_ub",
 ]
 
@@ -90,25 +88,13 @@ def _gm(arr: np.ndarray | None, name: str, nbytes: int | None = None, fill: int 
     return GmAddr(DevicePtr(alloc), name, arg_nbytes=size)
 
 
-@contextlib.contextmanager
-def strict_sanitizer() -> Iterator[None]:
-    """While active, a :data:`STRICT` finding stops the kernel with a KernelError at the instruction that
-    made it, so the report shows the learner's line (reads past the end of an input are left alone: they
-    change nothing an elementwise kernel writes). The simulator has no switch for this, so the
-    recording method of the core context is wrapped for the duration of the launch."""
-    original = CoreContext.warn
-
-    def warn(ctx: CoreContext, instr: str, tile: int | None, kind: str, message: str) -> None:
-        original(ctx, instr, tile, kind, message)
-        if kind in STRICT and not (kind == "gm-padding" and message.startswith("reads")):
-            raise KernelError(f"{message} -- {STRICT[kind]}", instruction=instr, core=ctx.core, tile=tile,
-                              kind=kind)
-
-    CoreContext.warn = warn  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        CoreContext.warn = original  # type: ignore[method-assign]
+def strict_policy(w: Any) -> str | None:
+    """The labs' ``strict`` policy for ``launch``: a :data:`STRICT` finding stops the kernel with a
+    KernelError at the instruction that made it, so the report shows the learner's line (reads past the end
+    of an input are left alone: they change nothing an elementwise kernel writes)."""
+    if w.kind in STRICT and not (w.kind == "gm-padding" and w.message.startswith("reads")):
+        return STRICT[w.kind]
+    return None
 
 
 def launch_kernel(entry: Callable[..., None], td: TilingData, inputs: Sequence[np.ndarray], out_dtype: Any,
@@ -120,16 +106,16 @@ def launch_kernel(entry: Callable[..., None], td: TilingData, inputs: Sequence[n
 
     The cores run last to first (``reverse``), so a core that writes past its own share overwrites a
     neighbour that has already finished: the result shows it. ``strict`` makes the :data:`STRICT`
-    warnings errors (:func:`strict_sanitizer`). ``template`` goes to the entry as keyword arguments (as
+    warnings errors (:func:`strict_policy`). ``template`` goes to the entry as keyword arguments (as
     ``launch`` does)."""
     n = int(inputs[0].size)
     out_dt = np.dtype(out_dtype)
     args = [_gm(a, name) for a, name in zip(inputs, names, strict=False)]
     args.append(_gm(None, names[len(inputs)], n * out_dt.itemsize, fill=SENTINEL))
     order = cores if cores is not None else (list(range(td.blockDim))[::-1] if reverse else None)
-    with strict_sanitizer() if strict else contextlib.nullcontext():
-        run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=record,
-                     tiling_data=td, cores=order, kernel_name=template.pop("kernel_name", None), **template)
+    run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=record,
+                 tiling_data=td, cores=order, kernel_name=template.pop("kernel_name", None),
+                 strict=strict_policy if strict else None, **template)
     layout = next(iter(run.trace.ub_layout.values()), [])
     blocks = [b.name for b in layout if b.kind in ("VECIN", "VECOUT")]
     if blocks:
