@@ -272,6 +272,17 @@ def test_gm_padding_warning_is_kept_without_tracing_and_not_for_in_bounds_reads(
     assert not kr.trace.warnings
 
 
+def test_a_strict_policy_turns_chosen_warnings_into_errors_at_the_instruction():
+    def policy(w):
+        return "writes past the end are bugs here" if w.kind == "gm-padding" and "writes" in w.message else None
+
+    kr, *_ = run(kernel=k_gm, n=PAD_N, start=0, count=128, write=False, strict=policy)   # a read: still a warning
+    assert [w.kind for w in kr.trace.warnings] == ["gm-padding"]
+    e = expect_error("gm-padding", "DataCopy", 1, 0, kernel=k_gm, n=PAD_N, start=0, count=128, write=True,
+                     strict=policy)
+    assert "writes 112 B past the logical end of z" in str(e) and "writes past the end are bugs here" in str(e)
+
+
 @pytest.mark.parametrize("write", [False, True])
 @pytest.mark.parametrize("start,count", [(0, 136), (128, 8), (120, 16)])
 def test_gm_access_past_the_padding_is_out_of_bounds(write, start, count):
