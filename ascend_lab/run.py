@@ -120,8 +120,9 @@ class _Tensors:
         self.ptrs: list[rt.DevicePtr] = []
         self.tensors: list[aclTensor] = []
 
-    def upload(self, arr: np.ndarray, name: str) -> aclTensor:
-        """An aclTensor viewing a device copy of ``arr``'s storage, with ``arr``'s strides kept."""
+    def upload(self, arr: np.ndarray, name: str, copy: bool = True) -> aclTensor:
+        """An aclTensor viewing a device copy of ``arr``'s storage, with ``arr``'s strides kept.
+        ``copy=False`` only allocates (for an output the operator overwrites completely)."""
         item = arr.itemsize
         strides_b = arr.strides
         if arr.size and (any(s < 0 or s % item for s in strides_b)):
@@ -141,7 +142,8 @@ class _Tensors:
             if ret:
                 raise MemoryError(f"aclrtMalloc({nbytes}) failed with {ret}")
             self.ptrs.append(ptr)
-            rt.aclrtMemcpy(ptr, nbytes, np.ascontiguousarray(storage), nbytes, rt.ACL_MEMCPY_HOST_TO_DEVICE)
+            if copy:
+                rt.aclrtMemcpy(ptr, nbytes, np.ascontiguousarray(storage), nbytes, rt.ACL_MEMCPY_HOST_TO_DEVICE)
         strides = tuple(s // item for s in strides_b) if arr.size else acl.contiguous_strides(arr.shape)
         t = acl.aclCreateTensor(arr.shape, arr.dtype, strides, 0, acl.ACL_FORMAT_ND, (storage.size,), ptr)
         if t is None:
@@ -189,7 +191,9 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
         held = _Tensors()
         try:
             tensors = {k: (None if a is None else held.upload(a, k)) for k, a in arrays.items()}
-            t_out = None if out_arr is None else held.upload(out_arr, "out")
+            # a user's out array is copied in (a strided view keeps the elements it does not cover); an out
+            # allocated here is only written, so its device memory needs no upload
+            t_out = None if out_arr is None else held.upload(out_arr, "out", copy=user_out is not None)
             args = list(tensors.values())
             if scalar is not False:
                 args.append(scalar)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from .. import golden
 from .core import CoreContext
+from .cost_model import ISSUE_CYCLES, _vector_coeffs
 from .errors import KernelError
 from .tensor import GlobalTensor, LocalTensor, local_span
 
@@ -87,8 +89,17 @@ def _tile_of(*tensors: Any) -> int | None:
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None) -> None:
-    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
-    start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
+    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
+    (``CoreContext.issue`` inlined: this runs for every vector instruction of every tile.)"""
+    k, b = _vector_coeffs(api, width)
+    cycles = b + k * count
+    ctx.s_time += ISSUE_CYCLES
+    free = ctx.pipe_free
+    start = free["V"] if free["V"] > ctx.s_time else ctx.s_time
+    end = free["V"] = start + cycles
+    summary = ctx.summary
+    summary.instructions += 1
+    summary.busy["V"] += cycles
     if ctx.record:
         values = None
         if ctx.snapshot:
@@ -104,17 +115,22 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
 
 def _check_local(instr: str, *ts: Any) -> None:
     for t in ts:
-        if not isinstance(t, LocalTensor):
+        if t.__class__ is not LocalTensor and not isinstance(t, LocalTensor):
             raise TypeError(f"{instr} needs LocalTensor operands, got {type(t).__name__}")
 
 
 def _show(value: Any) -> str:
     """The exact value of a scalar operand with its type, e.g. ``half 0.10003662109375`` (numpy's own
     repr would print the shortest string that round-trips, ``0.1``, hiding the rounding)."""
-    dt = np.asarray(value).dtype
-    name = {"float16": "half", "float32": "float"}.get(dt.name, dt.name)
+    dt = getattr(value, "dtype", None) or np.asarray(value).dtype
     exact = repr(float(value)) if dt.kind in "fV" else str(int(value))
-    return f"{name} {exact}"
+    return f"{_type_name(dt)} {exact}"
+
+
+@cache
+def _type_name(dt: np.dtype) -> str:
+    """AscendC's name for an element type (``half``, ``float``, ``bfloat16``, ``int8``...)."""
+    return {"float16": "half", "float32": "float"}.get(dt.name, dt.name)
 
 
 def _scalar(dtype: np.dtype, value: Any) -> Any:
