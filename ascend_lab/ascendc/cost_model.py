@@ -25,7 +25,7 @@ predicts ~(268 MB + 134 MB) / 1.6 TB/s = 252 us of MTE2 time vs 250.5 us measure
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 
 from ..opdev.platform import SocInfo
@@ -67,6 +67,8 @@ class CostModel:
     soc: SocInfo
     block_dim: int
     in_fraction: float = 0.5        # share of GM traffic that is reads (set from the kernel's GM args)
+    _in_cache: dict[int, float] = field(default_factory=dict, repr=False)     # copy costs by byte count
+    _out_cache: dict[int, float] = field(default_factory=dict, repr=False)
 
     @property
     def clock_hz(self) -> float:
@@ -85,11 +87,18 @@ class CostModel:
         return min(MTE3_CAP_B_PER_CYCLE, self.gm_share_b_per_cycle * max(1.0 - self.in_fraction, 1e-6))
 
     def copy_in(self, nbytes: int) -> float:
-        bursts = math.ceil(nbytes / 512) * 512
-        return MTE2_LATENCY + bursts / self.mte2_b_per_cycle
+        """MTE2 cycles of one GM->UB copy: latency + whole 512-byte bursts at this core's bandwidth."""
+        cached = self._in_cache.get(nbytes)
+        if cached is None:
+            cached = self._in_cache[nbytes] = MTE2_LATENCY + math.ceil(nbytes / 512) * 512 / self.mte2_b_per_cycle
+        return cached
 
     def copy_out(self, nbytes: int) -> float:
-        return MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
+        """MTE3 cycles of one UB->GM copy: latency + whole 32-byte blocks at this core's bandwidth."""
+        cached = self._out_cache.get(nbytes)
+        if cached is None:
+            cached = self._out_cache[nbytes] = MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
+        return cached
 
     def vector(self, api: str, n: int, itemsize: int) -> float:
         k, b = _vector_coeffs(api, itemsize)

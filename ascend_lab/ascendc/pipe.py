@@ -47,6 +47,14 @@ VECIN, VECOUT, VECCALC = TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC
 _PIPES = {TPosition.VECIN: ("MTE2", "V"), TPosition.VECOUT: ("V", "MTE3"), TPosition.VECCALC: ("V", "V")}
 
 
+_U8 = np.dtype(np.uint8)
+
+
+def _as_dtype(dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)``, skipped when it already is one (this runs for every tile)."""
+    return dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+
+
 def _round32(n: int) -> int:
     return -(-int(n) // 32) * 32
 
@@ -116,7 +124,7 @@ class TQue:
         b.free = False
         ctx.s_time += 1.0
         ctx.wait(self.producer, b.freed_at)
-        dt = np.dtype(dtype) if dtype is not None else np.dtype(np.uint8)
+        dt = _as_dtype(dtype) if dtype is not None else _U8
         view = b.views.get(dt)
         if view is None:
             view = b.views[dt] = ctx.ub[b.offset:b.offset + b.nbytes].view(dt)
@@ -167,7 +175,7 @@ class TQue:
             at = ctx.pipe_free[self.consumer]
             ctx.event("S", "DeQue", t.tile, at, at, buffer=t.buffer,
                       detail=f"WaitFlag {self.producer}->{self.consumer}")
-        if dtype is not None and np.dtype(dtype) != t.dtype:
+        if dtype is not None and dtype is not t.dtype and np.dtype(dtype) != t.dtype:
             t = t.ReinterpretCast(dtype)
         return t
 

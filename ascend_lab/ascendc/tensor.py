@@ -150,7 +150,7 @@ class LocalTensor:
     def __init__(self, ctx: CoreContext, dtype: Any, offset: int, size: int, buffer: str,
                  tile: int | None = None, block: Any = None, queue: Any = None, data: np.ndarray | None = None):
         self.ctx = ctx
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.offset = offset
         self.size = size
         self.nbytes = size * self.dtype.itemsize
