@@ -55,7 +55,7 @@ _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMO
 REPEAT_BYTES = 256
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DataCopyParams:
     """``DataCopyParams{blockCount, blockLen, srcStride, dstStride}`` -- for DataCopyPad, blockLen is in bytes."""
     blockCount: int = 1
@@ -67,7 +67,7 @@ class DataCopyParams:
 DataCopyExtParams = DataCopyParams
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DataCopyPadParams:
     """``DataCopyPadParams{isPad, leftPadding, rightPadding, paddingValue}``."""
     isPad: bool = False
@@ -154,7 +154,7 @@ def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:  # noqa: 
         _copy(src.ctx, "DataCopy", src, dst, count, count * src.dtype.itemsize, gm_to_ub=False, pad=False)
     elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
         ctx = dst.ctx
-        local_span(dst, count, "DataCopy", True)[...] = local_span(src, count, "DataCopy", False)
+        _span(dst, count, "DataCopy", True)[...] = _span(src, count, "DataCopy", False)
         _vector_done(ctx, "Copy", dst, count, dst.dtype.itemsize, lambda: f"UB {src.buffer} -> UB {dst.buffer}", src)
     else:
         raise TypeError("DataCopy(dst, src, count) takes a LocalTensor and a GlobalTensor (or two LocalTensors)")
@@ -197,7 +197,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ub_count = count
         if pad:
             ub_count = -(-nbytes // 32) * 32 // local.dtype.itemsize
-        ub = local_span(local, ub_count, instr, True)
+        ub = _span(local, ub_count, instr, True)
         g = gm.gm_slice(ctx, count, instr, tile, write=False)
         ub[:count] = g
         if ub_count > count:
@@ -210,7 +210,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
                       buffer=local.buffer, detail=f"GM {gm.label()} -> UB {local.buffer}",
                       values=ub[:count].copy() if ctx.snapshot else None)
     else:
-        ub = local_span(local, count, instr, False)
+        ub = _span(local, count, instr, False)
         g = gm.gm_slice(ctx, count, instr, tile, write=True)
         g[...] = ub
         start, end = ctx.issue("MTE3", ctx.cost.copy_out(nbytes))
@@ -223,12 +223,20 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
 
 
 # --- vector arithmetic -----------------------------------------------------------------------------------
+def _span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
+    """``local_span`` with its common case (a live tensor, in bounds) answered without a call."""
+    if count <= t.size and t.life.alive:
+        return t.data[:count]
+    return local_span(t, count, instr, write)
+
+
 def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
     _check_local(api, dst, src)
-    if src.dtype != dst.dtype:
+    dt = dst.dtype
+    if src.dtype is not dt and src.dtype != dt:
         raise TypeError(f"{api}: dst is {dst.dtype} but src is {src.dtype}; they must match")
-    s = _scalar(dst.dtype, scalar)
-    fn(local_span(src, count, api, False), s, out=local_span(dst, count, api, True))
+    s = _scalar(dt, scalar)
+    fn(_span(src, count, api, False), s, out=_span(dst, count, api, True))
     _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize,
                  lambda: f"{dst.buffer} = {src.buffer} {api} {_show(s)}", src)
 
@@ -257,7 +265,7 @@ def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
     _check_local(api, dst, a, b)
     if not (a.dtype == b.dtype == dst.dtype):
         raise TypeError(f"{api}: operands must share one dtype, got {dst.dtype}, {a.dtype}, {b.dtype}")
-    fn(local_span(a, count, api, False), local_span(b, count, api, False), out=local_span(dst, count, api, True))
+    fn(_span(a, count, api, False), _span(b, count, api, False), out=_span(dst, count, api, True))
     _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {a.buffer} {api} {b.buffer}",
                  a, b)
 
@@ -277,7 +285,7 @@ def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
     _check_local("Not", dst, src)
     if dst.dtype.itemsize != 2 or dst.dtype.kind not in "iu":
         raise TypeError(f"Not works on int16/uint16 tensors, not {dst.dtype}")
-    np.invert(local_span(src, count, "Not", False), out=local_span(dst, count, "Not", True))
+    np.invert(_span(src, count, "Not", False), out=_span(dst, count, "Not", True))
     _vector_done(dst.ctx, "Not", dst, count, 2, lambda: f"{dst.buffer} = ~{src.buffer}", src)
 
 
@@ -285,7 +293,7 @@ def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
     """Fill the first ``count`` elements of dst with the scalar (converted to dst's dtype)."""
     _check_local("Duplicate", dst)
     s = _scalar(dst.dtype, scalar)
-    local_span(dst, count, "Duplicate", True)[...] = s
+    _span(dst, count, "Duplicate", True)[...] = s
     _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {_show(s)}")
 
 
@@ -294,8 +302,8 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     float->int conversions."""
     _check_local("Cast", dst, src)
     mode = RoundMode(round_mode)
-    d = local_span(dst, count, "Cast", True)
-    d[...] = golden.cast(local_span(src, count, "Cast", False), dst.dtype, mode.name)
+    d = _span(dst, count, "Cast", True)
+    d[...] = golden.cast(_span(src, count, "Cast", False), dst.dtype, mode.name)
     width = max(dst.dtype.itemsize, src.dtype.itemsize)
     _vector_done(dst.ctx, "Cast", dst, count, width,
                  lambda: f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->{dst.dtype})", src)
@@ -330,7 +338,7 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     ctx = src.ctx
     n = _repeat_count(ctx, "CompareScalar", src, int(count))
     s = _scalar(src.dtype, scalar)
-    packed = np.packbits(_CMP_FN[int(mode)](local_span(src, n, "CompareScalar", False), s), bitorder="little")
+    packed = np.packbits(_CMP_FN[int(mode)](_span(src, n, "CompareScalar", False), s), bitorder="little")
     _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {_show(s)}", src,
@@ -342,7 +350,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
     n = _repeat_count(ctx, "Compare", src0, int(count))
-    cond = _CMP_FN[int(mode)](local_span(src0, n, "Compare", False), local_span(src1, n, "Compare", False))
+    cond = _CMP_FN[int(mode)](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
     packed = np.packbits(cond, bitorder="little")
     _mask_span(dst, packed.size, "Compare", True)[...] = packed
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
@@ -368,19 +376,19 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     else:
         bits = np.unpackbits(_mask_span(sel_mask, -(-count // 8), "Select", False), count=count, bitorder="little")
     ui = _UINT[dst.dtype.itemsize]
-    m = bits.astype(ui)
-    np.negative(m, out=m)                                   # all ones where the bit is 1
-    a = local_span(src0, count, "Select", False).view(ui)
+    # bits are 0/1 bytes; an integer multiply of the raw element bits by them is exactly "bits & mask"
+    a = _span(src0, count, "Select", False).view(ui)
     if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
         other_bits = np.asarray(_scalar(dst.dtype, src1)).view(ui)[()]
-        rest = None if other_bits == 0 else np.bitwise_and(np.invert(m), other_bits)
+        rest = None if other_bits == 0 else np.multiply(np.subtract(1, bits, dtype=np.uint8), other_bits, dtype=ui)
         label = lambda: _show(_scalar(dst.dtype, src1))  # noqa: E731
     else:
         _check_local("Select", src1)
-        rest = np.bitwise_and(local_span(src1, count, "Select", False).view(ui), np.invert(m))
+        rest = np.multiply(_span(src1, count, "Select", False).view(ui), np.subtract(1, bits, dtype=np.uint8),
+                           dtype=ui)
         label = lambda: src1.buffer  # noqa: E731
-    d = local_span(dst, count, "Select", True).view(ui)
-    np.bitwise_and(a, m, out=d)                              # bit 1 -> src0 ...
+    d = _span(dst, count, "Select", True).view(ui)
+    np.multiply(a, bits, out=d, dtype=ui)                    # bit 1 -> src0 ...
     if rest is not None:
         np.bitwise_or(d, rest, out=d)                        # ... bit 0 -> src1
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
