@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from ..acl.runtime import DeviceAllocation, DevicePtr
 from ..ascendc import GmAddr, KernelRun, launch, reserved_ub_bytes
 from ..dtypes import as_acl_dtype, to_numpy
 from ..opdev import platform
@@ -42,6 +41,7 @@ from ..opdev.platform import SocInfo
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ..ops import standalone
 from ..ops.hard_sigmoid_grad import op_host as hsg_host
+from ..ops.kernel_args import gm_from_array
 from .checker import Case, Report, compare_arrays, locator, run_battery
 
 __all__ = [
@@ -77,17 +77,6 @@ def usable_ub(soc: SocInfo) -> int:
     return soc.ub_size - reserved_ub_bytes(soc)
 
 
-def _gm(arr: np.ndarray | None, name: str, nbytes: int | None = None, fill: int | None = None) -> GmAddr:
-    """Device memory holding ``arr`` (or ``nbytes`` bytes of ``fill``), as a kernel argument."""
-    size = arr.nbytes if arr is not None else int(nbytes or 0)
-    alloc = DeviceAllocation(max(size, 1))
-    if arr is not None:
-        alloc.buffer[:size] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-    elif fill is not None:
-        alloc.buffer[:size] = fill
-    return GmAddr(DevicePtr(alloc), name, arg_nbytes=size)
-
-
 def strict_policy(w: Any) -> str | None:
     """The labs' ``strict`` policy for ``launch``: a :data:`STRICT` finding stops the kernel with a
     KernelError at the instruction that made it, so the report shows the learner's line (reads past the end
@@ -110,8 +99,8 @@ def launch_kernel(entry: Callable[..., None], td: TilingData, inputs: Sequence[n
     ``launch`` does)."""
     n = int(inputs[0].size)
     out_dt = np.dtype(out_dtype)
-    args = [_gm(a, name) for a, name in zip(inputs, names, strict=False)]
-    args.append(_gm(None, names[len(inputs)], n * out_dt.itemsize, fill=SENTINEL))
+    args = [gm_from_array(a, name) for a, name in zip(inputs, names, strict=False)]
+    args.append(gm_from_array(None, names[len(inputs)], nbytes=n * out_dt.itemsize, fill=SENTINEL))
     order = cores if cores is not None else (list(range(td.blockDim))[::-1] if reverse else None)
     run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=record,
                  tiling_data=td, cores=order, kernel_name=template.pop("kernel_name", None),

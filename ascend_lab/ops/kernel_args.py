@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..acl.runtime import DeviceAllocation, DevicePtr
 from ..acl.tensor import aclTensor
 from ..ascendc.tensor import GmAddr
 
@@ -23,3 +26,17 @@ def launch_options(record: bool | None, buffer_num: int | None, default_buffer_n
     if buffer_num is None:
         buffer_num = opts.buffer_num or default_buffer_num
     return rec, buffer_num
+
+
+def gm_from_array(arr: np.ndarray | None, name: str, arg_nbytes: int | None = None, *,
+                  nbytes: int | None = None, fill: int | None = None) -> GmAddr:
+    """Device memory outside any aclnn graph, as a kernel argument: the bytes of ``arr`` (or ``nbytes``
+    bytes of ``fill`` for an output). ``arg_nbytes`` is the logical size the sanitizer checks against
+    (default: the bytes stored) -- a figure may store only core 0's share of a larger tensor."""
+    size = arr.nbytes if arr is not None else int(nbytes or 0)
+    alloc = DeviceAllocation(max(size, 1))
+    if arr is not None:
+        alloc.buffer[:size] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    elif fill is not None:
+        alloc.buffer[:size] = fill
+    return GmAddr(DevicePtr(alloc), name, arg_nbytes=size if arg_nbytes is None else arg_nbytes)

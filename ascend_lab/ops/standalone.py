@@ -14,14 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ..acl.runtime import DeviceAllocation, DevicePtr
 from ..ascendc import KernelRun, reserved_ub_bytes
 from ..ascendc.launcher import launch as _launch
-from ..ascendc.tensor import GmAddr
 from ..dtypes import as_acl_dtype, to_numpy
 from ..opdev.platform import SocInfo, get_soc
 from .hard_sigmoid_grad import op_host as hs_host
 from .hard_sigmoid_grad import op_kernel as hs_kernel
+from .kernel_args import gm_from_array
 from .relu_grad import op_host as relu_host
 from .threshold_grad_v2_d import op_host as tg_host
 from .threshold_grad_v2_d import op_kernel as tg_kernel
@@ -79,12 +78,6 @@ def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2) -> tuple[Any
                                            "bufferNum": buffer_num}
 
 
-def _gm(arr: np.ndarray, name: str) -> GmAddr:
-    alloc = DeviceAllocation(max(arr.nbytes, 1))
-    alloc.buffer[:arr.nbytes] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
-    return GmAddr(DevicePtr(alloc), name, arg_nbytes=arr.nbytes)
-
-
 def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float = 1.0,
                soc: str | SocInfo | None = "Ascend910B4", core_num: int | None = None, ub_size: int | None = None,
                buffer_num: int = 2, record: bool = True, snapshot: bool = False,
@@ -103,7 +96,7 @@ def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float 
     n = grad.size
     td = tiling_for(key, n, dtype, info, threshold)
     out = np.zeros(n, dtype=grad.dtype)
-    args = [_gm(grad, "grad"), _gm(feat, "feat"), _gm(out, "out")]
+    args = [gm_from_array(grad, "grad"), gm_from_array(feat, "feat"), gm_from_array(out, "out")]
     entry, template = kernel_entry(key, td, dtype, buffer_num)
     run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
                   kernel_name=OPS[key][0], tiling_data=td, cores=cores, snapshot=snapshot, **template)
@@ -124,7 +117,7 @@ def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B
     dt = as_acl_dtype(dtype)
     td = tiling_for(key, n, dt, make_soc(info, None, tiling_ub_size) if tiling_ub_size else info, threshold)
     item = to_numpy(dt).itemsize
-    args = [GmAddr(DevicePtr(DeviceAllocation(1)), name, arg_nbytes=n * item) for name in ("grad", "feat", "out")]
+    args = [gm_from_array(None, name, n * item) for name in ("grad", "feat", "out")]   # Init reads no data
     entry, template = kernel_entry(key, td, dt, buffer_num)
     run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=False,
                   kernel_name=OPS[key][0], tiling_data=td, cores=[min(core, td.blockDim - 1)], plan_only=True,

@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..acl.runtime import DeviceAllocation, DevicePtr
 from ..acl.types import aclDataType
-from ..ascendc import GmAddr, launch, reserved_ub_bytes
+from ..ascendc import launch, reserved_ub_bytes
 from ..ascendc.launcher import KernelRun
 from ..ascendc.trace import Event, Trace, UBBuffer
 from ..dtypes import as_acl_dtype, itemsize, to_numpy
@@ -25,6 +24,7 @@ from ..opdev import platform
 from ..opdev.data_type_utils import PROMOTE_DTYPES, CanCast, PromoteType
 from ..opdev.errno import describe
 from ..ops import standalone as sa
+from ..ops.kernel_args import gm_from_array
 
 REPEAT_BYTES = 256              # one vector repeat (CompareScalar/Select work on whole repeats)
 LANE_PIPES = ("MTE2", "V", "MTE3")
@@ -405,7 +405,7 @@ def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_
     pattern = min(extent, 4096)
     feat = np.resize(_sample(rng, pattern, npdt, lo=-4.0, hi=4.0), extent)
     grad = np.resize(_sample(rng, pattern, npdt, lo=-2.0, hi=2.0), extent)
-    args = [_gm_slice(a, name, n_sim * npdt.itemsize) for a, name in
+    args = [gm_from_array(a, name, n_sim * npdt.itemsize) for a, name in
             ((grad, "grad"), (feat, "feat"), (np.zeros(extent, npdt), "out"))]
     entry, template = sa.kernel_entry(key, td_sim, dt, buffer_num)
     run = launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
@@ -413,13 +413,6 @@ def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_
     note = (f"core 0 of N = {n:,}" if n_sim == n else
             f"core 0's first {max_tiles} tiles (simulated on N = {n_sim:,}: same tile size and blockDim)")
     return run, {"n": int(n), "n_sim": n_sim, "tiling": td, "tiling_sim": td_sim, "note": note, "soc": info}
-
-
-def _gm_slice(arr: np.ndarray, name: str, arg_nbytes: int) -> GmAddr:
-    """Device memory holding only ``arr`` (core 0's share) for an argument of ``arg_nbytes`` bytes."""
-    alloc = DeviceAllocation(max(arr.nbytes, 1))
-    alloc.buffer[:arr.nbytes] = arr.view(np.uint8)
-    return GmAddr(DevicePtr(alloc), name, arg_nbytes=arg_nbytes)
 
 
 def _sample(rng: np.random.Generator, n: int, npdt: np.dtype, lo: float, hi: float) -> np.ndarray:
