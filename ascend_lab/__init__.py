@@ -7,7 +7,7 @@ AI Core (``ascendc``). ``golden`` holds the numpy oracles the tests compare agai
 """
 
 from . import acl, aclnn, dtypes, tiling
-from .opdev import platform
+from .base import platform
 from .run import NULLPTR, Run, hardsigmoid_backward, threshold_backward
 
 __version__ = "0.1.0"

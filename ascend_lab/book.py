@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,3 +31,15 @@ def table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> Any:
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return HTML(f'<div style="overflow-x:auto"><table class="table"><thead><tr>{head}</tr></thead>'
                 f"<tbody>{body}</tbody></table></div>")
+
+
+def repo_root() -> Path:
+    """The book's repository (the folder holding ``_toc.yml``), found from the working directory upwards.
+
+    Chapters run with their own folder as the working directory (Jupyter Book and nbval both do this);
+    the package itself may be installed anywhere, so the root is never derived from ``__file__``."""
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "_toc.yml").is_file():
+            return folder
+    raise FileNotFoundError(f"no _toc.yml in {here} or above: run this from inside the book's repository")

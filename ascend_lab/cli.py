@@ -107,7 +107,7 @@ def _dtype(text: str) -> Any:
 
 
 def _soc(text: str) -> str:
-    from .opdev.platform import get_soc
+    from .base.platform import get_soc
     try:
         return get_soc(text).name
     except (TypeError, ValueError) as exc:
@@ -293,7 +293,7 @@ def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], N
 
 def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     from . import tiling
-    from .opdev.platform import get_soc
+    from .base.platform import get_soc
     from .opdev.tiling_data import TilingError
     func_name, cann = TILING_OPS[args.op]
     kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc}
@@ -480,7 +480,7 @@ def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 # --------------------------------------------------------------------------------------------------
 
 def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-    from .opdev.platform import DEFAULT_SOC, get_soc, socs
+    from .base.platform import DEFAULT_SOC, get_soc, socs
     head = ("name", "NpuArch", "SocVersion", "family", "vector cores", "UB bytes", "clock MHz", "GM GB/s")
     rows = []
     for name in socs():
@@ -497,7 +497,7 @@ def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     out(line(head))
     for r in rows:
         out(line(r))
-    out(f"* default SoC. {len(rows)} SoCs; figures from data/platforms.ini" +
+    out(f"* default SoC. {len(rows)} SoCs; figures from ascend_lab/data/platforms.ini" +
         ("" if args.notes else " (--notes for each figure's source)"))
     if args.notes:
         for name in socs():
@@ -510,7 +510,7 @@ def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 # --------------------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    from .opdev.platform import DEFAULT_SOC
+    from .base.platform import DEFAULT_SOC
     parser = _Parser(prog=PROG, description="ascend_lab: CANN's aclnnHardsigmoidBackward / aclnnThresholdBackward "
                                             "simulated down to the AscendC kernel.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
@@ -543,7 +543,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="queue buffers per kernel queue (simulator knob; CANN hard-codes 2)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("socs", help="list the SoC catalogue", description="The SoC catalogue (data/platforms.ini).")
+    p = sub.add_parser("socs", help="list the SoC catalogue",
+                       description="The SoC catalogue (ascend_lab/data/platforms.ini).")
     p.add_argument("--notes", action="store_true", help="print where each figure comes from")
     p.set_defaults(func=cmd_socs)
     return parser
@@ -568,5 +569,5 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:    # `ascend-lab socs | head -1`
         with contextlib.suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at interpreter exit
+            sys.stdout = open(os.devnull, "w")  # silence the flush at interpreter exit
         return 0

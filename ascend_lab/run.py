@@ -18,9 +18,9 @@ import numpy as np
 from . import acl
 from .acl import runtime as rt
 from .acl.tensor import aclScalar, aclTensor
+from .base import log as oplog
+from .base import platform
 from .dtypes import as_acl_dtype, to_numpy
-from .opdev import log as oplog
-from .opdev import platform
 from .opdev.data_type_utils import PromoteType
 from .opdev.executor import L0Node
 from .opdev.l0_ops import broadcast_shape

@@ -51,9 +51,9 @@ def _platform(soc: Any) -> tuple[int, int]:
             soc = soc()
         return _entry_numbers(soc)
     try:
-        from .opdev.platform import get_soc
+        from .base.platform import get_soc
     except ImportError as exc:
-        if exc.name not in ("ascend_lab.opdev.platform", "ascend_lab.opdev"):
+        if exc.name not in ("ascend_lab.base.platform", "ascend_lab.opdev"):
             raise
         raise ValueError("no SoC catalogue is available: pass core_num= and ub_size= explicitly") from None
     return _entry_numbers(get_soc(soc))

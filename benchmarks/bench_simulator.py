@@ -37,7 +37,7 @@ import ascend_lab as al
 from ascend_lab import aclnn
 from ascend_lab.acl import runtime as rt
 from ascend_lab.ascendc import options
-from ascend_lab.opdev import platform as soc_platform
+from ascend_lab.base import platform as soc_platform
 from ascend_lab.run import _session, _Tensors
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"

@@ -1,4 +1,4 @@
-"""Make ``data/pytorch_reference.json``: what PyTorch answers for the cases chapter 14 compares.
+"""Make ``ascend_lab/data/pytorch_reference.json``: what PyTorch answers for the cases chapter 14 compares.
 
 PyTorch is not a dependency of ``ascend_lab``. The book still shows PyTorch's numbers, so they are kept in a
 small JSON table that this script writes:
@@ -18,7 +18,7 @@ chapter 14 loads this file by path to read the table or, when torch is importabl
 
 Usage::
 
-    python scripts/make_pytorch_reference.py            # write data/pytorch_reference.json
+    python scripts/make_pytorch_reference.py            # write ascend_lab/data/pytorch_reference.json
     python scripts/make_pytorch_reference.py --check    # compare the stored table with a fresh one
     python scripts/make_pytorch_reference.py --golden   # force the golden model even if torch is importable
 """
@@ -45,7 +45,7 @@ from ascend_lab.dtypes import bfloat16  # noqa: E402
 from ascend_lab.dtypes import to_numpy as _acl_to_numpy  # noqa: E402
 from ascend_lab.opdev.data_type_utils import PromoteType  # noqa: E402
 
-JSON_PATH = ROOT / "data" / "pytorch_reference.json"
+JSON_PATH = ROOT / "ascend_lab" / "data" / "pytorch_reference.json"
 GOLDEN_SOURCE = "golden-pytorch-model"
 FORMAT = 1
 
@@ -310,11 +310,11 @@ def pytorch(name: str, table: dict[str, Any] | None = None) -> tuple[np.ndarray,
     if version is not None:
         return eval_torch(entry["op"], g, s, thr), f"torch {version} (live)"
     if "out" in entry:
-        return decode(entry["out"]), f"data/pytorch_reference.json ({table['source']})"
+        return decode(entry["out"]), f"ascend_lab/data/pytorch_reference.json ({table['source']})"
     out = eval_golden(entry["op"], g, s, thr)
     if not matches(entry, out):
         raise AssertionError(f"golden PyTorch model disagrees with the stored hash of {name}")
-    return out, f"golden PyTorch model, hash-checked against data/pytorch_reference.json ({table['source']})"
+    return out, f"golden PyTorch model, hash-checked against ascend_lab/data/pytorch_reference.json ({table['source']})"
 
 
 def compare(stored: dict[str, Any], fresh: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ import pytest
 
 from ascend_lab import acl
 from ascend_lab.acl import runtime as rt
-from ascend_lab.opdev import log as oplog
+from ascend_lab.base import log as oplog
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 ERR = acl.ACL_ERROR_INVALID_PARAM

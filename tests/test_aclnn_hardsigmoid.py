@@ -16,7 +16,7 @@ import pytest
 
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.acl import runtime as rt
-from ascend_lab.opdev import log as oplog
+from ascend_lab.base import log as oplog
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -178,16 +178,16 @@ def values(shape, dtype, lo=-5.0, hi=5.0) -> np.ndarray:
 
 # --- (a) the seed sample, line by line ----------------------------------------------------------------------
 
-def GetShapeSize(shape):  # noqa: N802 - the sample's name
+def GetShapeSize(shape):  # the sample's name
     shape_size = 1
     for i in shape:
         shape_size *= i
     return shape_size
 
 
-def CreateAclTensor(hostData, shape, dataType):  # noqa: N802, N803
+def CreateAclTensor(hostData, shape, dataType):
     size = GetShapeSize(shape) * hostData.itemsize
-    ret, deviceAddr = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)  # noqa: N806
+    ret, deviceAddr = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
     assert ret == acl.ACL_SUCCESS
     ret = acl.aclrtMemcpy(deviceAddr, size, hostData, size, acl.ACL_MEMCPY_HOST_TO_DEVICE)
     assert ret == acl.ACL_SUCCESS
@@ -200,29 +200,29 @@ def CreateAclTensor(hostData, shape, dataType):  # noqa: N802, N803
 
 def test_seed_sample_reenacted():
     # 1. device/stream init
-    deviceId = 0  # noqa: N806
+    deviceId = 0
     assert acl.aclInit(None) == acl.ACL_SUCCESS
     assert acl.aclrtSetDevice(deviceId) == acl.ACL_SUCCESS
     ret, stream = acl.aclrtCreateStream()
     assert ret == acl.ACL_SUCCESS
     # 2. inputs and outputs
-    gradOutShape, selfShape, outShape = [4, 2], [4, 2], [4, 2]  # noqa: N806
-    selfHostData = np.array([0, 1, 2, 3, 4, 5, 6, 7], dtype=np.float32)  # noqa: N806
-    gradOutHostData = np.array([0, 1, 2, 3, 4, 5, 6, 7], dtype=np.float32)  # noqa: N806
-    outHostData = np.zeros(8, dtype=np.float32)  # noqa: N806
-    ret, selfDeviceAddr, self_ = CreateAclTensor(selfHostData, selfShape, acl.ACL_FLOAT)  # noqa: N806
+    gradOutShape, selfShape, outShape = [4, 2], [4, 2], [4, 2]
+    selfHostData = np.array([0, 1, 2, 3, 4, 5, 6, 7], dtype=np.float32)
+    gradOutHostData = np.array([0, 1, 2, 3, 4, 5, 6, 7], dtype=np.float32)
+    outHostData = np.zeros(8, dtype=np.float32)
+    ret, selfDeviceAddr, self_ = CreateAclTensor(selfHostData, selfShape, acl.ACL_FLOAT)
     assert ret == acl.ACL_SUCCESS and self_ is not None
-    ret, gradOutDeviceAddr, gradOut = CreateAclTensor(gradOutHostData, gradOutShape, acl.ACL_FLOAT)  # noqa: N806
+    ret, gradOutDeviceAddr, gradOut = CreateAclTensor(gradOutHostData, gradOutShape, acl.ACL_FLOAT)
     assert ret == acl.ACL_SUCCESS and gradOut is not None
-    ret, outDeviceAddr, out = CreateAclTensor(outHostData, outShape, acl.ACL_FLOAT)  # noqa: N806
+    ret, outDeviceAddr, out = CreateAclTensor(outHostData, outShape, acl.ACL_FLOAT)
     assert ret == acl.ACL_SUCCESS and out is not None
     # 3. the two-phase API
-    ret, workspaceSize, executor = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(gradOut, self_, out)  # noqa: N806
+    ret, workspaceSize, executor = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(gradOut, self_, out)
     assert ret == acl.ACL_SUCCESS
     assert isinstance(workspaceSize, int) and workspaceSize >= 0 and executor is not None
-    workspaceAddr = None  # noqa: N806
+    workspaceAddr = None
     if workspaceSize > 0:
-        ret, workspaceAddr = acl.aclrtMalloc(workspaceSize, acl.ACL_MEM_MALLOC_HUGE_FIRST)  # noqa: N806
+        ret, workspaceAddr = acl.aclrtMalloc(workspaceSize, acl.ACL_MEM_MALLOC_HUGE_FIRST)
         assert ret == acl.ACL_SUCCESS
     ret = aclnn.aclnnHardsigmoidBackward(workspaceAddr, workspaceSize, executor, stream)
     assert ret == acl.ACL_SUCCESS
@@ -230,7 +230,7 @@ def test_seed_sample_reenacted():
     assert acl.aclrtSynchronizeStream(stream) == acl.ACL_SUCCESS
     # 5. copy the result back
     size = GetShapeSize(outShape)
-    resultData = np.zeros(size, dtype=np.float32)  # noqa: N806
+    resultData = np.zeros(size, dtype=np.float32)
     ret = acl.aclrtMemcpy(resultData, resultData.size * resultData.itemsize, outDeviceAddr, size * 4,
                           acl.ACL_MEMCPY_DEVICE_TO_HOST)
     assert ret == acl.ACL_SUCCESS

@@ -17,7 +17,7 @@ import pytest
 
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.acl import runtime as rt
-from ascend_lab.opdev import log as oplog
+from ascend_lab.base import log as oplog
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -177,16 +177,16 @@ def values(shape, dtype) -> np.ndarray:
 
 # --- (a) the seed sample, line by line ----------------------------------------------------------------------
 
-def GetShapeSize(shape):  # noqa: N802
-    shapeSize = 1  # noqa: N806
+def GetShapeSize(shape):
+    shapeSize = 1
     for i in shape:
-        shapeSize *= i  # noqa: N806
+        shapeSize *= i
     return shapeSize
 
 
-def CreateAclTensor(hostData, shape, dataType):  # noqa: N802, N803
+def CreateAclTensor(hostData, shape, dataType):
     size = GetShapeSize(shape) * hostData.itemsize
-    ret, deviceAddr = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)  # noqa: N806
+    ret, deviceAddr = acl.aclrtMalloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
     assert ret == acl.ACL_SUCCESS
     ret = acl.aclrtMemcpy(deviceAddr, size, hostData, size, acl.ACL_MEMCPY_HOST_TO_DEVICE)
     assert ret == acl.ACL_SUCCESS
@@ -197,39 +197,39 @@ def CreateAclTensor(hostData, shape, dataType):  # noqa: N802, N803
     return 0, deviceAddr, tensor
 
 
-def reenact_seed_sample(thresholdValue: float):  # noqa: N803
-    deviceId = 0  # noqa: N806
+def reenact_seed_sample(thresholdValue: float):
+    deviceId = 0
     assert acl.aclInit(None) == acl.ACL_SUCCESS
     assert acl.aclrtSetDevice(deviceId) == acl.ACL_SUCCESS
     ret, stream = acl.aclrtCreateStream()
     assert ret == acl.ACL_SUCCESS
-    selfShape, gradOutputShape, outShape = [2, 2], [2, 2], [2, 2]  # noqa: N806
-    selfHostData = np.array([0.2, 1.2, 2.2, 3.2], dtype=np.float32)  # noqa: N806
-    gradOutputHostData = np.array([4.5, 4.4, 4.3, 4.2], dtype=np.float32)  # noqa: N806
-    outHostData = np.array([0.0, 0.0, 0.0, 0.0], dtype=np.float32)  # noqa: N806
-    ret, selfDeviceAddr, self_ = CreateAclTensor(selfHostData, selfShape, acl.ACL_FLOAT)  # noqa: N806
+    selfShape, gradOutputShape, outShape = [2, 2], [2, 2], [2, 2]
+    selfHostData = np.array([0.2, 1.2, 2.2, 3.2], dtype=np.float32)
+    gradOutputHostData = np.array([4.5, 4.4, 4.3, 4.2], dtype=np.float32)
+    outHostData = np.array([0.0, 0.0, 0.0, 0.0], dtype=np.float32)
+    ret, selfDeviceAddr, self_ = CreateAclTensor(selfHostData, selfShape, acl.ACL_FLOAT)
     assert ret == acl.ACL_SUCCESS and self_ is not None
-    ret, gradOutputDeviceAddr, gradOutput = CreateAclTensor(  # noqa: N806
+    ret, gradOutputDeviceAddr, gradOutput = CreateAclTensor(
         gradOutputHostData, gradOutputShape, acl.ACL_FLOAT)
     assert ret == acl.ACL_SUCCESS and gradOutput is not None
     threshold = acl.aclCreateScalar(np.float32(thresholdValue), acl.ACL_FLOAT)
     assert threshold is not None
-    ret, outDeviceAddr, out = CreateAclTensor(outHostData, outShape, acl.ACL_FLOAT)  # noqa: N806
+    ret, outDeviceAddr, out = CreateAclTensor(outHostData, outShape, acl.ACL_FLOAT)
     assert ret == acl.ACL_SUCCESS and out is not None
 
-    ret, workspaceSize, executor = aclnn.aclnnThresholdBackwardGetWorkspaceSize(  # noqa: N806
+    ret, workspaceSize, executor = aclnn.aclnnThresholdBackwardGetWorkspaceSize(
         gradOutput, self_, threshold, out)
     assert ret == acl.ACL_SUCCESS
     graph = list(executor.graph)
-    workspaceAddr = None  # noqa: N806
+    workspaceAddr = None
     if workspaceSize > 0:
-        ret, workspaceAddr = acl.aclrtMalloc(workspaceSize, acl.ACL_MEM_MALLOC_HUGE_FIRST)  # noqa: N806
+        ret, workspaceAddr = acl.aclrtMalloc(workspaceSize, acl.ACL_MEM_MALLOC_HUGE_FIRST)
         assert ret == acl.ACL_SUCCESS
     assert aclnn.aclnnThresholdBackward(workspaceAddr, workspaceSize, executor, stream) == acl.ACL_SUCCESS
     assert acl.aclrtSynchronizeStream(stream) == acl.ACL_SUCCESS
 
     size = GetShapeSize(outShape)
-    resultData = np.zeros(size, dtype=np.float32)  # noqa: N806
+    resultData = np.zeros(size, dtype=np.float32)
     ret = acl.aclrtMemcpy(resultData, resultData.size * resultData.itemsize, outDeviceAddr,
                           size * resultData.itemsize, acl.ACL_MEMCPY_DEVICE_TO_HOST)
     assert ret == acl.ACL_SUCCESS

@@ -19,8 +19,8 @@ import pytest
 
 import ascend_lab as al
 from ascend_lab import cli, tiling
+from ascend_lab.base import platform
 from ascend_lab.dtypes import as_acl_dtype
-from ascend_lab.opdev import platform
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg
 from ascend_lab.ops.relu_grad import op_host as relu
 from ascend_lab.ops.threshold_grad_v2_d import op_host as tgv2d

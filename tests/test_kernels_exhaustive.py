@@ -19,7 +19,7 @@ import pytest
 
 import ascend_lab as al
 from ascend_lab import golden
-from ascend_lab.opdev.platform import NpuArch, SocVersion, get_soc, socs
+from ascend_lab.base.platform import NpuArch, SocVersion, get_soc, socs
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.threshold_grad_v2_d import op_host as th_host
 

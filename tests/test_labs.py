@@ -220,7 +220,7 @@ def test_kernel_hook_reports_the_sanitizer_core_and_tile():
 def test_kernel_hook_with_the_real_simulator():
     """A real sanitizer stop (UB overflow) and a real wrong result located by core and tile."""
     from ascend_lab import golden
-    from ascend_lab.opdev.platform import get_soc
+    from ascend_lab.base.platform import get_soc
     from ascend_lab.ops.hard_sigmoid_grad import op_host, op_kernel
     from ascend_lab.run import _session, _Tensors
 
@@ -274,7 +274,7 @@ def test_show_source_renders_markdown():
 def test_labs_are_importable_for_learners():
     from ascend_lab.labs import lab1_checks as lab1
 
-    def mine(gradOutput, self, beta, threshold, gradInput, workspaceSize=None, executor=None):  # noqa: N803
+    def mine(gradOutput, self, beta, threshold, gradInput, workspaceSize=None, executor=None):
         return 0
 
     report = lab1.check(mine, socs=["Ascend910B4"])
@@ -292,7 +292,7 @@ KERNEL_LABS = [lab for lab in LABS if lab.number >= 5]
 def test_kernel_batteries_are_fast_and_cover_every_soc(lab):
     import time
 
-    from ascend_lab.opdev import platform
+    from ascend_lab.base import platform
 
     start = time.perf_counter()
     report = lab.load().check(getattr(solutions, lab.function))

@@ -156,7 +156,7 @@ def test_soc_family_mapping():
 
 
 def test_registered_for_catalogue_entry():
-    platform = pytest.importorskip("ascend_lab.opdev.platform")
+    platform = pytest.importorskip("ascend_lab.base.platform")
     assert hsg.OP_DEF.registered_for(platform.get_soc("Ascend950PR"))
     assert not hsg.OP_DEF.registered_for(platform.get_soc("Ascend910B4"))
     assert relu.OP_DEF.registered_for(platform.NpuArch.DAV_3510)

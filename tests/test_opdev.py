@@ -11,7 +11,8 @@ import pytest
 import ascend_lab as al
 from ascend_lab import acl, aclnn
 from ascend_lab.acl.types import aclDataType
-from ascend_lab.opdev import errno, log, platform
+from ascend_lab.base import log, platform
+from ascend_lab.opdev import errno
 from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
 
 DT = aclDataType

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import ascend_lab as al
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.acl import runtime as rt
-from ascend_lab.opdev import platform
+from ascend_lab.base import platform
 from ascend_lab.opdev.errno import AclnnStatus
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -1,4 +1,4 @@
-"""``data/pytorch_reference.json``: the PyTorch numbers chapter 14 shows when torch is not installed.
+"""``ascend_lab/data/pytorch_reference.json``: the PyTorch numbers chapter 14 shows when torch is not installed.
 
 * With torch importable: the table is regenerated with torch and must equal the stored one bit for bit.
 * Always: every stored case must agree with the package's golden PyTorch model
@@ -95,6 +95,6 @@ def test_regenerated_with_torch_equals_stored_table():
 def test_pytorch_accessor_falls_back_without_torch(monkeypatch):
     monkeypatch.setattr(ref, "torch_version", lambda: None)
     out, src = ref.pytorch("hs_fp16_all_finite", TABLE)
-    assert "data/pytorch_reference.json" in src and out.size == 63488
+    assert "ascend_lab/data/pytorch_reference.json" in src and out.size == 63488
     out, src = ref.pytorch("th_eps_threshold", TABLE)
-    assert src.startswith("data/pytorch_reference.json") and out.shape == (4,)
+    assert src.startswith("ascend_lab/data/pytorch_reference.json") and out.shape == (4,)

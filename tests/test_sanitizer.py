@@ -45,7 +45,7 @@ from ascend_lab.ascendc import (
     half,
     launch,
 )
-from ascend_lab.opdev.platform import get_soc
+from ascend_lab.base.platform import get_soc
 from ascend_lab.ops import kernel_args
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad import op_kernel as hs_kernel

@@ -416,7 +416,7 @@ def test_tiling_data_field_checks():
     with pytest.raises(TypeError, match="missing"):
         Demo(a=1, b=2)
     with pytest.raises(TypeError, match="C type"):
-        class Bad(TilingData):  # noqa: F841 - defining it is the test
+        class Bad(TilingData):
             x: int
 
 
@@ -470,7 +470,7 @@ def test_facade_soc_from_mapping_object_and_callable():
 
 
 def test_facade_soc_from_catalogue():
-    pytest.importorskip("ascend_lab.opdev.platform")
+    pytest.importorskip("ascend_lab.base.platform")
     td = tiling.threshold_grad_v2_d(100000, "float32", soc="Ascend910B1")  # 48 AIV, 192 KB (§6)
     assert td == tgv2d.tiling(100000, "float32", 48, UB_A2)
     td = tiling.hard_sigmoid_grad(100000, "float32", soc="Ascend950PR")   # 64 AIV, 248 KB (§6)
@@ -480,7 +480,7 @@ def test_facade_soc_from_catalogue():
 
 
 def test_facade_without_catalogue_asks_for_numbers(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ascend_lab.opdev.platform", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "ascend_lab.base.platform", None)  # makes the import fail
     with pytest.raises(ValueError, match="core_num= and ub_size="):
         tiling.relu_grad(10, "float32")
     assert tiling.relu_grad(10, "float32", core_num=4, ub_size=UB_A2).blockDim == 1

@@ -42,7 +42,7 @@ from ascend_lab.ascendc import (
     launch,
 )
 from ascend_lab.ascendc.cost_model import add_case_check
-from ascend_lab.opdev.platform import get_soc, socs
+from ascend_lab.base.platform import get_soc, socs
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad import op_kernel as hs_kernel
 from ascend_lab.run import _session, _Tensors

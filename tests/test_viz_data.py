@@ -13,8 +13,8 @@ import pytest
 import ascend_lab as al
 from ascend_lab import golden, tiling
 from ascend_lab.acl.types import aclDataType as DT
+from ascend_lab.base import platform
 from ascend_lab.dtypes import as_acl_dtype
-from ascend_lab.opdev import platform
 from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
 from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.hard_sigmoid_grad import op_api as hs_api

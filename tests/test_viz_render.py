@@ -18,20 +18,20 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import ipywidgets as W  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
-from PIL import Image  # noqa: E402
+import ipywidgets as W
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from PIL import Image
 
-import ascend_lab as al  # noqa: E402
-from ascend_lab import tiling, viz  # noqa: E402
-from ascend_lab.ops import standalone as sa  # noqa: E402
-from ascend_lab.viz import data as D  # noqa: E402
-from ascend_lab.viz import explorers as E  # noqa: E402
-from ascend_lab.viz import html as H  # noqa: E402
-from ascend_lab.viz import style as S  # noqa: E402
+import ascend_lab as al
+from ascend_lab import tiling, viz
+from ascend_lab.ops import standalone as sa
+from ascend_lab.viz import data as D
+from ascend_lab.viz import explorers as E
+from ascend_lab.viz import html as H
+from ascend_lab.viz import style as S
 
 UB_A2 = 196608
 

@@ -17,7 +17,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..opdev import platform as _platform
+from ..base import platform as _platform
 
 __all__ = [
     "ACL_SUCCESS", "ACL_ERROR_INVALID_PARAM", "ACL_ERROR_UNINITIALIZE", "ACL_ERROR_REPEAT_INITIALIZE",
@@ -48,7 +48,7 @@ ACL_MEM_MALLOC_HUGE_ONLY = 1
 ACL_MEM_MALLOC_NORMAL_ONLY = 2
 
 
-class aclrtMemcpyKind(IntEnum):  # noqa: N801
+class aclrtMemcpyKind(IntEnum):
     """Direction of an aclrtMemcpy."""
     ACL_MEMCPY_HOST_TO_HOST = 0
     ACL_MEMCPY_HOST_TO_DEVICE = 1
@@ -88,7 +88,7 @@ _address = itertools.count(0)
 
 
 def _log(api: str, message: str) -> None:
-    from ..opdev.log import OP_LOGE
+    from ..base.log import OP_LOGE
     OP_LOGE(api, message)
 
 
@@ -180,7 +180,7 @@ class DevicePtr:
         return f"DevicePtr({self.address:#x})"
 
 
-class aclrtStream:  # noqa: N801
+class aclrtStream:
     """A stream. The simulator executes each task when it is submitted, so synchronising is a no-op
     that still checks the stream is alive (real streams are asynchronous: always synchronise before
     reading results, as the seed samples do)."""
@@ -195,7 +195,7 @@ class aclrtStream:  # noqa: N801
 
 
 # --- init / device -------------------------------------------------------------------------------------
-def aclInit(config_path: str | None = None) -> int:  # noqa: N802
+def aclInit(config_path: str | None = None) -> int:
     """Initialise ACL once per process (a second call returns ACL_ERROR_REPEAT_INITIALIZE)."""
     if _state.initialized:
         return ACL_ERROR_REPEAT_INITIALIZE
@@ -203,7 +203,7 @@ def aclInit(config_path: str | None = None) -> int:  # noqa: N802
     return ACL_SUCCESS
 
 
-def aclFinalize() -> int:  # noqa: N802
+def aclFinalize() -> int:
     """Release ACL; the device in use is reset."""
     if not _state.initialized:
         return ACL_ERROR_UNINITIALIZE
@@ -212,7 +212,7 @@ def aclFinalize() -> int:  # noqa: N802
     return ACL_SUCCESS
 
 
-def aclrtSetDevice(device_id: int) -> int:  # noqa: N802
+def aclrtSetDevice(device_id: int) -> int:
     """Choose the device (0..7) that later calls run on; needs aclInit first."""
     if not _state.initialized:
         return ACL_ERROR_UNINITIALIZE
@@ -225,7 +225,7 @@ def aclrtSetDevice(device_id: int) -> int:  # noqa: N802
     return ACL_SUCCESS
 
 
-def aclrtResetDevice(device_id: int) -> int:  # noqa: N802
+def aclrtResetDevice(device_id: int) -> int:
     """Release the device set by aclrtSetDevice."""
     if _state.device != device_id:
         return ACL_ERROR_RT_INVALID_DEVICEID
@@ -241,7 +241,7 @@ def _context_error() -> int:
     return ACL_SUCCESS
 
 
-def aclrtCreateStream() -> tuple[int, aclrtStream | None]:  # noqa: N802
+def aclrtCreateStream() -> tuple[int, aclrtStream | None]:
     """``ret, stream = aclrtCreateStream()``: a task queue on the current device."""
     err = _context_error()
     if err:
@@ -251,7 +251,7 @@ def aclrtCreateStream() -> tuple[int, aclrtStream | None]:  # noqa: N802
     return ACL_SUCCESS, s
 
 
-def aclrtDestroyStream(stream: aclrtStream | None) -> int:  # noqa: N802
+def aclrtDestroyStream(stream: aclrtStream | None) -> int:
     """Destroy a stream; using it afterwards is an error."""
     if stream is None or stream.destroyed:
         return ACL_ERROR_INVALID_PARAM
@@ -260,7 +260,7 @@ def aclrtDestroyStream(stream: aclrtStream | None) -> int:  # noqa: N802
     return ACL_SUCCESS
 
 
-def aclrtSynchronizeStream(stream: aclrtStream | None) -> int:  # noqa: N802
+def aclrtSynchronizeStream(stream: aclrtStream | None) -> int:
     """Wait for the stream's tasks (immediate here: the simulator runs each task when it is submitted)."""
     if stream is not None and stream.destroyed:
         return ACL_ERROR_RT_STREAM_CONTEXT
@@ -268,7 +268,7 @@ def aclrtSynchronizeStream(stream: aclrtStream | None) -> int:  # noqa: N802
 
 
 # --- memory ---------------------------------------------------------------------------------------------
-def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int, DevicePtr | None]:  # noqa: N802
+def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int, DevicePtr | None]:
     """Allocate ``size`` bytes of simulated device memory: ``ret, ptr = aclrtMalloc(size, policy)``."""
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"size must be an int number of bytes, not {type(size).__name__}")
@@ -289,7 +289,7 @@ def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int
     return ACL_SUCCESS, DevicePtr(alloc)
 
 
-def aclrtFree(ptr: DevicePtr | None) -> int:  # noqa: N802
+def aclrtFree(ptr: DevicePtr | None) -> int:
     """Free an allocation from aclrtMalloc (the pointer must be its start); its bytes go back to the pool."""
     if not isinstance(ptr, DevicePtr) or ptr.offset != 0 or ptr.allocation.freed:
         _log("aclrtFree", f"{ptr!r} is not the start of a live allocation")
@@ -327,7 +327,7 @@ def _device_ok(ptr: object, nbytes: int, api: str, what: str) -> bool:
     return True
 
 
-def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:  # noqa: N802
+def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
     """``aclrtMemcpy(dst, destMax, src, count, kind)``: copy ``count`` bytes; ``destMax`` is the room
     at ``dst``. ``count > destMax`` or a buffer too small is ``ACL_ERROR_INVALID_PARAM``."""
     api = "aclrtMemcpy"
@@ -379,7 +379,7 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:  # noqa:
     return ACL_SUCCESS
 
 
-def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:  # noqa: N802
+def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:
     """Set ``count`` bytes at ``dst`` to ``value``; ``count > destMax`` is ACL_ERROR_INVALID_PARAM."""
     if count > dest_max:
         return ACL_ERROR_INVALID_PARAM

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.log import OP_LOGE
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.log import OP_LOGE
 from .runtime import DevicePtr
 from .types import aclDataType, aclFormat
 
@@ -43,7 +43,7 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(strides)
 
 
-class aclTensor:  # noqa: N801
+class aclTensor:
     """A tensor descriptor over simulated device memory (see module docstring)."""
 
     def __init__(self, view_dims: tuple[int, ...], dtype: aclDataType, strides: tuple[int, ...],
@@ -60,34 +60,34 @@ class aclTensor:  # noqa: N801
         self.destroyed = False
 
     # C++-style accessors (aclTensor methods used inside op_api code)
-    def GetViewShape(self) -> tuple[int, ...]:  # noqa: N802
+    def GetViewShape(self) -> tuple[int, ...]:
         return self.view_dims
 
-    def GetStorageShape(self) -> tuple[int, ...]:  # noqa: N802
+    def GetStorageShape(self) -> tuple[int, ...]:
         return self.storage_dims
 
-    def GetViewStrides(self) -> tuple[int, ...]:  # noqa: N802
+    def GetViewStrides(self) -> tuple[int, ...]:
         return self.strides
 
-    def GetViewOffset(self) -> int:  # noqa: N802
+    def GetViewOffset(self) -> int:
         return self.offset
 
-    def GetDataType(self) -> aclDataType:  # noqa: N802
+    def GetDataType(self) -> aclDataType:
         return self.dtype
 
-    def GetStorageFormat(self) -> aclFormat:  # noqa: N802
+    def GetStorageFormat(self) -> aclFormat:
         return self.format
 
-    def GetViewFormat(self) -> aclFormat:  # noqa: N802
+    def GetViewFormat(self) -> aclFormat:
         return self.format
 
-    def Size(self) -> int:  # noqa: N802
+    def Size(self) -> int:
         return math.prod(self.view_dims)
 
-    def IsEmpty(self) -> bool:  # noqa: N802
+    def IsEmpty(self) -> bool:
         return any(d == 0 for d in self.view_dims)
 
-    def IsContiguous(self) -> bool:  # noqa: N802
+    def IsContiguous(self) -> bool:
         """Strides are row-major for the view dims (dims of size 1 may have any stride)."""
         expected = contiguous_strides(self.view_dims)
         return all(d == 1 or s == e for d, s, e in zip(self.view_dims, self.strides, expected, strict=True))
@@ -125,7 +125,7 @@ class aclTensor:  # noqa: N801
 
 
 def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[int] | None, offset: int,
-                    fmt: Any, storage_dims: Sequence[int], data: DevicePtr | None) -> aclTensor | None:  # noqa: N802
+                    fmt: Any, storage_dims: Sequence[int], data: DevicePtr | None) -> aclTensor | None:
     """``aclCreateTensor(viewDims, dataType, stride, offset, format, storageDims, tensorData)``.
 
     Returns ``None`` (nullptr) and logs the reason when the description is inconsistent.
@@ -181,7 +181,7 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
     return aclTensor(view, dtype, strides, int(offset), fmt, storage, data)
 
 
-def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
+def aclDestroyTensor(tensor: aclTensor | None) -> int:
     """Destroy the descriptor (not the device memory); an aclnn call given it afterwards returns 161002."""
     if tensor is None:
         return 0
@@ -191,7 +191,7 @@ def aclDestroyTensor(tensor: aclTensor | None) -> int:  # noqa: N802
     return 0
 
 
-class aclScalar:  # noqa: N801
+class aclScalar:
     """A host scalar with a dtype (``aclCreateScalar(&value, dtype)``)."""
 
     def __init__(self, value: Any, dtype: aclDataType):
@@ -199,24 +199,24 @@ class aclScalar:  # noqa: N801
         self.value = to_numpy(dtype).type(value)
         self.destroyed = False
 
-    def GetDataType(self) -> aclDataType:  # noqa: N802
+    def GetDataType(self) -> aclDataType:
         return self.dtype
 
-    def ToFloat(self) -> np.float32:  # noqa: N802
+    def ToFloat(self) -> np.float32:
         with np.errstate(over="ignore"):    # a double beyond FLT_MAX becomes +-inf, as the C cast does
             return np.float32(self.value)
 
-    def ToDouble(self) -> float:  # noqa: N802
+    def ToDouble(self) -> float:
         return float(self.value)
 
-    def ToInt64(self) -> int:  # noqa: N802
+    def ToInt64(self) -> int:
         return int(self.value)
 
     def __repr__(self) -> str:
         return f"aclScalar({self.value!r}, {self.dtype.name})"
 
 
-def aclCreateScalar(value: Any, data_type: Any) -> aclScalar | None:  # noqa: N802
+def aclCreateScalar(value: Any, data_type: Any) -> aclScalar | None:
     """``aclCreateScalar(&value, dataType)``; in Python the value is passed directly."""
     dtype = as_acl_dtype(data_type)
     if isinstance(value, (np.ndarray, list, tuple)):
@@ -229,7 +229,7 @@ def aclCreateScalar(value: Any, data_type: Any) -> aclScalar | None:  # noqa: N8
         return None
 
 
-def aclDestroyScalar(scalar: aclScalar | None) -> int:  # noqa: N802
+def aclDestroyScalar(scalar: aclScalar | None) -> int:
     """Destroy a scalar made by aclCreateScalar."""
     if scalar is not None:
         scalar.destroyed = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 
-class aclDataType(IntEnum):  # noqa: N801 - C name on purpose
+class aclDataType(IntEnum):  # C name on purpose
     """Element types with CANN's numeric values (``ACL_FLOAT = 0``, ``ACL_FLOAT16 = 1``, ``ACL_BF16 = 27``...)."""
     ACL_DT_UNDEFINED = -1
     ACL_FLOAT = 0
@@ -38,7 +38,7 @@ class aclDataType(IntEnum):  # noqa: N801 - C name on purpose
         return _SHORT_NAMES.get(self, self.name.removeprefix("ACL_").lower())
 
 
-class aclFormat(IntEnum):  # noqa: N801
+class aclFormat(IntEnum):
     """Tensor formats with CANN's numeric values; these operators use ``ACL_FORMAT_ND`` (2)."""
     ACL_FORMAT_UNDEFINED = -1
     ACL_FORMAT_NCHW = 0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..opdev.platform import NpuArch, SocInfo
+from ..base.platform import NpuArch, SocInfo
 from .cost_model import ISSUE_CYCLES, CostModel
 from .errors import KernelError
 from .trace import CoreSummary, Event, Trace, UBBuffer, Warning_
@@ -148,11 +148,11 @@ def current() -> CoreContext:
     return _current
 
 
-def GetBlockIdx() -> int:  # noqa: N802 - AscendC name
+def GetBlockIdx() -> int:  # AscendC name
     """Index of the core running this kernel body, in [0, GetBlockNum())."""
     return current().core
 
 
-def GetBlockNum() -> int:  # noqa: N802
+def GetBlockNum() -> int:
     """Number of cores this launch runs on (blockDim)."""
     return current().block_dim

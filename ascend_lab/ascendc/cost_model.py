@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
-from ..opdev.platform import SocInfo
+from ..base.platform import SocInfo
 
 #: GE-ATT V1 per-call vector costs (k per element, b fixed), by API and operand width class.
 VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {

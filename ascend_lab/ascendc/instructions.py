@@ -140,7 +140,7 @@ def _scalar(dtype: np.dtype, value: Any) -> Any:
 
 
 # --- data movement ----------------------------------------------------------------------------------
-def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:  # noqa: N802
+def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:
     """Contiguous copy GM->UB (MTE2) or UB->GM (MTE3). ``count * sizeof(T)`` must be a multiple of 32 B:
     the hardware would silently round it down, the simulator refuses it (use DataCopyPad)."""
     if isinstance(count, DataCopyParams):
@@ -160,7 +160,7 @@ def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:  # noqa: 
         raise TypeError("DataCopy(dst, src, count) takes a LocalTensor and a GlobalTensor (or two LocalTensors)")
 
 
-def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadParams | None = None) -> None:  # noqa: N802
+def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadParams | None = None) -> None:
     """Copy ``blockLen`` bytes (any multiple of sizeof(T)); in UB the block is padded to 32 B, and only
     ``blockLen`` bytes land in GM. One block (``blockCount == 1``) is what these kernels use."""
     if params.blockCount == 0 or params.blockLen == 0:
@@ -241,22 +241,22 @@ def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar:
                  lambda: f"{dst.buffer} = {src.buffer} {api} {_show(s)}", src)
 
 
-def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
     """dst = src * scalar, rounded to dst's dtype (the scalar is first converted to that dtype)."""
     _unary_scalar("Muls", np.multiply, dst, src, scalar, count)
 
 
-def Adds(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+def Adds(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
     """dst = src + scalar, rounded to dst's dtype."""
     _unary_scalar("Adds", np.add, dst, src, scalar, count)
 
 
-def Maxs(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+def Maxs(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
     """dst = max(src, scalar) elementwise."""
     _unary_scalar("Maxs", np.maximum, dst, src, scalar, count)
 
 
-def Mins(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+def Mins(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
     """dst = min(src, scalar) elementwise."""
     _unary_scalar("Mins", np.minimum, dst, src, scalar, count)
 
@@ -270,17 +270,17 @@ def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
                  a, b)
 
 
-def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
+def Mul(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
     """dst = src0 * src1, rounded to the common dtype."""
     _binary("Mul", np.multiply, dst, src0, src1, count)
 
 
-def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:  # noqa: N802
+def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
     """dst = src0 + src1, rounded to the common dtype."""
     _binary("Add", np.add, dst, src0, src1, count)
 
 
-def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
+def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:
     """Bitwise NOT over ``count`` int16/uint16 elements (used here to invert a compare bit-mask)."""
     _check_local("Not", dst, src)
     if dst.dtype.itemsize != 2 or dst.dtype.kind not in "iu":
@@ -289,7 +289,7 @@ def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:  # noqa: N802
     _vector_done(dst.ctx, "Not", dst, count, 2, lambda: f"{dst.buffer} = ~{src.buffer}", src)
 
 
-def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
+def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:
     """Fill the first ``count`` elements of dst with the scalar (converted to dst's dtype)."""
     _check_local("Duplicate", dst)
     s = _scalar(dst.dtype, scalar)
@@ -297,7 +297,7 @@ def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:  # noqa: N802
     _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {_show(s)}")
 
 
-def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:  # noqa: N802
+def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:
     """Convert with AscendC's RoundMode (CAST_NONE, CAST_RINT, CAST_ROUND, CAST_TRUNC, ...), saturating
     float->int conversions."""
     _check_local("Cast", dst, src)
@@ -332,7 +332,7 @@ def _repeat_count(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> i
     return whole
 
 
-def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE, count: int) -> None:  # noqa: N802
+def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE, count: int) -> None:
     """Bit i of dst (a uint8 bit-mask, little-endian) = src[i] <mode> scalar, over whole 256-B repeats."""
     _check_local("CompareScalar", dst, src)
     ctx = src.ctx
@@ -345,7 +345,7 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
                  out_bytes=packed.size)
 
 
-def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:  # noqa: N802
+def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:
     """Tensor-tensor compare into a bit-mask, over whole 256-byte repeats (like CompareScalar)."""
     _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
@@ -358,7 +358,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
                  out_bytes=packed.size)
 
 
-def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,  # noqa: N802
+def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,
            count: int) -> None:
     """dst[i] = src0[i] where mask bit i is 1, else src1 (a scalar in VSEL_TENSOR_SCALAR_MODE, a tensor
     in VSEL_TENSOR_TENSOR_MODE; in VSEL_CMPMASK_SPR the first 256/sizeof(T) bits repeat).
@@ -396,6 +396,6 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
                          f"({SELMODE(mode).name})", src0, sel_mask)
 
 
-def PipeBarrier(pipe: str = "PIPE_V") -> None:  # noqa: N802
+def PipeBarrier(pipe: str = "PIPE_V") -> None:
     """In-order issue per pipe already orders dependent instructions in this simulator."""
     return None

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..opdev.platform import SocInfo
+from ..base.platform import SocInfo
 from .core import CoreContext, PlanComplete, set_current
 from .cost_model import CostModel, kernel_head_cycles
 from .errors import KernelError

@@ -106,7 +106,7 @@ class TQue:
                               core=current().core, kind="queue-uninitialised")
         return self.ctx
 
-    def AllocTensor(self, dtype: Any = None) -> LocalTensor:  # noqa: N802
+    def AllocTensor(self, dtype: Any = None) -> LocalTensor:
         """Next free block, round robin; the producer pipe waits until its consumer released it."""
         ctx = self._ctx("AllocTensor")
         if ctx.plan_only:
@@ -137,7 +137,7 @@ class TQue:
         self.allocs += 1
         return t
 
-    def EnQue(self, t: LocalTensor) -> bool:  # noqa: N802
+    def EnQue(self, t: LocalTensor) -> bool:
         ctx = self._ctx("EnQue")
         if not t.alive:
             raise KernelError(f"EnQue of {t.buffer} after FreeTensor", instruction="EnQue", core=ctx.core,
@@ -160,7 +160,7 @@ class TQue:
                       detail=f"SetFlag {self.producer}->{self.consumer}")
         return True
 
-    def DeQue(self, dtype: Any = None) -> LocalTensor:  # noqa: N802
+    def DeQue(self, dtype: Any = None) -> LocalTensor:
         ctx = self._ctx("DeQue")
         if not self.fifo:
             raise KernelError(f"DeQue of an empty queue {self.name} (a missing EnQue?)", instruction="DeQue",
@@ -179,7 +179,7 @@ class TQue:
             t = t.ReinterpretCast(dtype)
         return t
 
-    def FreeTensor(self, t: LocalTensor) -> None:  # noqa: N802
+    def FreeTensor(self, t: LocalTensor) -> None:
         ctx = self._ctx("FreeTensor")
         if not t.alive:
             raise KernelError(f"FreeTensor of {t.buffer} twice", instruction="FreeTensor", core=ctx.core,
@@ -197,7 +197,7 @@ class TQue:
                       ub=(b.offset, b.offset + b.nbytes), buffer=t.buffer,
                       detail=f"SetFlag {self.consumer}->{self.producer}")
 
-    def VacantInQue(self) -> bool:  # noqa: N802
+    def VacantInQue(self) -> bool:
         return len(self.fifo) < self.depth
 
 
@@ -212,7 +212,7 @@ class TBuf:
         self.nbytes = 0
         self._whole: dict[np.dtype, LocalTensor] = {}
 
-    def Get(self, dtype: Any, length: int | None = None) -> LocalTensor:  # noqa: N802
+    def Get(self, dtype: Any, length: int | None = None) -> LocalTensor:
         """The whole buffer (or its first ``length`` elements) as a LocalTensor<dtype>."""
         if length is None and self.ctx is not None:
             cached = self._whole.get(dtype)
@@ -232,10 +232,10 @@ class TBuf:
         return t
 
     # ThresholdGradV2D calls AllocTensor/FreeTensor on TBufs, which the header allows (ascendc_facts §1.2)
-    def AllocTensor(self, dtype: Any) -> LocalTensor:  # noqa: N802
+    def AllocTensor(self, dtype: Any) -> LocalTensor:
         return self.Get(dtype)
 
-    def FreeTensor(self, t: LocalTensor) -> None:  # noqa: N802
+    def FreeTensor(self, t: LocalTensor) -> None:
         return None
 
 
@@ -245,7 +245,7 @@ class TPipe:
     def __init__(self) -> None:
         self.ctx = current()
 
-    def InitBuffer(self, obj: TQue | TBuf, num_or_len: int, length: int | None = None) -> bool:  # noqa: N802
+    def InitBuffer(self, obj: TQue | TBuf, num_or_len: int, length: int | None = None) -> bool:
         ctx = self.ctx
         if obj.name is None:
             obj.name = _attr_name(obj) or f"buf{ctx.buffer_count}"

@@ -69,7 +69,7 @@ class GlobalTensor:
         self.size = 0
         self._alloc = None
 
-    def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:  # noqa: N802
+    def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:
         if not isinstance(addr, GmAddr):
             raise TypeError(f"SetGlobalBuffer needs a GM_ADDR, got {type(addr).__name__}")
         self._alloc = addr.ptr.allocation
@@ -85,7 +85,7 @@ class GlobalTensor:
             return None
         return GmAddr(DevicePtr(self._alloc, self._start), self._name, self._arg_start, self._arg_nbytes)
 
-    def GetSize(self) -> int:  # noqa: N802
+    def GetSize(self) -> int:
         return self.size
 
     def label(self) -> str:
@@ -161,10 +161,10 @@ class LocalTensor:
         self.block = block
         self.queue = queue
 
-    def GetSize(self) -> int:  # noqa: N802
+    def GetSize(self) -> int:
         return self.size
 
-    def ReinterpretCast(self, dtype: Any) -> LocalTensor:  # noqa: N802
+    def ReinterpretCast(self, dtype: Any) -> LocalTensor:
         """Same UB bytes seen as another element type (``tensor.ReinterpretCast<float>()``)."""
         dt = np.dtype(dtype)
         t = LocalTensor(self.ctx, dt, self.offset, self.nbytes // dt.itemsize, self.buffer, self.tile,
@@ -185,10 +185,10 @@ class LocalTensor:
         t.life = self.life
         return t
 
-    def GetValue(self, i: int) -> Any:  # noqa: N802
+    def GetValue(self, i: int) -> Any:
         return self.data[i]
 
-    def SetValue(self, i: int, value: Any) -> None:  # noqa: N802
+    def SetValue(self, i: int, value: Any) -> None:
         self.data[i] = value
 
     def ub_range(self, count: int | None = None) -> tuple[int, int]:

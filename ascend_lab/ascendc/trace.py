@@ -125,4 +125,4 @@ class Trace:
             json.dump(self.to_chrome_trace(), fh)
 
     def as_records(self) -> list[dict[str, Any]]:
-        return [asdict(e) for e in self.events]  # noqa: C416
+        return [asdict(e) for e in self.events]

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..ascendc.errors import KernelError
-from ..opdev import log as oplog
+from ..base import log as oplog
 
 __all__ = [
     "Case", "Failure", "KernelFault", "Raises", "Report", "compare_arrays", "locator", "positional", "run_battery",

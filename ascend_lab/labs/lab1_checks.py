@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 
 from .. import acl
+from ..base import platform
+from ..base.log import OP_LOGE
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev import platform
 from ..opdev.aclnn_common import OUT, ParamError
 from ..opdev.data_type_utils import CanCast, PromoteType
 from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
-from ..opdev.log import OP_LOGE
 from ..run import _session, _Tensors
 from .checker import Case, Report, run_battery
 

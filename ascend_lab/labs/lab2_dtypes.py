@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base import platform
 from ..dtypes import BOOK_DTYPES, as_acl_dtype, to_numpy
-from ..opdev import platform
 from ..opdev.errno import ACLNN_SUCCESS, describe
 from .checker import Case, Report, positional, run_battery
 

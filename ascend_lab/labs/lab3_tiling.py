@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..base import platform
 from ..dtypes import itemsize
-from ..opdev import platform
 from ..opdev.tiling_data import TilingData, TilingError, float32, int64
 from ..ops.hard_sigmoid_grad import op_host as hsg_host
 from .checker import Case, Raises, Report, positional, run_battery

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..base import platform
 from ..dtypes import itemsize
-from ..opdev import platform
 from ..opdev.tiling_data import TilingError
 from ..ops.threshold_grad_v2_d import op_host as tg_host
 from ..ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData

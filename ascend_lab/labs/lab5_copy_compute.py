@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from ..ascendc import GmAddr, KernelRun, launch, reserved_ub_bytes
+from ..base import platform
+from ..base.platform import SocInfo
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev import platform
-from ..opdev.platform import SocInfo
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ..ops import standalone
 from ..ops.hard_sigmoid_grad import op_host as hsg_host
@@ -285,7 +285,7 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
                                    tilingKey=SCH_MODE[dt])
 
 
-def leaky_relu_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
+def leaky_relu_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,
                     tiling: bytes, *, kernel: Any, dtype: Any) -> None:
     """The ``__global__ __aicore__`` entry: unpack the tiling, build your kernel class for T, run it."""
     td = GET_TILING_DATA(LeakyReluGradTilingData, tiling)

@@ -46,8 +46,8 @@ from ..ascendc import (
     sizeof,
     uint8_t,
 )
+from ..base import platform
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev import platform
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ..ops import standalone
 from .checker import Case, Report, run_battery
@@ -96,7 +96,7 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int, min_val: 
                                   tilingKey=SCH_MODE[dt])
 
 
-def hardtanh_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
+def hardtanh_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,
                   tiling: bytes, *, kernel: Any, dtype: Any) -> None:
     """The ``__global__ __aicore__`` entry: unpack the tiling, build the kernel class for T, run it."""
     td = GET_TILING_DATA(HardtanhGradTilingData, tiling)
@@ -118,7 +118,7 @@ def oracle(grad: np.ndarray, x: np.ndarray, min_val: float = -1.0, max_val: floa
 class HardtanhGradA:
     """HardtanhGrad: out = min_val < x < max_val ? grad : 0, for T = float or half."""
 
-    def __init__(self, T):  # noqa: N803
+    def __init__(self, T):
         self.T = T
         self.pipe = TPipe()
         self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
@@ -127,7 +127,7 @@ class HardtanhGradA:
         self.maskBuf = TBuf(VECCALC)
         self.gradGm, self.selfGm, self.outGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
 
-    def Init(self, gradOutput, self_, gradInput, td):  # noqa: N802, N803
+    def Init(self, gradOutput, self_, gradInput, td):
         T = self.T
         self.ubFactor = td.ubFactor
         self.tileBytes = td.ubFactor * sizeof(T)            # bytes of one tile
@@ -145,7 +145,7 @@ class HardtanhGradA:
         self.minVal, self.maxVal = T.type(td.minVal), T.type(td.maxVal)
         return True
 
-    def Process(self):  # noqa: N802
+    def Process(self):
         loops = ceil_div(self.blockLength, self.ubFactor)
         for i in range(loops):
             n = self.ubFactor if i < loops - 1 else self.blockLength - self.ubFactor * i
@@ -153,7 +153,7 @@ class HardtanhGradA:
             self.Compute(n)
             self.CopyOut(i, n)
 
-    def CopyIn(self, i, n):  # noqa: N802
+    def CopyIn(self, i, n):
         grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
         params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
         DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
@@ -161,7 +161,7 @@ class HardtanhGradA:
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def Compute(self, n):  # noqa: N802
+    def Compute(self, n):
         T = self.T
         grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
         out = self.outQueue.AllocTensor(T)
@@ -175,7 +175,7 @@ class HardtanhGradA:
         self.inQueueGrad.FreeTensor(grad)
         self.inQueueSelf.FreeTensor(x)
 
-    def CopyOut(self, i, n):  # noqa: N802
+    def CopyOut(self, i, n):
         out = self.outQueue.DeQue(self.T)
         DataCopyPad(self.outGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
         self.outQueue.FreeTensor(out)
@@ -184,7 +184,7 @@ class HardtanhGradA:
 class HardtanhGradB(HardtanhGradA):
     """HardtanhGrad with plain DataCopy in and out."""
 
-    def Init(self, gradOutput, self_, gradInput, td):  # noqa: N802, N803
+    def Init(self, gradOutput, self_, gradInput, td):
         T = self.T
         self.ubFactor = td.ubFactor
         self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
@@ -201,14 +201,14 @@ class HardtanhGradB(HardtanhGradA):
         self.minVal, self.maxVal = T.type(td.minVal), T.type(td.maxVal)
         return True
 
-    def CopyIn(self, i, n):  # noqa: N802
+    def CopyIn(self, i, n):
         grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
         DataCopy(grad, self.gradGm[i * self.ubFactor], n)
         DataCopy(x, self.selfGm[i * self.ubFactor], n)
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def CopyOut(self, i, n):  # noqa: N802
+    def CopyOut(self, i, n):
         out = self.outQueue.DeQue(self.T)
         DataCopy(self.outGm[i * self.ubFactor], out, n)
         self.outQueue.FreeTensor(out)
@@ -217,10 +217,10 @@ class HardtanhGradB(HardtanhGradA):
 class HardtanhGradC(HardtanhGradB):
     """HardtanhGrad whose Compute forgets to give one input block back."""
 
-    def CopyIn(self, i, n):  # noqa: N802
+    def CopyIn(self, i, n):
         HardtanhGradA.CopyIn(self, i, n)
 
-    def Compute(self, n):  # noqa: N802
+    def Compute(self, n):
         T = self.T
         grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
         out = self.outQueue.AllocTensor(T)
@@ -233,7 +233,7 @@ class HardtanhGradC(HardtanhGradB):
         self.outQueue.EnQue(out)
         self.inQueueGrad.FreeTensor(grad)
 
-    def CopyOut(self, i, n):  # noqa: N802
+    def CopyOut(self, i, n):
         HardtanhGradA.CopyOut(self, i, n)
 
 

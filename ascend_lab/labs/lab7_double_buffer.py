@@ -58,9 +58,9 @@ from ..ascendc import (
     sizeof,
     uint8_t,
 )
+from ..base import platform
+from ..base.platform import SocInfo
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev import platform
-from ..opdev.platform import SocInfo
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, int64
 from ..ops import standalone
 from .checker import Case, Report, run_battery
@@ -105,7 +105,7 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int, buffer_nu
                                    blockDim=ceil_div(total_length, block_factor), tilingKey=SCH_MODE[dt])
 
 
-def hardswish_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
+def hardswish_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,
                    tiling: bytes, *, kernel: Any, dtype: Any) -> None:
     """The ``__global__ __aicore__`` entry: unpack the tiling, build the kernel class for T, run it."""
     td = GET_TILING_DATA(HardswishGradTilingData, tiling)
@@ -129,7 +129,7 @@ class SingleBuffered:
 
     BUFFER_NUM = 1
 
-    def __init__(self, T):  # noqa: N803
+    def __init__(self, T):
         self.T = T
         self.pipe = TPipe()
         self.inQueueGrad = TQue(VECIN, self.BUFFER_NUM)
@@ -139,7 +139,7 @@ class SingleBuffered:
         self.maskBuf = TBuf(VECCALC)
         self.gradGm, self.selfGm, self.outGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
 
-    def Init(self, gradOutput, self_, gradInput, td):  # noqa: N802, N803
+    def Init(self, gradOutput, self_, gradInput, td):
         T = self.T
         self.ubFactor = td.ubFactor
         self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
@@ -155,7 +155,7 @@ class SingleBuffered:
         self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
         return True
 
-    def Process(self):  # noqa: N802
+    def Process(self):
         loops = ceil_div(self.blockLength, self.ubFactor)
         for i in range(loops):
             n = self.ubFactor if i < loops - 1 else self.blockLength - self.ubFactor * i
@@ -163,7 +163,7 @@ class SingleBuffered:
             self.Compute(n)
             self.CopyOut(i, n)
 
-    def CopyIn(self, i, n):  # noqa: N802
+    def CopyIn(self, i, n):
         grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
         params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
         DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
@@ -171,7 +171,7 @@ class SingleBuffered:
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def Compute(self, n):  # noqa: N802
+    def Compute(self, n):
         T = self.T
         grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
         out = self.outQueue.AllocTensor(T)
@@ -188,7 +188,7 @@ class SingleBuffered:
         self.inQueueGrad.FreeTensor(grad)
         self.inQueueSelf.FreeTensor(x)
 
-    def CopyOut(self, i, n):  # noqa: N802
+    def CopyOut(self, i, n):
         out = self.outQueue.DeQue(self.T)
         DataCopyPad(self.outGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
         self.outQueue.FreeTensor(out)

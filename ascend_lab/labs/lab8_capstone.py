@@ -42,12 +42,12 @@ from ..acl.runtime import (
     aclrtMalloc,
     aclrtSynchronizeStream,
 )
+from ..base import platform
+from ..base.platform import NpuArch
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev import platform
 from ..opdev.aclnn_common import OUT
 from ..opdev.data_type_utils import CanCast, PromoteType
 from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
-from ..opdev.platform import NpuArch
 from ..opdev.tiling_data import TilingData, TilingError
 from ..ops import standalone
 from ..ops.hard_sigmoid_grad import op_host as hsg_host

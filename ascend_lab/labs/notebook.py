@@ -56,7 +56,7 @@ def exec_cells(path: str | Path, tags: tuple[str, ...] = (SETUP, SKELETON),
         source = cell.source if cell.source.endswith("\n") else cell.source + "\n"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         # dont_inherit: compile like Jupyter does, without this module's ``from __future__ import annotations``
-        exec(compile(source, filename, "exec", dont_inherit=True), ns)  # noqa: S102 - the book's own cells
+        exec(compile(source, filename, "exec", dont_inherit=True), ns)  # the book's own cells
     return ns
 
 

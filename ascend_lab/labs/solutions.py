@@ -40,6 +40,7 @@ from ..ascendc import (
     sizeof,
     uint8_t,
 )
+from ..base.platform import NpuArch, SocVersion, current_soc, get_soc
 from ..dtypes import as_acl_dtype, itemsize
 from ..opdev import l0_ops
 from ..opdev.aclnn_common import OUT, CommonOpExecutorRun, ParamError, check_not_null, guard_phase1
@@ -47,7 +48,6 @@ from ..opdev.data_type_utils import CanCast, PromoteType
 from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ..opdev.executor import L0Node, aclOpExecutor
 from ..opdev.l0_ops import broadcast_shape
-from ..opdev.platform import NpuArch, SocVersion, current_soc, get_soc
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ..ops.kernel_args import gm_arg
 from ..ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
@@ -68,9 +68,9 @@ SOFTPLUS_910B_DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16)
 MAX_SUPPORT_DIMS_NUMS = 8
 
 
-def softplus_backward_checks(gradOutput: aclTensor | None, self: aclTensor | None,  # noqa: N803
+def softplus_backward_checks(gradOutput: aclTensor | None, self: aclTensor | None,
                              beta: aclScalar | None, threshold: aclScalar | None,
-                             gradInput: aclTensor | None, workspaceSize: Any = OUT,  # noqa: N803
+                             gradInput: aclTensor | None, workspaceSize: Any = OUT,
                              executor: Any = OUT) -> int:
     """Phase-1 checks of aclnnSoftplusBackward, in the spec's order; returns the status code."""
     # 1. out-pointers, before anything else (OP_CHECK_COMM_INPUT)
@@ -244,7 +244,7 @@ REPEAT_BYTES = 256
 class KernelLeakyReluGrad:
     """``out = x > 0 ? grad : grad * negative_slope`` for T = float or half, double-buffered."""
 
-    def __init__(self, T: Any):  # noqa: N803
+    def __init__(self, T: Any):
         self.T = T
         self.pipe = TPipe()
         self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
@@ -255,7 +255,7 @@ class KernelLeakyReluGrad:
         self.selfGm = GlobalTensor(T)
         self.gradInputGm = GlobalTensor(T)
 
-    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:  # noqa: N802, N803
+    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:
         T = self.T
         block_idx = GetBlockIdx()
         self.ubFactor = td.ubFactor
@@ -273,7 +273,7 @@ class KernelLeakyReluGrad:
         self.slope = T.type(td.negativeSlope)          # T(negative_slope): rounded to half for float16
         return True
 
-    def Process(self) -> None:  # noqa: N802
+    def Process(self) -> None:
         loop_count = ceil_div(self.blockLength, self.ubFactor)
         for i in range(loop_count):
             n = self.ubFactor if i < loop_count - 1 else self.blockLength - self.ubFactor * i
@@ -281,7 +281,7 @@ class KernelLeakyReluGrad:
             self.Compute(n)
             self.CopyOut(i, n)
 
-    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyIn(self, i: int, n: int) -> None:
         grad = self.inQueueGrad.AllocTensor(self.T)
         x = self.inQueueSelf.AllocTensor(self.T)
         params = DataCopyParams(1, n * sizeof(self.T), 0, 0)       # blockLen in BYTES, any multiple of sizeof(T)
@@ -291,7 +291,7 @@ class KernelLeakyReluGrad:
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def Compute(self, n: int) -> None:  # noqa: N802
+    def Compute(self, n: int) -> None:
         T = self.T
         grad = self.inQueueGrad.DeQue(T)
         x = self.inQueueSelf.DeQue(T)
@@ -306,7 +306,7 @@ class KernelLeakyReluGrad:
         self.inQueueGrad.FreeTensor(grad)
         self.inQueueSelf.FreeTensor(x)
 
-    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyOut(self, i: int, n: int) -> None:
         out = self.outQueueGradInput.DeQue(self.T)
         DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
         self.outQueueGradInput.FreeTensor(out)
@@ -323,7 +323,7 @@ def _lab6() -> Any:
 class HardtanhGradFixedA(_lab6().HardtanhGradA):
     """Kernel A: InitBuffer takes BYTES; ubFactor * sizeof(T) already is the tile in bytes."""
 
-    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:  # noqa: N802, N803
+    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:
         T = self.T
         self.ubFactor = td.ubFactor
         self.tileBytes = td.ubFactor * sizeof(T)            # bytes of one tile
@@ -345,7 +345,7 @@ class HardtanhGradFixedA(_lab6().HardtanhGradA):
 class HardtanhGradFixedB(_lab6().HardtanhGradB):
     """Kernel B: DataCopyPad moves exactly n elements, whatever n * sizeof(T) is."""
 
-    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyIn(self, i: int, n: int) -> None:
         grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
         params = DataCopyParams(1, n * sizeof(self.T), 0, 0)          # blockLen in bytes
         DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
@@ -353,7 +353,7 @@ class HardtanhGradFixedB(_lab6().HardtanhGradB):
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyOut(self, i: int, n: int) -> None:
         out = self.outQueue.DeQue(self.T)
         DataCopyPad(self.outGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
         self.outQueue.FreeTensor(out)
@@ -362,7 +362,7 @@ class HardtanhGradFixedB(_lab6().HardtanhGradB):
 class HardtanhGradFixedC(_lab6().HardtanhGradC):
     """Kernel C: Compute gives both input blocks back to MTE2."""
 
-    def Compute(self, n: int) -> None:  # noqa: N802
+    def Compute(self, n: int) -> None:
         T = self.T
         grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
         out = self.outQueue.AllocTensor(T)
@@ -489,7 +489,7 @@ class KernelSoftshrinkGrad:
     """out = x > lambd or x < -lambd ? grad : 0, for T = float or half; with ``bf16=True`` x is compared in
     fp32 and grad's bf16 bits are selected as half (Select copies bits)."""
 
-    def __init__(self, T: Any, bf16: bool = False):  # noqa: N803
+    def __init__(self, T: Any, bf16: bool = False):
         self.T, self.bf16 = T, bf16
         self.C = float_ if bf16 else T                      # the compare dtype
         self.pipe = TPipe()
@@ -500,7 +500,7 @@ class KernelSoftshrinkGrad:
         self.maskBuf = TBuf(VECCALC)
         self.gradGm, self.selfGm, self.gradInputGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
 
-    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:  # noqa: N802, N803
+    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:
         T = self.T
         self.ubFactor = td.ubFactor
         self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
@@ -519,7 +519,7 @@ class KernelSoftshrinkGrad:
         self.negLambd = self.C.type(-td.lambd)
         return True
 
-    def Process(self) -> None:  # noqa: N802
+    def Process(self) -> None:
         loops = ceil_div(self.blockLength, self.ubFactor)
         for i in range(loops):
             n = self.ubFactor if i < loops - 1 else self.blockLength - self.ubFactor * i
@@ -527,7 +527,7 @@ class KernelSoftshrinkGrad:
             self.Compute(n)
             self.CopyOut(i, n)
 
-    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyIn(self, i: int, n: int) -> None:
         grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
         params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
         DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
@@ -535,7 +535,7 @@ class KernelSoftshrinkGrad:
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def Compute(self, n: int) -> None:  # noqa: N802
+    def Compute(self, n: int) -> None:
         T, C = self.T, self.C
         grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
         out = self.outQueueGradInput.AllocTensor(T)
@@ -556,14 +556,14 @@ class KernelSoftshrinkGrad:
         self.inQueueGrad.FreeTensor(grad)
         self.inQueueSelf.FreeTensor(x)
 
-    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyOut(self, i: int, n: int) -> None:
         out = self.outQueueGradInput.DeQue(self.T)
         DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
         self.outQueueGradInput.FreeTensor(out)
 
 
-def softshrink_grad(gradOutput: Any, self_: Any, gradInput: Any, workspace: Any, tiling: bytes,  # noqa: N803
-                    *, schMode: int) -> None:  # noqa: N803
+def softshrink_grad(gradOutput: Any, self_: Any, gradInput: Any, workspace: Any, tiling: bytes,
+                    *, schMode: int) -> None:
     """The ``__global__ __aicore__`` entry: the template by schMode (0 float, 1 half, 2 bfloat16)."""
     td = GET_TILING_DATA(SoftshrinkGradTilingData, tiling)
     if schMode == 2:
@@ -574,7 +574,7 @@ def softshrink_grad(gradOutput: Any, self_: Any, gradInput: Any, workspace: Any,
         op.Process()
 
 
-def SoftshrinkGrad(grad: aclTensor, x: aclTensor, lambd: Any, executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+def SoftshrinkGrad(grad: aclTensor, x: aclTensor, lambd: Any, executor: aclOpExecutor) -> aclTensor:
     """``l0op::SoftshrinkGrad``: infer the output, tile now (phase 1), launch in phase 2."""
     out = executor.alloc_tensor(tuple(x.GetViewShape()), x.GetDataType(), name="grad_input")
     soc = current_soc()
@@ -594,9 +594,9 @@ def SoftshrinkGrad(grad: aclTensor, x: aclTensor, lambd: Any, executor: aclOpExe
 
 
 @guard_phase1(SOFTSHRINK_API)
-def aclnnSoftshrinkBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,  # noqa: N802, N803
-                                            lambd: aclScalar | None, gradInput: aclTensor | None,  # noqa: N803
-                                            workspaceSize: Any = OUT, executor: Any = OUT  # noqa: N803
+def aclnnSoftshrinkBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,
+                                            lambd: aclScalar | None, gradInput: aclTensor | None,
+                                            workspaceSize: Any = OUT, executor: Any = OUT
                                             ) -> tuple[int, int, aclOpExecutor | None]:
     """Phase 1: the checks in the spec's order, then Contiguous -> Cast -> SoftshrinkGrad -> Cast -> ViewCopy."""
     if workspaceSize is None or executor is None:
@@ -637,7 +637,7 @@ def aclnnSoftshrinkBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: 
     return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
 
 
-def aclnnSoftshrinkBackward(workspace: Any, workspaceSize: int, executor: Any, stream: Any) -> int:  # noqa: N802, N803
+def aclnnSoftshrinkBackward(workspace: Any, workspaceSize: int, executor: Any, stream: Any) -> int:
     """Phase 2: run the executor's graph on the stream."""
     return CommonOpExecutorRun(SOFTSHRINK_API2, workspace, workspaceSize, executor, stream)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..acl.runtime import DevicePtr, aclrtStream
 from ..acl.tensor import aclScalar, aclTensor
+from ..base.log import OP_LOGE
 from .errno import (
     ACLNN_ERR_INNER,
     ACLNN_ERR_INNER_TILING_ERROR,
@@ -24,7 +25,6 @@ from .errno import (
     ACLNN_SUCCESS,
 )
 from .executor import aclOpExecutor
-from .log import OP_LOGE
 
 
 class _OutPointer:
@@ -88,7 +88,7 @@ def check_not_null(name: str, value: object) -> None:
         raise ParamError(ACLNN_ERR_PARAM_NULLPTR, f"{name} should not be nullptr.")
 
 
-def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: int,  # noqa: N802
+def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: int,
                         executor: aclOpExecutor | None, stream: aclrtStream | None) -> int:
     """Phase 2: check the workspace against the plan, bind it, run the L0 graph."""
     try:

@@ -61,7 +61,7 @@ _INTEGRAL = {DT.ACL_INT8, DT.ACL_INT16, DT.ACL_INT32, DT.ACL_INT64,
 _COMPLEX = {DT.ACL_COMPLEX32, DT.ACL_COMPLEX64, DT.ACL_COMPLEX128}
 
 
-def PromoteType(a: Any, b: Any) -> aclDataType:  # noqa: N802 - CANN name
+def PromoteType(a: Any, b: Any) -> aclDataType:  # CANN name
     """The dtype two operands are promoted to; ``ACL_DT_UNDEFINED`` when there is none."""
     a, b = as_acl_dtype(a), as_acl_dtype(b)
     if a == b:
@@ -69,7 +69,7 @@ def PromoteType(a: Any, b: Any) -> aclDataType:  # noqa: N802 - CANN name
     return _PROMOTE.get((a, b), U)
 
 
-def CanCast(src: Any, dst: Any) -> bool:  # noqa: N802 - CANN name
+def CanCast(src: Any, dst: Any) -> bool:  # CANN name
     """Whether a value of dtype ``src`` may be stored as ``dst`` (PyTorch's category order
     bool < integral < floating < complex: never downwards across a category)."""
     src, dst = as_acl_dtype(src), as_acl_dtype(dst)

@@ -47,7 +47,7 @@ def _tdesc(t: aclTensor) -> str:
     return f"{t.dtype.short}{list(t.view_dims)}"
 
 
-class aclOpExecutor:  # noqa: N801
+class aclOpExecutor:
     """Holds the L0 graph, the workspace plan and (after phase 2) the kernel runs."""
 
     def __init__(self, api: str):
@@ -73,7 +73,7 @@ class aclOpExecutor:  # noqa: N801
         self.nodes.append(node)
         return node
 
-    def GetWorkspaceSize(self) -> int:  # noqa: N802
+    def GetWorkspaceSize(self) -> int:
         return self.workspace_size
 
     @property

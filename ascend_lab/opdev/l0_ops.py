@@ -21,7 +21,7 @@ _AICORE_CAST = {DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_U
                 DT.ACL_INT32, DT.ACL_INT64, DT.ACL_BOOL}
 
 
-def Contiguous(x: aclTensor, executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+def Contiguous(x: aclTensor, executor: aclOpExecutor) -> aclTensor:
     """Make ``x`` contiguous: a strided view is gathered into a fresh workspace tensor."""
     if x.IsContiguous():
         executor.add(L0Node("Contiguous", [x], [x], why="already contiguous: no copy, the node passes x on",
@@ -38,7 +38,7 @@ def Contiguous(x: aclTensor, executor: aclOpExecutor) -> aclTensor:  # noqa: N80
     return out
 
 
-def Cast(x: aclTensor, dtype: aclDataType, executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+def Cast(x: aclTensor, dtype: aclDataType, executor: aclOpExecutor) -> aclTensor:
     """Convert to ``dtype`` (round to nearest even for narrowing floats); same dtype -> ``x`` itself."""
     if x.dtype == dtype:
         return x
@@ -55,7 +55,7 @@ def Cast(x: aclTensor, dtype: aclDataType, executor: aclOpExecutor) -> aclTensor
     return out
 
 
-def BroadcastTo(x: aclTensor, shape: tuple[int, ...], executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+def BroadcastTo(x: aclTensor, shape: tuple[int, ...], executor: aclOpExecutor) -> aclTensor:
     """Materialise numpy-style broadcasting into a dense tensor of ``shape``."""
     if tuple(x.view_dims) == tuple(shape):
         return x
@@ -70,7 +70,7 @@ def BroadcastTo(x: aclTensor, shape: tuple[int, ...], executor: aclOpExecutor) -
     return out
 
 
-def ViewCopy(y: aclTensor, out: aclTensor, executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+def ViewCopy(y: aclTensor, out: aclTensor, executor: aclOpExecutor) -> aclTensor:
     """Write the dense result ``y`` into the caller's ``out`` view (which may be strided)."""
     def run() -> None:
         out.numpy()[...] = y.numpy()

@@ -232,7 +232,7 @@ def _convert(field_name: str, value: Any, ctype: CType) -> int | float:
     return int(value)
 
 
-def GET_TILING_DATA(cls: type[TilingData], raw_bytes: bytes | bytearray | memoryview) -> TilingData:  # noqa: N802
+def GET_TILING_DATA(cls: type[TilingData], raw_bytes: bytes | bytearray | memoryview) -> TilingData:
     """The kernel-side macro: rebuild ``cls`` from the tiling buffer.
 
     Like the C macro, which copies ``sizeof(struct)`` bytes from the tiling pointer, it reads the first

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..ascendc import KernelRun, reserved_ub_bytes
 from ..ascendc.launcher import launch as _launch
+from ..base.platform import SocInfo, get_soc
 from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.platform import SocInfo, get_soc
 from .hard_sigmoid_grad import op_host as hs_host
 from .hard_sigmoid_grad import op_kernel as hs_kernel
 from .kernel_args import gm_from_array

@@ -19,8 +19,8 @@ from ..acl.types import aclDataType
 from ..ascendc import launch, reserved_ub_bytes
 from ..ascendc.launcher import KernelRun
 from ..ascendc.trace import Event, Trace, UBBuffer
+from ..base import platform
 from ..dtypes import as_acl_dtype, itemsize, to_numpy
-from ..opdev import platform
 from ..opdev.data_type_utils import PROMOTE_DTYPES, CanCast, PromoteType
 from ..opdev.errno import describe
 from ..ops import standalone as sa

@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from ..base import platform
 from ..dtypes import as_acl_dtype
-from ..opdev import platform
 from ..opdev.tiling_data import TilingError
 from ..ops import standalone as sa
 from . import data as D

@@ -19,6 +19,7 @@ import numpy as np
 from ...acl.runtime import DevicePtr, aclrtStream
 from ...acl.tensor import aclTensor
 from ...acl.types import aclDataType
+from ...base.platform import SocVersion, current_soc
 from ...opdev import l0_ops
 from ...opdev.aclnn_common import (
     OUT,
@@ -31,7 +32,6 @@ from ...opdev.aclnn_common import (
 from ...opdev.data_type_utils import CanCast, PromoteType
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ...opdev.executor import L0Node, aclOpExecutor
-from ...opdev.platform import SocVersion, current_soc
 from . import op_host, op_kernel
 
 DT = aclDataType
@@ -47,7 +47,7 @@ ASCEND910_DTYPE_SUPPORT_LIST = (DT.ACL_FLOAT, DT.ACL_FLOAT16)
 ASCEND910B_DTYPE_SUPPORT_LIST = (DT.ACL_FLOAT, DT.ACL_BF16, DT.ACL_FLOAT16)
 
 
-def GetDtypeSupportList() -> tuple[aclDataType, ...]:  # noqa: N802
+def GetDtypeSupportList() -> tuple[aclDataType, ...]:
     """910B list if SocVersion is in the enum range [ASCEND910B, ASCEND910E] or the SoC is regbase."""
     soc = current_soc()
     if SocVersion.ASCEND910B <= soc.soc_version <= SocVersion.ASCEND910E:
@@ -88,7 +88,7 @@ def _check_shape(grad_output: aclTensor, self: aclTensor, out: aclTensor) -> Non
                              f"{name} {list(t.view_dims)}.")
 
 
-def HardSigmoidGrad(grad: aclTensor, x: aclTensor, alpha: np.float32, beta: np.float32,  # noqa: N802
+def HardSigmoidGrad(grad: aclTensor, x: aclTensor, alpha: np.float32, beta: np.float32,
                     executor: aclOpExecutor) -> aclTensor:
     """``l0op::HardSigmoidGrad``: infer the output, run tiling now (phase 1), launch in phase 2."""
     out = executor.alloc_tensor(op_host.infer_shape(x.view_dims), x.dtype, name="grad_input")
@@ -113,8 +113,8 @@ def HardSigmoidGrad(grad: aclTensor, x: aclTensor, alpha: np.float32, beta: np.f
 
 
 @guard_phase1(API)
-def aclnnHardsigmoidBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,  # noqa: N802, N803
-                                             out: aclTensor | None, workspaceSize=OUT,  # noqa: N803
+def aclnnHardsigmoidBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,
+                                             out: aclTensor | None, workspaceSize=OUT,
                                              executor=OUT) -> tuple[int, int, aclOpExecutor | None]:
     """Phase 1. Returns ``(status, workspace_size, executor)``; pass ``workspaceSize=None`` or
     ``executor=None`` to re-enact a nullptr out-pointer."""
@@ -142,7 +142,7 @@ def aclnnHardsigmoidBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self:
     return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
 
 
-def aclnnHardsigmoidBackward(workspace: DevicePtr | None, workspaceSize: int,  # noqa: N802, N803
+def aclnnHardsigmoidBackward(workspace: DevicePtr | None, workspaceSize: int,
                              executor: aclOpExecutor | None, stream: aclrtStream | None) -> int:
     """Phase 2: run the executor on ``stream`` with the caller's workspace."""
     return CommonOpExecutorRun(API2, workspace, workspaceSize, executor, stream)

@@ -77,7 +77,7 @@ class KernelHardSigmoidGrad:
         self.selfGm = GlobalTensor(T)
         self.gradInputGm = GlobalTensor(T)
 
-    def Init(self, gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr,  # noqa: N802, N803
+    def Init(self, gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr,
              td: HardSigmoidGradTilingData) -> bool:
         T = self.T
         block_idx = GetBlockIdx()
@@ -101,7 +101,7 @@ class KernelHardSigmoidGrad:
         self.beta = self.C.type(td.beta)
         return True
 
-    def Process(self) -> None:  # noqa: N802
+    def Process(self) -> None:
         loop_count = _ceil(self.blockLength, self.ubFactor)
         for i in range(loop_count):
             n = self.ubFactor if i < loop_count - 1 else self.blockLength - self.ubFactor * i
@@ -109,7 +109,7 @@ class KernelHardSigmoidGrad:
             self.Compute(n)
             self.CopyOut(i, n)
 
-    def CopyIn(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyIn(self, i: int, n: int) -> None:
         grad = self.inQueueGrad.AllocTensor(self.T)
         x = self.inQueueSelf.AllocTensor(self.T)
         params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
@@ -119,7 +119,7 @@ class KernelHardSigmoidGrad:
         self.inQueueGrad.EnQue(grad)
         self.inQueueSelf.EnQue(x)
 
-    def Compute(self, n: int) -> None:  # noqa: N802
+    def Compute(self, n: int) -> None:
         C = self.C
         grad = self.inQueueGrad.DeQue(self.T)
         x = self.inQueueSelf.DeQue(self.T)
@@ -149,14 +149,14 @@ class KernelHardSigmoidGrad:
         self.inQueueGrad.FreeTensor(grad)
         self.inQueueSelf.FreeTensor(x)
 
-    def CopyOut(self, i: int, n: int) -> None:  # noqa: N802
+    def CopyOut(self, i: int, n: int) -> None:
         out = self.outQueueGradInput.DeQue(self.T)
         DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
         self.outQueueGradInput.FreeTensor(out)
 
 
-def hard_sigmoid_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,  # noqa: N803
-                      tiling: bytes, *, schMode: int, bufferNum: int = BUFFER_NUM) -> None:  # noqa: N803
+def hard_sigmoid_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,
+                      tiling: bytes, *, schMode: int, bufferNum: int = BUFFER_NUM) -> None:
     """The ``__global__ __aicore__`` entry: unpack the tiling, pick the template by schMode, run.
     ``bufferNum`` is a simulator knob (the source hard-codes BUFFER_NUM = 2) for the book's 1-vs-2 study."""
     tiling_data = GET_TILING_DATA(HardSigmoidGradTilingData, tiling)

@@ -29,6 +29,7 @@ import numpy as np
 from ...acl.runtime import DevicePtr, aclrtStream
 from ...acl.tensor import aclScalar, aclTensor
 from ...acl.types import aclDataType
+from ...base.platform import NpuArch, current_soc
 from ...opdev import l0_ops
 from ...opdev.aclnn_common import (
     OUT,
@@ -41,7 +42,6 @@ from ...opdev.aclnn_common import (
 )
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ...opdev.executor import L0Node, aclOpExecutor
-from ...opdev.platform import NpuArch, current_soc
 from ..relu_grad import op_host as relu_host
 from ..relu_grad import op_kernel as relu_kernel
 from . import op_host, op_kernel
@@ -60,12 +60,12 @@ REGBASE_DTYPE_DTYPE_SUPPORT_LIST = ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST + (DT.ACL
 thresholdVal_ = np.float32(0.0)
 
 
-def IsFloatEqual(a: float, b: float) -> bool:  # noqa: N802
+def IsFloatEqual(a: float, b: float) -> bool:
     """``|a - b| <= FLT_EPSILON`` (opbase), so any |threshold| <= 1.19e-7 counts as 0."""
     return bool(abs(np.float32(a) - np.float32(b)) <= FLT_EPSILON)
 
 
-def GetDtypeSupportList(threshold: float | None = None) -> tuple[aclDataType, ...]:  # noqa: N802
+def GetDtypeSupportList(threshold: float | None = None) -> tuple[aclDataType, ...]:
     """By NpuArch: DAV_2201 (910B, 910_93) / DAV_3510 (950) -> 910B list, plus INT64 on 950 when the
     threshold is 0 (ReluGrad); anything else (910, 310P) -> 910 list.
 
@@ -144,19 +144,19 @@ def _kernel_node(op: str, grad: aclTensor, feat: aclTensor, threshold: np.float3
     return out
 
 
-def ThresholdGradV2D(grad: aclTensor, feat: aclTensor, threshold: np.float32,  # noqa: N802
+def ThresholdGradV2D(grad: aclTensor, feat: aclTensor, threshold: np.float32,
                      executor: aclOpExecutor) -> aclTensor:
     return _kernel_node("ThresholdGradV2D", grad, feat, np.float32(threshold), executor)
 
 
-def ReluGrad(grad: aclTensor, feat: aclTensor, executor: aclOpExecutor) -> aclTensor:  # noqa: N802
+def ReluGrad(grad: aclTensor, feat: aclTensor, executor: aclOpExecutor) -> aclTensor:
     return _kernel_node("ReluGrad", grad, feat, None, executor)
 
 
 @guard_phase1(API)
-def aclnnThresholdBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,  # noqa: N802, N803
+def aclnnThresholdBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: aclTensor | None,
                                            threshold: aclScalar | None, out: aclTensor | None,
-                                           workspaceSize=OUT, executor=OUT  # noqa: N803
+                                           workspaceSize=OUT, executor=OUT
                                            ) -> tuple[int, int, aclOpExecutor | None]:
     """Phase 1. Returns ``(status, workspace_size, executor)``; ``workspaceSize=None`` re-enacts a nullptr.
 
@@ -198,7 +198,7 @@ def aclnnThresholdBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self: a
     return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
 
 
-def aclnnThresholdBackward(workspace: DevicePtr | None, workspaceSize: int,  # noqa: N802, N803
+def aclnnThresholdBackward(workspace: DevicePtr | None, workspaceSize: int,
                            executor: aclOpExecutor | None, stream: aclrtStream | None) -> int:
     """Phase 2: run the executor on ``stream`` with the caller's workspace."""
     return CommonOpExecutorRun(API2, workspace, workspaceSize, executor, stream)

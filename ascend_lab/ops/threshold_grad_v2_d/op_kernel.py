@@ -75,7 +75,7 @@ class KernelThresholdGradV2D:
         self.fGm = GlobalTensor(T)
         self.outGm = GlobalTensor(T)
 
-    def Init(self, input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,  # noqa: N802
+    def Init(self, input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,
              td: Any) -> None:
         T = self.T
         core_id = GetBlockIdx()
@@ -106,7 +106,7 @@ class KernelThresholdGradV2D:
             self.pipe.InitBuffer(self.tmpQueue1, self.tileDataNum * sizeof(half))
             self.pipe.InitBuffer(self.tmpQueue2, self.tileDataNum * sizeof(half))
 
-    def Process(self) -> None:  # noqa: N802
+    def Process(self) -> None:
         self.processDataNum = self.tileDataNum
         for i in range(self.tileNum):
             if i == self.tileNum - 1:
@@ -115,7 +115,7 @@ class KernelThresholdGradV2D:
             self.Compute(i)
             self.CopyOut(i)
 
-    def CopyIn(self, i: int) -> None:  # noqa: N802
+    def CopyIn(self, i: int) -> None:
         g = self.inQueueG.AllocTensor(self.T)
         f = self.inQueueF.AllocTensor(self.T)
         DataCopy(g, self.gGm[i * self.tileDataNum], self.processDataNum)
@@ -123,7 +123,7 @@ class KernelThresholdGradV2D:
         self.inQueueG.EnQue(g)
         self.inQueueF.EnQue(f)
 
-    def Compute(self, i: int) -> None:  # noqa: N802
+    def Compute(self, i: int) -> None:
         T, n = self.T, self.processDataNum
         g = self.inQueueG.DeQue(T)
         f = self.inQueueF.DeQue(T)
@@ -160,7 +160,7 @@ class KernelThresholdGradV2D:
         self.inQueueG.FreeTensor(g)
         self.inQueueF.FreeTensor(f)
 
-    def ComputeRelu(self, g: Any, f: Any, out: Any, mask: Any, n: int) -> None:  # noqa: N802
+    def ComputeRelu(self, g: Any, f: Any, out: Any, mask: Any, n: int) -> None:
         """out = (feature <= 0) ? 0 : grad. The LE mask is inverted with Not so that NaN features
         (LE is false) keep their gradient, then Select(mask ? grad : 0)."""
         T = self.T
@@ -187,7 +187,7 @@ class KernelThresholdGradV2D:
         Select(tmp_h, mask, tmp_h, half.type(0), scalar_mode, n)
         Cast(out, tmp_h, RoundMode.CAST_TRUNC, n)
 
-    def CopyOut(self, i: int) -> None:  # noqa: N802
+    def CopyOut(self, i: int) -> None:
         out = self.outQueue.DeQue(self.T)
         DataCopy(self.outGm[i * self.tileDataNum], out, self.processDataNum)
         self.outQueue.FreeTensor(out)
@@ -195,7 +195,7 @@ class KernelThresholdGradV2D:
 
 def threshold_grad_v2_d(input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,
                         workspace: Any, tiling: bytes, *, dtype: Any, relu: bool = False,
-                        bufferNum: int = BUFFER_NUM) -> None:  # noqa: N803
+                        bufferNum: int = BUFFER_NUM) -> None:
     """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``."""
     if relu:
         from ..relu_grad.op_host import ReluGradTilingData

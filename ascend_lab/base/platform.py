@@ -2,7 +2,7 @@
 
 A real process learns its SoC from the device it runs on; the simulator lets the reader choose one
 (``acl.set_soc("Ascend910B4")`` or ``with acl.soc("Ascend950PR"): ...``). The catalogue lives in
-``data/platforms.ini`` so every figure is data with a source note, not a constant hidden in code.
+``ascend_lab/data/platforms.ini`` so every figure is data with a source note, not a constant hidden in code.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
-from pathlib import Path
+from importlib import resources
 
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+#: The catalogue file inside the package (``ascend_lab/data/platforms.ini``), read with importlib.resources
+#: so an installed wheel finds it as an editable checkout does.
+CATALOGUE = resources.files("ascend_lab.data").joinpath("platforms.ini")
 DEFAULT_SOC = "Ascend910B4"
 
 
@@ -69,9 +71,7 @@ class SocInfo:
 @cache
 def _catalogue() -> dict[str, SocInfo]:
     cp = configparser.ConfigParser(interpolation=None)
-    path = DATA_DIR / "platforms.ini"
-    if not cp.read(path, encoding="utf-8"):
-        raise FileNotFoundError(f"platform catalogue not found at {path}")
+    cp.read_string(CATALOGUE.read_text(encoding="utf-8"), source="ascend_lab/data/platforms.ini")
     out = {}
     for name in cp.sections():
         s = cp[name]
@@ -135,11 +135,11 @@ def soc(name: str) -> Iterator[SocInfo]:
         _current = previous
 
 
-def GetCurNpuArch() -> NpuArch:  # noqa: N802 - CANN name
+def GetCurNpuArch() -> NpuArch:  # CANN name
     """NpuArch of the SoC in force."""
     return current_soc().npu_arch
 
 
-def GetCurrentSocVersion() -> SocVersion:  # noqa: N802 - CANN name
+def GetCurrentSocVersion() -> SocVersion:  # CANN name
     """SocVersion of the SoC in force."""
     return current_soc().soc_version

@@ -42,19 +42,19 @@ def _emit(level: str, api: str, message: str) -> None:
     _logger.log(getattr(logging, level), "%s", rec)
 
 
-def OP_LOGE(api: str, message: str) -> None:  # noqa: N802 - CANN macro name
+def OP_LOGE(api: str, message: str) -> None:  # CANN macro name
     _emit("ERROR", api, message)
 
 
-def OP_LOGW(api: str, message: str) -> None:  # noqa: N802
+def OP_LOGW(api: str, message: str) -> None:
     _emit("WARNING", api, message)
 
 
-def OP_LOGI(api: str, message: str) -> None:  # noqa: N802
+def OP_LOGI(api: str, message: str) -> None:
     _emit("INFO", api, message)
 
 
-def OP_LOGD(api: str, message: str) -> None:  # noqa: N802
+def OP_LOGD(api: str, message: str) -> None:
     _emit("DEBUG", api, message)
 
 
