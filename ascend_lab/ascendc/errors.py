@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from ..opdev.executor import KernelLaunchError
 
-class KernelError(RuntimeError):
+
+class KernelError(KernelLaunchError):
     """A sanitizer finding that stops the kernel: names the instruction, core and tile."""
 
     def __init__(self, message: str, *, instruction: str = "", core: int | None = None,

@@ -24,7 +24,7 @@ from .errno import (
     ACLNN_ERR_RUNTIME_ERROR,
     ACLNN_SUCCESS,
 )
-from .executor import aclOpExecutor
+from .executor import KernelLaunchError, aclOpExecutor
 
 
 class _OutPointer:
@@ -123,8 +123,7 @@ def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: i
         executor.run(workspace, stream)
         return ACLNN_SUCCESS
     except Exception as exc:
-        from ..ascendc.errors import KernelError
-        if isinstance(exc, KernelError):
+        if isinstance(exc, KernelLaunchError):
             OP_LOGE(api, f"kernel failed on the device: {exc}")
             return ACLNN_ERR_RUNTIME_ERROR
         OP_LOGE(api, f"internal error: {type(exc).__name__}: {exc}")

@@ -25,6 +25,11 @@ from ..dtypes import to_numpy
 WORKSPACE_ALIGN = 512
 
 
+class KernelLaunchError(RuntimeError):
+    """A kernel node failed on the device. The simulated AI Core (``ascendc``, a layer above) raises its
+    ``KernelError``, a subclass, so phase 2 can map it to ACLNN_ERR_RUNTIME_ERROR without importing it."""
+
+
 @dataclass
 class L0Node:
     """One L0 call recorded in the graph."""
