@@ -166,6 +166,16 @@ def test_stream_lifecycle(dev):
     assert acl.aclrtDestroyStream(None) != 0
 
 
+@pytest.mark.parametrize("not_a_stream", [5, "stream", 1.5, np.zeros(2), object()])
+def test_stream_calls_on_a_non_stream_return_codes(dev, not_a_stream):
+    with oplog.capture() as recs:
+        assert acl.aclrtSynchronizeStream(not_a_stream) == ERR
+        assert acl.aclrtDestroyStream(not_a_stream) == ERR
+    assert [r.api for r in recs] == ["aclrtSynchronizeStream", "aclrtDestroyStream"]
+    ptr = malloc(16)
+    assert acl.aclrtSynchronizeStream(ptr) == ERR and acl.aclrtDestroyStream(ptr) == ERR
+
+
 def test_stream_needs_init_and_device():
     ret, s = acl.aclrtCreateStream()
     assert ret == acl.ACL_ERROR_UNINITIALIZE and s is None
@@ -239,6 +249,220 @@ def test_malloc_numpy_integer_size(dev):
 def test_malloc_absurd_size_fails_with_code(dev):
     ret, p = acl.aclrtMalloc(rt.DEVICE_MEMORY_BYTES + 1, acl.ACL_MEM_MALLOC_HUGE_FIRST)
     assert ret != 0 and p is None
+
+
+def test_device_memory_size_is_configurable(dev):
+    assert rt.device_memory_size() == rt.DEVICE_MEMORY_BYTES
+    ret, free, total = acl.aclrtGetMemInfo(acl.ACL_HBM_MEM)
+    assert ret == 0 and total == rt.DEVICE_MEMORY_BYTES and free == total
+    previous = rt.set_device_memory_size(4096)
+    try:
+        assert previous == rt.DEVICE_MEMORY_BYTES and rt.device_memory_size() == 4096
+        a = malloc(3000)
+        assert acl.aclrtGetMemInfo(acl.ACL_HBM_MEM) == (0, 1096, 4096)
+        with oplog.capture() as recs:
+            ret, p = acl.aclrtMalloc(1097, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        assert (ret, p) == (acl.ACL_ERROR_RT_MEMORY_ALLOCATION, None) and ret == 207001
+        assert "out of device memory" in recs[0].message
+        b = malloc(1096)                                   # exactly what is left
+        assert acl.aclrtFree(a) == 0 and acl.aclrtFree(b) == 0
+        assert malloc(4096) is not None
+    finally:
+        rt.set_device_memory_size(None)
+    assert rt.device_memory_size() == rt.DEVICE_MEMORY_BYTES
+    with pytest.raises(ValueError):
+        rt.set_device_memory_size(0)
+    assert acl.aclrtGetMemInfo(acl.ACL_DDR_MEM)[0] == ERR
+
+
+def test_get_mem_info_needs_a_context():
+    assert acl.aclrtGetMemInfo(acl.ACL_HBM_MEM)[0] == acl.ACL_ERROR_UNINITIALIZE
+
+
+def test_malloc_beyond_what_the_host_can_back_is_refused_before_allocating(dev, monkeypatch):
+    allocated = []
+    real = rt._pooled_buffer
+    monkeypatch.setattr(rt, "_pooled_buffer", lambda n: allocated.append(n) or real(n))
+    monkeypatch.setattr(rt, "_host_available", lambda: rt.HOST_RESERVE_BYTES + (64 << 20))
+    with oplog.capture() as recs:
+        ret, p = acl.aclrtMalloc(65 << 20, acl.ACL_MEM_MALLOC_HUGE_FIRST)   # fits the device, not the host
+    assert (ret, p) == (207001, None) and allocated == []
+    assert "host cannot back" in recs[-1].message
+    q = malloc(32 << 20)                                   # half of what the host has: fine
+    ret, p = acl.aclrtMalloc(33 << 20, acl.ACL_MEM_MALLOC_HUGE_FIRST)    # live allocations count
+    assert ret == 207001 and p is None and len(allocated) == 1
+    assert acl.aclrtFree(q) == 0
+    assert malloc(33 << 20) is not None
+
+
+def test_malloc_host_memory_error_is_a_code(dev, monkeypatch):
+    def no_memory(n):
+        raise MemoryError
+    monkeypatch.setattr(rt, "_pooled_buffer", no_memory)
+    with oplog.capture():
+        assert acl.aclrtMalloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST) == (207001, None)
+    assert rt._state.allocated == 0
+
+
+def test_free_takes_the_bytes_away(dev):
+    p = upload(np.arange(4, dtype=np.float32))
+    t = acl.aclCreateTensor((4,), acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, (4,), p)
+    assert acl.aclrtFree(p) == 0
+    assert p.allocation.buffer is None and p.allocation.freed_by == "aclrtFree"
+    with pytest.raises(ValueError, match="released by aclrtFree"):
+        p.bytes(4)
+    with pytest.raises(ValueError, match="released by aclrtFree"):
+        t.numpy()
+    assert "released by aclrtFree" in t.memory_error()
+
+
+def test_numpy_view_never_outgrows_its_allocation(dev):
+    p = upload(np.arange(8, dtype=np.float32))
+    t = acl.aclCreateTensor((8,), acl.ACL_FLOAT, None, 0, acl.ACL_FORMAT_ND, (8,), p)
+    assert t.numpy().tolist() == list(range(8))
+    t.view_dims, t.strides, t.storage_dims = (8,), (1000,), (8,)      # changed after creation
+    with pytest.raises(ValueError, match="outside its storage"):
+        t.numpy()
+    t.view_dims, t.strides, t.storage_dims = (64,), (1,), (64,)
+    with pytest.raises(ValueError, match="does not fit"):
+        t.numpy()
+    t.view_dims, t.strides, t.storage_dims, t.offset = (2,), (1,), (8,), -1
+    with pytest.raises(ValueError, match="inconsistent"):
+        t.numpy()
+    with pytest.raises(ValueError):
+        (p + -4).bytes(4)
+    with pytest.raises(ValueError):
+        p.bytes(10**6)
+
+
+def test_a_freed_buffer_still_viewed_is_not_handed_out_again(dev):
+    size = 4096 + 7                                        # a length no other test pools
+    p = upload(np.full(size, 7, np.uint8))
+    t = acl.aclCreateTensor((size,), acl.ACL_UINT8, None, 0, acl.ACL_FORMAT_ND, (size,), p)
+    old_view = t.numpy()
+    pooled = rt.pool_bytes()
+    assert acl.aclrtFree(p) == 0
+    assert rt.pool_bytes() == pooled                      # not pooled: a view still reaches it
+    q = malloc(size)
+    assert not np.shares_memory(old_view, q.bytes(size))
+    assert acl.aclrtMemset(q, size, 1, size) == 0
+    assert (old_view == 7).all()                          # the old view does not see the new allocation
+    # without an outstanding view the buffer is reused
+    r = malloc(size + 1000)
+    address = r.allocation.buffer.__array_interface__["data"][0]
+    pooled = rt.pool_bytes()
+    assert acl.aclrtFree(r) == 0
+    assert rt.pool_bytes() == pooled + r.allocation.backing_bytes
+    assert malloc(size + 1000).allocation.buffer.__array_interface__["data"][0] == address
+
+
+def test_finalize_releases_every_allocation():
+    assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+    p = malloc(64)
+    assert rt._state.allocated == 64
+    assert acl.aclFinalize() == 0
+    assert p.allocation.freed and p.allocation.freed_by == "aclFinalize" and rt._state.allocated == 0
+    assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+    with oplog.capture() as recs:
+        assert acl.aclrtMemcpy(np.zeros(64, np.uint8), 64, p, 64, acl.ACL_MEMCPY_DEVICE_TO_HOST) == ERR
+        assert acl.aclrtFree(p) == ERR
+    assert "aclFinalize" in recs[0].message
+
+
+# --- the memory pool -------------------------------------------------------------------------------------
+
+def test_pool_retains_at_most_its_limit(dev):
+    rt.trim_pool()
+    previous = rt.set_pool_limit(3 * 8192)
+    try:
+        assert rt.pool_limit() == 3 * 8192
+        ptrs = [malloc(8192 - 32 - rt.GUARD_BYTES) for _ in range(5)]   # 8192 B of backing each
+        assert {p.allocation.backing_bytes for p in ptrs} == {8192}
+        for p in ptrs:
+            assert acl.aclrtFree(p) == 0
+            assert rt.pool_bytes() <= rt.pool_limit()
+        assert rt.pool_bytes() == 3 * 8192
+        assert rt.set_pool_limit(8192) == 3 * 8192         # lowering the limit trims
+        assert rt.pool_bytes() <= 8192
+        assert rt.trim_pool() == rt.pool_bytes() + rt.trim_pool() or rt.pool_bytes() == 0
+        rt.set_pool_limit(0)
+        p = malloc(100)
+        assert acl.aclrtFree(p) == 0 and rt.pool_bytes() == 0
+    finally:
+        rt.set_pool_limit(previous)
+    assert rt.pool_limit() == rt.POOL_LIMIT_BYTES
+    with pytest.raises(ValueError):
+        rt.set_pool_limit(-1)
+
+
+_TRIM_SCRIPT = r"""
+import numpy as np
+from ascend_lab import acl
+from ascend_lab.acl import runtime as rt
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+acl.aclInit(None); acl.aclrtSetDevice(0)
+rt.set_pool_limit(256 << 20)
+# many mid-sized buffers (below glibc's mmap threshold once it has grown), every page touched
+ptrs = [acl.aclrtMalloc(96 << 10 | 1000 + i % 50 * 64, 0)[1] for i in range(1500)]
+for p in ptrs:
+    assert acl.aclrtMemset(p, p.allocation.size, 0x5A, p.allocation.size) == 0
+before = rss()
+for p in ptrs:
+    assert acl.aclrtFree(p) == 0
+pooled = rt.pool_bytes()
+kept = rss()
+released = rt.trim_pool()
+after = rss()
+print(before, pooled, kept, released, after)
+"""
+
+
+def test_trim_returns_memory_to_the_os():
+    """In a fresh process: RSS stays up while the pool holds freed buffers and falls once it is trimmed."""
+    import subprocess
+    import sys
+    res = subprocess.run([sys.executable, "-c", _TRIM_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    before, pooled, kept, released, after = map(int, res.stdout.split())
+    assert pooled == released and pooled > 100 << 20
+    assert kept > before - (16 << 20)               # pooled: still resident
+    assert kept - after > 0.8 * pooled, (before, pooled, kept, after)
+
+
+# --- aclrtMemset ---------------------------------------------------------------------------------------
+
+def test_memset_sets_the_low_byte(dev):
+    p = malloc(16)
+    assert acl.aclrtMemset(p, 16, 0x1AB, 8) == 0
+    assert download(p, 16).tolist() == [0xAB] * 8 + [0] * 8
+    assert acl.aclrtMemset(p + 8, 8, np.int64(-1), 8) == 0
+    assert download(p, 16).tolist() == [0xAB] * 8 + [0xFF] * 8
+
+
+@pytest.mark.parametrize("args", [
+    (16, 0, -1), (-1, 0, 0), (16, 1.5, 4), (16, None, 4), (16, "a", 4), (16, True, 4), (16, 0, 2.0),
+    (16, 0, 17), (32, 0, 4),                               # count > maxCount; maxCount beyond the allocation
+])
+def test_memset_bad_arguments_are_codes(dev, args):
+    p = malloc(16)
+    with oplog.capture() as recs:
+        assert acl.aclrtMemset(p, *args) == ERR
+    assert recs and recs[0].api == "aclrtMemset"
+
+
+def test_memset_bad_pointer_and_context():
+    assert acl.aclrtMemset(None, 4, 0, 4) == acl.ACL_ERROR_UNINITIALIZE
+    assert acl.aclInit(None) == 0 and acl.aclrtSetDevice(0) == 0
+    p = malloc(16)
+    assert acl.aclrtFree(p) == 0
+    with oplog.capture():
+        assert acl.aclrtMemset(p, 16, 0, 16) == ERR
+        assert acl.aclrtMemset(np.zeros(16, np.uint8), 16, 0, 16) == ERR
+        assert acl.aclrtMemset(None, 16, 0, 16) == ERR
 
 
 def test_free_rules(dev):
@@ -565,10 +789,39 @@ def test_unknown_dtype_name_raises_value_error(dev, dtype):
         acl.aclCreateTensor((4,), dtype, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
 
 
-def test_unknown_dtype_value_raises_value_error(dev):
-    ptr = malloc(64)
-    with pytest.raises(ValueError):
-        acl.aclCreateTensor((4,), 5, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)   # 5 is no aclDataType
+@pytest.mark.parametrize("value", [5, 999, -7, 2**40, np.int32(14), acl.ACL_STRING, acl.ACL_COMPLEX32,
+                                   acl.ACL_DT_UNDEFINED])
+def test_unknown_dtype_value_gives_a_descriptor_aclnn_refuses(dev, value):
+    """An int outside the enum (or an enum dtype with no storage) is not a creation error, as in CANN: the
+    tensor is a descriptor that no view is built from, and the aclnn API answers with the dtype status."""
+    from ascend_lab import aclnn
+    ptr = upload(np.ones(4, np.float32))
+    with oplog.capture():
+        t = acl.aclCreateTensor((4,), value, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)
+    assert t is not None and not t.storable
+    assert t.dtype_value == int(value)
+    if int(value) not in {int(m) for m in acl.aclDataType}:
+        assert t.GetDataType() == acl.ACL_DT_UNDEFINED and str(int(value)) in repr(t)
+    with pytest.raises(ValueError, match="storage"):
+        t.numpy()
+    good = lambda: acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr)  # noqa: E731
+    thr = acl.aclCreateScalar(1.0, acl.ACL_FLOAT)
+    with oplog.capture() as recs:
+        hs = [aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(*args)[0]
+              for args in ((t, good(), good()), (good(), t, good()), (good(), good(), t))]
+        th = [aclnn.aclnnThresholdBackwardGetWorkspaceSize(*args)[0]
+              for args in ((t, good(), thr, good()), (good(), t, thr, good()), (good(), good(), thr, t))]
+    # gradOutput/self: not in the dtype support list. hardsigmoid's out only has to pass CanCast, then the
+    # L0 Cast finds no kernel and returns nullptr (CANN's CHECK_RET -> 561103); threshold's out must equal self.
+    assert hs == [161002, 161002, 561103] and th == [161002, 161002, 161002]
+    assert all(r.api.startswith("aclnn") for r in recs if r.level == "ERROR")
+
+
+def test_descriptor_only_tensor_still_checks_its_pointer(dev):
+    ptr = malloc(16)
+    assert acl.aclrtFree(ptr) == 0
+    with oplog.capture():
+        assert acl.aclCreateTensor((4,), 999, (1,), 0, acl.ACL_FORMAT_ND, (4,), ptr) is None
 
 
 def test_none_dtype_is_not_silently_double(dev):

@@ -5,13 +5,38 @@ Device memory is simulated: each ``aclrtMalloc`` owns a numpy byte buffer. As CA
 simulator keeps a hidden guard region so that a kernel that reads or writes a little past an allocation
 (ThresholdGradV2D does, by design) is *seen* doing it instead of corrupting Python memory.
 
-Every function returns ACL error codes as ints, never raises for anything a C caller could pass;
-Python-level misuse (a list where an array is expected) raises ``TypeError``.
+Memory safety (the simulator must never read or write Python memory it does not own):
+
+* ``aclrtFree`` (and ``aclFinalize``, which releases every allocation still live) takes the backing bytes
+  away from the allocation: ``DeviceAllocation.buffer`` becomes ``None``, so nothing can build a view of
+  freed memory, and ``DevicePtr.bytes`` refuses freed, negative or out-of-range spans. A freed buffer goes
+  back to the pool only when no numpy view made earlier still references it, so an old view can never
+  alias a later allocation.
+* Device memory is bounded twice, and both limits are checked *before* any host memory is touched:
+  the simulated device size (``set_device_memory_size``, default ``DEVICE_MEMORY_BYTES`` = 64 GiB per
+  device, reported by ``aclrtGetMemInfo(ACL_HBM_MEM)``) and what the host can back (its available memory
+  minus ``HOST_RESERVE_BYTES``, counting every live allocation as resident). Either limit gives
+  ``ACL_ERROR_RT_MEMORY_ALLOCATION`` (207001), as the real runtime answers when HBM is exhausted.
+* The pool of freed buffers retains at most ``pool_limit()`` bytes (default ``POOL_LIMIT_BYTES`` =
+  256 MiB; ``set_pool_limit`` changes it). ``trim_pool()`` drops every pooled buffer and asks the C
+  allocator to hand the freed pages back to the operating system (glibc ``malloc_trim``).
+
+Every function returns ACL error codes as ints, never raises for anything a C caller could pass: any int
+(negative, huge), ``None`` for a pointer, a dangling or offset ``DevicePtr``, a destroyed stream. Python-level
+misuse that C's type system would reject (a list where an array is expected, a float for a size) raises
+``TypeError``; the exceptions are a stream argument (an opaque handle: anything that is not a live stream is
+``ACL_ERROR_INVALID_PARAM``) and ``aclrtMemset``'s value (C converts it to an int: a non-int is refused
+with a code).
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import itertools
+import os
+import sys
+import weakref
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -27,7 +52,9 @@ __all__ = [
     "ACL_MEMCPY_HOST_TO_HOST", "ACL_MEMCPY_HOST_TO_DEVICE", "ACL_MEMCPY_DEVICE_TO_HOST", "ACL_MEMCPY_DEVICE_TO_DEVICE",
     "DevicePtr", "DeviceAllocation", "aclrtStream", "aclInit", "aclFinalize", "aclrtSetDevice", "aclrtResetDevice",
     "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtMalloc", "aclrtFree", "aclrtMemcpy",
-    "aclrtMemset", "set_soc", "soc", "current_soc", "is_initialized", "current_device", "trim_pool",
+    "aclrtMemset", "aclrtGetMemInfo", "ACL_DDR_MEM", "ACL_HBM_MEM", "set_soc", "soc", "current_soc",
+    "is_initialized", "current_device", "trim_pool", "pool_bytes", "pool_limit", "set_pool_limit",
+    "device_memory_size", "set_device_memory_size",
 ]
 
 # --- error codes (acl/acl_base.h, runtime rt error codes) -------------------------------------------
@@ -65,8 +92,18 @@ ACL_MEMCPY_DEVICE_TO_DEVICE = aclrtMemcpyKind.ACL_MEMCPY_DEVICE_TO_DEVICE
 GUARD_BYTES = 512
 #: Simulated device count (deviceId must be in range).
 DEVICE_COUNT = 8
-#: Simulated HBM size per device, used to refuse absurd allocations with ACL_ERROR_RT_MEMORY_ALLOCATION.
+#: Default simulated HBM size per device (``set_device_memory_size`` changes it); allocations beyond it
+#: return ACL_ERROR_RT_MEMORY_ALLOCATION.
 DEVICE_MEMORY_BYTES = 64 * 2**30
+#: Host memory the simulator leaves to everything else: an allocation that would eat into it is refused.
+HOST_RESERVE_BYTES = 512 * 2**20
+#: Requests from this size up are compared with the host's available memory (smaller ones cannot exhaust
+#: it between two checks; numpy's MemoryError is still turned into 207001 for them).
+HOST_CHECK_FROM_BYTES = 1 << 20
+
+# aclrtMemAttr values for aclrtGetMemInfo (acl/acl_rt.h)
+ACL_DDR_MEM = 0
+ACL_HBM_MEM = 1
 
 
 def _round_up(n: int, a: int) -> int:
@@ -78,13 +115,17 @@ def _round_up(n: int, a: int) -> int:
 class _State:
     initialized: bool = False
     device: int | None = None
-    allocated: int = 0
+    allocated: int = 0                       # bytes requested by live aclrtMalloc allocations
+    device_memory: int = DEVICE_MEMORY_BYTES
     streams: set[int] = field(default_factory=set)
 
 
 _state = _State()
 _ids = itertools.count(1)
 _address = itertools.count(0)
+#: Live aclrtMalloc allocations (weakly held: a leaked one the program drops is reclaimed by Python),
+#: released by aclFinalize like the device memory of a real process.
+_live: weakref.WeakSet[DeviceAllocation] = weakref.WeakSet()
 
 
 def _log(api: str, message: str) -> None:
@@ -94,7 +135,9 @@ def _log(api: str, message: str) -> None:
 
 #: Freed device buffers kept for reuse, by length (the runtime's memory pool; see ``_pooled_buffer``).
 _POOL: dict[int, list[np.ndarray]] = {}
-POOL_LIMIT_BYTES = 1 << 30
+#: Default bound on the bytes the pool retains (``set_pool_limit`` changes it).
+POOL_LIMIT_BYTES = 256 * 2**20
+_pool_limit = POOL_LIMIT_BYTES
 _pool_bytes = 0
 
 
@@ -107,26 +150,108 @@ def _pooled_buffer(nbytes: int) -> np.ndarray:
     bucket = _POOL.get(nbytes)
     if bucket:
         buf = bucket.pop()
+        if not bucket:
+            del _POOL[nbytes]
         _pool_bytes -= nbytes
         buf.fill(0)
         return buf
     return np.zeros(nbytes, dtype=np.uint8)
 
 
+#: References to a buffer inside ``_recycle``: the caller's variable, the parameter, getrefcount's argument.
+_OWN_REFS = 3
+
+
 def _recycle(buf: np.ndarray) -> None:
+    """Keep a freed buffer for reuse -- unless a numpy view made before the free still reaches it (then
+    reusing it would let that view read and write another allocation's bytes) or the pool is full."""
     global _pool_bytes
-    if buf.size and _pool_bytes + buf.size <= POOL_LIMIT_BYTES:
+    if sys.getrefcount(buf) > _OWN_REFS:
+        return
+    if buf.size and _pool_bytes + buf.size <= _pool_limit:
         _POOL.setdefault(buf.size, []).append(buf)
         _pool_bytes += buf.size
 
 
+def _malloc_trim() -> None:
+    """Ask glibc to return free heap pages to the OS (numpy's buffers below the mmap threshold live in
+    the heap, and freeing them alone only makes them reusable by this process)."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError, TypeError):      # not glibc: freed memory is the allocator's business
+        return
+    trim.argtypes = [ctypes.c_size_t]
+    trim(0)
+
+
 def trim_pool() -> int:
-    """Release every pooled buffer (returns the bytes released); e.g. before measuring peak memory."""
+    """Release every pooled buffer and return the freed pages to the OS; returns the bytes released.
+
+    Call it before measuring peak memory, or when a long session no longer needs its device buffers."""
     global _pool_bytes
     released = _pool_bytes
     _POOL.clear()
     _pool_bytes = 0
+    _malloc_trim()
     return released
+
+
+def pool_bytes() -> int:
+    """Bytes the pool currently retains (always <= ``pool_limit()``)."""
+    return _pool_bytes
+
+
+def pool_limit() -> int:
+    """The most bytes the pool retains; a freed buffer that would exceed it is released at once."""
+    return _pool_limit
+
+
+def set_pool_limit(nbytes: int | None) -> int:
+    """Bound the pool to ``nbytes`` (``None``: the default ``POOL_LIMIT_BYTES``; 0 disables pooling);
+    trims the pool if it holds more. Returns the previous limit."""
+    global _pool_limit
+    if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer))
+                               or nbytes < 0):
+        raise ValueError(f"the pool limit must be an int >= 0 (bytes) or None, not {nbytes!r}")
+    previous = _pool_limit
+    _pool_limit = POOL_LIMIT_BYTES if nbytes is None else int(nbytes)
+    if _pool_bytes > _pool_limit:
+        trim_pool()
+    return previous
+
+
+def device_memory_size() -> int:
+    """The simulated HBM size per device that aclrtMalloc allocates from."""
+    return _state.device_memory
+
+
+def set_device_memory_size(nbytes: int | None) -> int:
+    """Set the simulated HBM size per device (``None``: the default ``DEVICE_MEMORY_BYTES``), e.g. to
+    watch an allocation fail with 207001 without needing that much host memory. Memory already allocated
+    stays; later allocations must fit in what is left. Returns the previous size."""
+    if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer))
+                               or nbytes <= 0):
+        raise ValueError(f"the device memory size must be an int > 0 (bytes) or None, not {nbytes!r}")
+    previous = _state.device_memory
+    _state.device_memory = DEVICE_MEMORY_BYTES if nbytes is None else int(nbytes)
+    return previous
+
+
+def _host_available() -> int | None:
+    """The host's available memory in bytes (Linux ``MemAvailable``), or None when it cannot be read."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 class DeviceAllocation:
@@ -136,9 +261,22 @@ class DeviceAllocation:
         self.id = next(_ids)
         self.size = size
         self.capacity = _round_up(size, 32) + 32
-        self.buffer = _pooled_buffer(self.capacity + GUARD_BYTES)
+        self.buffer: np.ndarray | None = _pooled_buffer(self.capacity + GUARD_BYTES)
         self.base_address = 0x12C0_0000_0000 + next(_address) * 0x20_0000   # 2 MB huge-page spacing
         self.freed = False
+        self.freed_by = ""                    # "aclrtFree" or "aclFinalize" once released
+
+    @property
+    def backing_bytes(self) -> int:
+        """Host bytes behind this allocation (capacity plus the hidden guard)."""
+        return self.capacity + GUARD_BYTES
+
+    def release(self, by: str) -> None:
+        """Give the bytes back: from now on nothing can reach them through this allocation."""
+        buf, self.buffer = self.buffer, None
+        self.freed, self.freed_by = True, by
+        if buf is not None:
+            _recycle(buf)
 
     def __repr__(self) -> str:
         return f"<DeviceAllocation #{self.id} {self.size} B at {self.base_address:#x}>"
@@ -166,8 +304,14 @@ class DevicePtr:
         return self.allocation.size - self.offset
 
     def bytes(self, nbytes: int) -> np.ndarray:
-        """The uint8 view of ``nbytes`` at this address (within the allocation's physical buffer)."""
-        return self.allocation.buffer[self.offset:self.offset + nbytes]
+        """The uint8 view of ``nbytes`` at this address. Refuses (``ValueError``) freed memory and any span
+        outside the allocation's physical buffer, so no view can reach bytes the allocation does not own."""
+        buf = self.allocation.buffer
+        if buf is None or self.allocation.freed:
+            raise ValueError(f"{self!r} points into device memory released by {self.allocation.freed_by}")
+        if self.offset < 0 or nbytes < 0 or self.offset + nbytes > buf.size:
+            raise ValueError(f"{nbytes} B at {self!r} (offset {self.offset}) are outside its allocation")
+        return buf[self.offset:self.offset + nbytes]
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, DevicePtr) and other.allocation is self.allocation
@@ -209,7 +353,17 @@ def aclFinalize() -> int:
         return ACL_ERROR_UNINITIALIZE
     _state.initialized = False
     _state.device = None
+    _release_all("aclFinalize")
     return ACL_SUCCESS
+
+
+def _release_all(by: str) -> None:
+    """Release every live allocation, as a process's device memory goes away with its ACL context."""
+    for alloc in list(_live):
+        if not alloc.freed:
+            alloc.release(by)
+    _live.clear()
+    _state.allocated = 0
 
 
 def aclrtSetDevice(device_id: int) -> int:
@@ -252,8 +406,10 @@ def aclrtCreateStream() -> tuple[int, aclrtStream | None]:
 
 
 def aclrtDestroyStream(stream: aclrtStream | None) -> int:
-    """Destroy a stream; using it afterwards is an error."""
-    if stream is None or stream.destroyed:
+    """Destroy a stream; using it afterwards is an error. Anything but a live stream (``None``, a
+    destroyed stream, an object that is no stream) is ACL_ERROR_INVALID_PARAM."""
+    if not isinstance(stream, aclrtStream) or stream.destroyed:
+        _log("aclrtDestroyStream", f"{stream!r} is not a live stream from aclrtCreateStream")
         return ACL_ERROR_INVALID_PARAM
     stream.destroyed = True
     _state.streams.discard(stream.id)
@@ -261,7 +417,12 @@ def aclrtDestroyStream(stream: aclrtStream | None) -> int:
 
 
 def aclrtSynchronizeStream(stream: aclrtStream | None) -> int:
-    """Wait for the stream's tasks (immediate here: the simulator runs each task when it is submitted)."""
+    """Wait for the stream's tasks (immediate here: the simulator runs each task when it is submitted).
+    ``None`` is the default stream; a destroyed stream is ACL_ERROR_RT_STREAM_CONTEXT, an object that is
+    no stream ACL_ERROR_INVALID_PARAM."""
+    if stream is not None and not isinstance(stream, aclrtStream):
+        _log("aclrtSynchronizeStream", f"{type(stream).__name__} is not a stream from aclrtCreateStream")
+        return ACL_ERROR_INVALID_PARAM
     if stream is not None and stream.destroyed:
         return ACL_ERROR_RT_STREAM_CONTEXT
     return _context_error()
@@ -269,7 +430,11 @@ def aclrtSynchronizeStream(stream: aclrtStream | None) -> int:
 
 # --- memory ---------------------------------------------------------------------------------------------
 def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int, DevicePtr | None]:
-    """Allocate ``size`` bytes of simulated device memory: ``ret, ptr = aclrtMalloc(size, policy)``."""
+    """Allocate ``size`` bytes of simulated device memory: ``ret, ptr = aclrtMalloc(size, policy)``.
+
+    ACL_ERROR_RT_MEMORY_ALLOCATION (207001) when the request does not fit in what is left of the
+    simulated device memory or in what the host can back; both are checked before any host memory is
+    allocated (module docstring)."""
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"size must be an int number of bytes, not {type(size).__name__}")
     err = _context_error()
@@ -281,12 +446,40 @@ def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int
     if policy not in (ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY):
         _log("aclrtMalloc", f"unknown memory policy {policy}")
         return ACL_ERROR_INVALID_PARAM, None
-    if _state.allocated + size > DEVICE_MEMORY_BYTES:
-        _log("aclrtMalloc", f"out of device memory: {size} B requested, {_state.allocated} B in use")
+    size = int(size)
+    if _state.allocated + size > _state.device_memory:
+        _log("aclrtMalloc", f"out of device memory: {size} B requested, {_state.allocated} B of "
+                            f"{_state.device_memory} B in use")
         return ACL_ERROR_RT_MEMORY_ALLOCATION, None
-    alloc = DeviceAllocation(int(size))
+    backing = _round_up(size, 32) + 32 + GUARD_BYTES
+    if backing >= HOST_CHECK_FROM_BYTES and not _host_can_back(backing):
+        return ACL_ERROR_RT_MEMORY_ALLOCATION, None
+    try:
+        alloc = DeviceAllocation(size)
+    except MemoryError:
+        _log("aclrtMalloc", f"the host could not back {backing} B of simulated device memory")
+        return ACL_ERROR_RT_MEMORY_ALLOCATION, None
     _state.allocated += alloc.size
+    _live.add(alloc)
     return ACL_SUCCESS, DevicePtr(alloc)
+
+
+def _host_can_back(backing: int) -> bool:
+    """Whether the host can hold ``backing`` more bytes on top of every live allocation (each counted as
+    resident, whether or not its pages were touched yet) and still keep HOST_RESERVE_BYTES free."""
+    avail = _host_available()
+    if avail is None:
+        return True
+    held = sum(a.backing_bytes for a in list(_live))
+    if held + backing > avail - HOST_RESERVE_BYTES and _pool_bytes:
+        trim_pool()                              # pooled buffers are memory the host can have back
+        avail = _host_available() or avail
+    if held + backing > avail - HOST_RESERVE_BYTES:
+        _log("aclrtMalloc", f"the host cannot back {backing} B of simulated device memory: {avail} B "
+                            f"available, {held} B already allocated, {HOST_RESERVE_BYTES} B kept "
+                            "for everything else")
+        return False
+    return True
 
 
 def aclrtFree(ptr: DevicePtr | None) -> int:
@@ -294,10 +487,11 @@ def aclrtFree(ptr: DevicePtr | None) -> int:
     if not isinstance(ptr, DevicePtr) or ptr.offset != 0 or ptr.allocation.freed:
         _log("aclrtFree", f"{ptr!r} is not the start of a live allocation")
         return ACL_ERROR_INVALID_PARAM
-    ptr.allocation.freed = True
-    _state.allocated -= ptr.allocation.size
-    buf, ptr.allocation.buffer = ptr.allocation.buffer, np.zeros(0, dtype=np.uint8)
-    _recycle(buf)
+    alloc = ptr.allocation
+    if alloc in _live:
+        _live.discard(alloc)
+        _state.allocated -= alloc.size
+    alloc.release("aclrtFree")
     return ACL_SUCCESS
 
 
@@ -319,7 +513,7 @@ def _device_ok(ptr: object, nbytes: int, api: str, what: str) -> bool:
     if not isinstance(ptr, DevicePtr):
         raise TypeError(f"{what} must be a DevicePtr from aclrtMalloc, not {type(ptr).__name__}")
     if ptr.allocation.freed:
-        _log(api, f"{what} {ptr!r} points into freed memory")
+        _log(api, f"{what} {ptr!r} points into memory released by {ptr.allocation.freed_by}")
         return False
     if ptr.offset < 0 or nbytes > ptr.available:
         _log(api, f"{what} {ptr!r}: {nbytes} B reaches past its allocation ({ptr.available} B left)")
@@ -380,13 +574,44 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
 
 
 def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:
-    """Set ``count`` bytes at ``dst`` to ``value``; ``count > destMax`` is ACL_ERROR_INVALID_PARAM."""
+    """``aclrtMemset(devPtr, maxCount, value, count)``: set ``count`` bytes at ``dst`` to the low byte of
+    ``value``. Every bad argument is ACL_ERROR_INVALID_PARAM with a log line: ``dst`` not live device
+    memory, ``count``/``maxCount`` negative or not ints, ``count > maxCount``, ``value`` not an int."""
+    api = "aclrtMemset"
+    for v, n in ((dest_max, "maxCount"), (count, "count"), (value, "value")):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            _log(api, f"{n} must be an int, not {type(v).__name__} {v!r}")
+            return ACL_ERROR_INVALID_PARAM
+    if count < 0 or dest_max < 0:
+        _log(api, f"count ({count}) and maxCount ({dest_max}) must be >= 0")
+        return ACL_ERROR_INVALID_PARAM
     if count > dest_max:
+        _log(api, f"count ({count} B) is larger than maxCount ({dest_max} B)")
         return ACL_ERROR_INVALID_PARAM
-    if not _device_ok(dst, dest_max, "aclrtMemset", "dst"):
+    err = _context_error()
+    if err:
+        return err
+    if not isinstance(dst, DevicePtr):
+        _log(api, f"devPtr must be a DevicePtr from aclrtMalloc, not {type(dst).__name__}")
         return ACL_ERROR_INVALID_PARAM
-    dst.bytes(count)[...] = value & 0xFF
+    if not _device_ok(dst, dest_max, api, "devPtr"):
+        return ACL_ERROR_INVALID_PARAM
+    dst.bytes(int(count))[...] = int(value) & 0xFF
     return ACL_SUCCESS
+
+
+def aclrtGetMemInfo(attr: int) -> tuple[int, int, int]:
+    """``ret, free, total = aclrtGetMemInfo(ACL_HBM_MEM)``: the current device's simulated HBM.
+    ``total`` is ``device_memory_size()``; the simulator models HBM only (other attributes are
+    ACL_ERROR_INVALID_PARAM)."""
+    err = _context_error()
+    if err:
+        return err, 0, 0
+    if isinstance(attr, bool) or not isinstance(attr, (int, np.integer)) or attr != ACL_HBM_MEM:
+        _log("aclrtGetMemInfo", f"attr {attr!r}: the simulator models HBM only (ACL_HBM_MEM = {ACL_HBM_MEM})")
+        return ACL_ERROR_INVALID_PARAM, 0, 0
+    total = _state.device_memory
+    return ACL_SUCCESS, max(total - _state.allocated, 0), total
 
 
 # --- the SoC in force -------------------------------------------------------------------------------------

@@ -5,6 +5,21 @@ An aclTensor is a *view* (view dims, strides in elements, storage offset in elem
 non-contiguous tensor: the L0 ``Contiguous`` node reads the view, ``ViewCopy`` writes one.
 ``aclCreateTensor`` refuses (returns ``None``, C's nullptr) a view that reaches outside its storage or a
 storage that reaches outside its allocation, and logs why.
+
+A dtype the simulator cannot store -- an integer outside the ``aclDataType`` enum, or an enum member with no
+numpy storage type (``ACL_STRING``, ``ACL_INT4``, ``ACL_UINT1``, ``ACL_COMPLEX32``, ``ACL_DT_UNDEFINED``) -- is
+not a creation error: CANN's ``aclCreateTensor`` only records the ``dataType``, and it is the aclnn API that
+refuses it. So ``aclCreateTensor`` returns a *descriptor-only* tensor (``storable`` is False; an integer
+outside the enum is kept in ``dtype_value`` and shown as ``ACL_DT_UNDEFINED``); its bytes cannot be sized, so
+no view of it is ever built (``numpy()`` raises, phase 2 refuses it). Given to an aclnn API it is refused like
+any unsupported dtype: ``ACLNN_ERR_PARAM_INVALID`` (161002) from the dtype check, or -- for an ``out`` that
+only has to pass ``CanCast`` (aclnnHardsigmoidBackward) -- ``ACLNN_ERR_INNER_NULLPTR`` (561103) when the L0
+``Cast`` finds no kernel for it, as CANN's ``CHECK_RET(castOut != nullptr, ...)`` answers.
+
+Memory safety: ``numpy()`` builds a view only over bytes of a live allocation, after checking the view
+against its storage and the storage against the allocation *at that moment* (a tensor's attributes and its
+memory can change after creation); ``memory_error()`` says what is wrong otherwise, and phase 2 uses it on
+every tensor of the graph before anything runs.
 """
 
 from __future__ import annotations
@@ -15,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.log import OP_LOGE
+from ..base.log import OP_LOGE, OP_LOGW
 from ..dtypes import as_acl_dtype, to_numpy
 from .runtime import DevicePtr
 from .types import aclDataType, aclFormat
@@ -58,6 +73,7 @@ class aclTensor:
         self.data = data
         self.name = name
         self.destroyed = False
+        self.dtype_value = int(dtype)       # the dataType as given (differs from dtype outside the enum)
 
     # C++-style accessors (aclTensor methods used inside op_api code)
     def GetViewShape(self) -> tuple[int, ...]:
@@ -104,31 +120,105 @@ class aclTensor:
     def itemsize(self) -> int:
         return to_numpy(self.dtype).itemsize
 
+    @property
+    def storable(self) -> bool:
+        """Whether the simulator has a storage type for this dtype (module docstring)."""
+        return _itemsize(self.dtype) is not None
+
+    def memory_error(self) -> str | None:
+        """Why this tensor's elements cannot be accessed right now, or None when they can: the view must
+        lie inside the storage and the storage inside a live allocation (checked on the current attributes
+        and allocation state, not those at creation)."""
+        if self.destroyed:
+            return "was destroyed by aclDestroyTensor"
+        item = _itemsize(self.dtype)
+        if item is None:
+            return f"has dtype {_dtype_text(self)}, which has no storage size"
+        view, strides, storage = self.view_dims, self.strides, self.storage_dims
+        if len(strides) != len(view) or self.offset < 0 or any(d < 0 for d in (*view, *storage)) \
+                or any(st < 0 for st in strides):
+            return (f"has an inconsistent description (view {list(view)}, strides {list(strides)}, "
+                    f"offset {self.offset}, storage {list(storage)})")
+        storage_elems = math.prod(storage)
+        if math.prod(view) > 0:
+            last = self.offset + sum((d - 1) * st for d, st in zip(view, strides, strict=True))
+            if last >= storage_elems:
+                return f"has a view reaching element {last}, outside its storage of {storage_elems} elements"
+        if storage_elems == 0:
+            return None
+        data = self.data
+        if not isinstance(data, DevicePtr):
+            return "has no device memory (tensorData is nullptr)"
+        alloc = data.allocation
+        if alloc.freed or alloc.buffer is None:
+            return (f"points into device memory released by {alloc.freed_by or 'aclrtFree'} "
+                    f"({data!r})")
+        nbytes = storage_elems * item
+        if data.offset < 0 or nbytes > data.available or data.offset + nbytes > alloc.buffer.size:
+            return (f"has a storage of {nbytes} B that does not fit in its allocation at {data!r} "
+                    f"({data.available} B left)")
+        return None
+
     def numpy(self) -> np.ndarray:
-        """A numpy *view* of this tensor's elements in device memory (writes go to the device)."""
+        """A numpy *view* of this tensor's elements in device memory (writes go to the device).
+
+        Raises ``ValueError`` (saying why) instead of building a view that would reach past the bytes of a
+        live allocation -- after aclrtFree, aclDestroyTensor, or an attribute changed since creation."""
+        if not self.storable:
+            raise ValueError(f"tensor {self.name or ''}{_dtype_text(self)} has no numpy storage type")
         np_dtype = to_numpy(self.dtype)
         if self.IsEmpty():
             return np.zeros(self.view_dims, dtype=np_dtype)
-        if self.data is None:
-            raise ValueError("tensor has no device data")
-        storage_elems = math.prod(self.storage_dims)
-        raw = self.data.bytes(storage_elems * np_dtype.itemsize).view(np_dtype)
+        problem = self.memory_error()
+        if problem is not None:
+            raise ValueError(f"tensor {self.name or repr(self)} {problem}")
         item = np_dtype.itemsize
-        return np.lib.stride_tricks.as_strided(
+        raw = self.data.bytes(math.prod(self.storage_dims) * item).view(np_dtype)   # exactly the storage
+        view = np.lib.stride_tricks.as_strided(
             raw[self.offset:], shape=self.view_dims, strides=tuple(s * item for s in self.strides),
             writeable=True)
+        return view
 
     def __repr__(self) -> str:
         label = f" {self.name}" if self.name else ""
-        return (f"aclTensor{label}(view={list(self.view_dims)}, {self.dtype.name}, "
+        return (f"aclTensor{label}(view={list(self.view_dims)}, {_dtype_text(self)}, "
                 f"strides={list(self.strides)}, offset={self.offset}, storage={list(self.storage_dims)})")
+
+
+def _itemsize(dtype: aclDataType) -> int | None:
+    try:
+        return to_numpy(dtype).itemsize
+    except ValueError:
+        return None
+
+
+def _dtype_text(t: aclTensor) -> str:
+    if t.dtype_value != int(t.dtype):
+        return f"{t.dtype.name} (dataType {t.dtype_value})"
+    return t.dtype.name
+
+
+def _as_tensor_dtype(data_type: Any) -> tuple[aclDataType, int]:
+    """(dtype, the int the caller gave): an int outside the enum is ACL_DT_UNDEFINED (module docstring)."""
+    if isinstance(data_type, (int, np.integer)) and not isinstance(data_type, (bool, aclDataType)):
+        value = int(data_type)
+        try:
+            return aclDataType(value), value
+        except ValueError:
+            OP_LOGW("aclCreateTensor", f"dataType {value} is not an aclDataType value: the tensor is created "
+                                       "with ACL_DT_UNDEFINED and an aclnn API will refuse it")
+            return aclDataType.ACL_DT_UNDEFINED, value
+    dtype = as_acl_dtype(data_type)
+    return dtype, int(dtype)
 
 
 def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[int] | None, offset: int,
                     fmt: Any, storage_dims: Sequence[int], data: DevicePtr | None) -> aclTensor | None:
     """``aclCreateTensor(viewDims, dataType, stride, offset, format, storageDims, tensorData)``.
 
-    Returns ``None`` (nullptr) and logs the reason when the description is inconsistent.
+    Returns ``None`` (nullptr) and logs the reason when the description is inconsistent. A dtype the
+    simulator cannot store (e.g. an int outside the enum) still gives a tensor, as in CANN: the aclnn API
+    refuses it with ACLNN_ERR_PARAM_INVALID (module docstring).
     """
     api = "aclCreateTensor"
     view = _int_tuple(view_dims, "view_dims")
@@ -139,7 +229,7 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
                          "give one stride per view dim")
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
         raise TypeError(f"offset must be an int (elements), not {type(offset).__name__}")
-    dtype = as_acl_dtype(data_type)
+    dtype, dtype_value = _as_tensor_dtype(data_type)
     try:
         fmt = aclFormat(fmt)
     except ValueError:
@@ -152,11 +242,7 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
     if offset < 0 or any(s < 0 for s in strides):
         OP_LOGE(api, f"offset ({offset}) and strides {list(strides)} must be >= 0")
         return None
-    try:
-        itemsize = to_numpy(dtype).itemsize
-    except ValueError:
-        OP_LOGE(api, f"dtype {dtype.name} cannot be stored by the simulator")
-        return None
+    itemsize = _itemsize(dtype)
     storage_elems = math.prod(storage)
     if math.prod(view) > 0:
         last = offset + sum((d - 1) * s for d, s in zip(view, strides, strict=True))
@@ -174,11 +260,13 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
         if data.offset < 0:
             OP_LOGE(api, f"tensorData {data!r} points {-data.offset} B before the start of its allocation")
             return None
-        if storage_elems * itemsize > data.available:
+        if itemsize is not None and storage_elems * itemsize > data.available:
             OP_LOGE(api, f"storage of {storage_elems * itemsize} B does not fit in the {data.available} B "
                          f"left in its allocation at {data!r}")
             return None
-    return aclTensor(view, dtype, strides, int(offset), fmt, storage, data)
+    t = aclTensor(view, dtype, strides, int(offset), fmt, storage, data)
+    t.dtype_value = dtype_value
+    return t
 
 
 def aclDestroyTensor(tensor: aclTensor | None) -> int:

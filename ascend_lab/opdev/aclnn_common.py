@@ -8,23 +8,25 @@ arguments whose default ``OUT`` means "a valid pointer". Pass ``None`` to re-ena
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..acl.runtime import DevicePtr, aclrtStream
+from ..acl.runtime import DevicePtr, aclrtStream, current_device, is_initialized
 from ..acl.tensor import aclScalar, aclTensor
 from ..base.log import OP_LOGE
 from .errno import (
     ACLNN_ERR_INNER,
+    ACLNN_ERR_INNER_NULLPTR,
     ACLNN_ERR_INNER_TILING_ERROR,
     ACLNN_ERR_PARAM_INVALID,
     ACLNN_ERR_PARAM_NULLPTR,
     ACLNN_ERR_RUNTIME_ERROR,
     ACLNN_SUCCESS,
 )
-from .executor import KernelLaunchError, aclOpExecutor
+from .executor import KernelLaunchError, UnsupportedDtypeError, aclOpExecutor
 
 
 class _OutPointer:
@@ -44,16 +46,39 @@ class ParamError(Exception):
         self.code = code
 
 
+def _name_arguments(sig: inspect.Signature, args: tuple, kwargs: dict, exe: aclOpExecutor) -> None:
+    """Remember which L2 argument each tensor was, so phase 2 can name it in its messages."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return
+    for name, value in bound.arguments.items():
+        if isinstance(value, aclTensor):
+            exe.arg_names.setdefault(id(value), name)
+
+
 def guard_phase1(api: str) -> Callable:
-    """Decorator: phase-1 functions return ``(status, workspace_size, executor)`` and never raise."""
+    """Decorator: phase-1 functions return ``(status, workspace_size, executor)`` and never raise.
+
+    An L0 op asked for a dtype no kernel supports (``UnsupportedDtypeError``) is ACLNN_ERR_INNER_NULLPTR,
+    as CANN's ``CHECK_RET(l0Result != nullptr, ACLNN_ERR_INNER_NULLPTR)`` answers."""
     def deco(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple[int, int, aclOpExecutor | None]:
             try:
-                return fn(*args, **kwargs)
+                result = fn(*args, **kwargs)
+                exe = result[2] if isinstance(result, tuple) and len(result) == 3 else None
+                if isinstance(exe, aclOpExecutor):
+                    _name_arguments(sig, args, kwargs, exe)
+                return result
             except ParamError as exc:
                 OP_LOGE(api, str(exc))
                 return exc.code, 0, None
+            except UnsupportedDtypeError as exc:
+                OP_LOGE(api, f"an L0 op returned nullptr: {exc}")
+                return ACLNN_ERR_INNER_NULLPTR, 0, None
             except Exception as exc:  # the C API cannot throw: anything unexpected is an inner error
                 from ..opdev.tiling_data import TilingError
                 if isinstance(exc, TilingError):
@@ -90,7 +115,27 @@ def check_not_null(name: str, value: object) -> None:
 
 def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: int,
                         executor: aclOpExecutor | None, stream: aclrtStream | None) -> int:
-    """Phase 2: check the workspace against the plan, bind it, run the L0 graph."""
+    """Phase 2: check the arguments, the ACL context and every graph tensor's memory, then bind the
+    workspace and run the L0 graph.
+
+    Status codes, in the order they are checked:
+
+    * 161001 / 161002: the executor, stream, ``workspaceSize`` or workspace pointer is missing or invalid
+      (a freed workspace pointer is an invalid *argument*: 161002, with the workspace tensors it would hold).
+    * 361001 ``ACLNN_ERR_RUNTIME_ERROR``: there is no ACL context (after ``aclFinalize`` or
+      ``aclrtResetDevice``), or a tensor of the graph -- an input, ``out`` or a workspace intermediate --
+      was destroyed by ``aclDestroyTensor``, lives in memory released by ``aclrtFree``/``aclFinalize``, or no
+      longer fits in its allocation. The log line names the tensor, and nothing has run.
+
+    Why 361001: on a device, such a graph hands the NPU runtime an invalid device address (a freed or
+    unmapped pointer). The runtime rejects it (its own code for an invalid argument is
+    ``ACL_ERROR_RT_PARAM_INVALID`` 107000, or an AI Core exception 5070xx when the kernel touches it), and
+    an aclnn API reports any failure of a runtime call as ``ACLNN_ERR_RUNTIME_ERROR``, which CANN's return
+    code table describes as "a memory error when calling the NPU Runtime API". An aclnn API returns an
+    ``aclnnStatus``, so the runtime's ``ACL_ERROR_RT_*`` value cannot be the answer itself. Real CANN may
+    instead crash or read stale data (a freed input is undefined behaviour); the simulator stops before
+    any kernel touches the memory, because a crash teaches nothing.
+    """
     try:
         if executor is None:
             OP_LOGE(api, "executor should not be nullptr.")
@@ -109,17 +154,30 @@ def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: i
                 or workspace_size < 0):
             OP_LOGE(api, f"workspaceSize must be a non-negative int, got {workspace_size!r}")
             return ACLNN_ERR_PARAM_INVALID
+        if not is_initialized() or current_device() is None:
+            why = ("ACL is not initialised (aclFinalize was called, or aclInit never was)" if not is_initialized()
+                   else "no device is set (aclrtResetDevice was called, or aclrtSetDevice never was)")
+            problem = executor.memory_problem(arguments_only=True)
+            OP_LOGE(api, f"no ACL context: {why}; nothing was run" + (f" ({problem})" if problem else ""))
+            return ACLNN_ERR_RUNTIME_ERROR
         if need > 0:
             if workspace is None:
                 OP_LOGE(api, f"workspace should not be nullptr: the executor needs {need} B")
                 return ACLNN_ERR_PARAM_NULLPTR
             if not isinstance(workspace, DevicePtr) or workspace.allocation.freed:
-                OP_LOGE(api, "workspace must be live device memory from aclrtMalloc")
+                held = ", ".join(executor.describe_tensor(t) for t, _ in executor.workspace_tensors)
+                OP_LOGE(api, f"workspace must be live device memory from aclrtMalloc (it would hold {held})")
                 return ACLNN_ERR_PARAM_INVALID
-            if workspace_size < need or workspace.available < need:
+            if workspace_size < need or workspace.available < need or workspace.offset < 0:
                 OP_LOGE(api, f"workspace too small: the executor needs {need} B, got workspaceSize "
                              f"{workspace_size} B ({workspace.available} B available at the pointer)")
                 return ACLNN_ERR_PARAM_INVALID
+        executor.bind(workspace if need > 0 else None)
+        problem = executor.memory_problem()
+        if problem is not None:
+            OP_LOGE(api, f"{problem}; nothing was run (the NPU runtime would be handed an invalid device "
+                         "address)")
+            return ACLNN_ERR_RUNTIME_ERROR
         executor.run(workspace, stream)
         return ACLNN_SUCCESS
     except Exception as exc:

@@ -8,6 +8,11 @@ workspace the caller allocated and runs the nodes in order.
 Workspace rule of this simulator (documented, not read from CANN): every intermediate tensor takes its
 size rounded up to 512 bytes, plus whatever the kernels' tilings ask for (0 for these operators).
 Intermediates that are never written because a node was a no-op take no room.
+
+Before phase 2 runs a single node it checks the memory of every tensor the graph touches (the caller's
+inputs and ``out``, and the intermediates just bound to the workspace): ``memory_problem()`` names the
+first tensor that was destroyed, whose allocation was freed (aclrtFree, aclFinalize) or that no longer fits
+in it. A graph is never half-run over freed memory.
 """
 
 from __future__ import annotations
@@ -23,6 +28,11 @@ from ..acl.types import aclDataType, aclFormat
 from ..dtypes import to_numpy
 
 WORKSPACE_ALIGN = 512
+
+
+class UnsupportedDtypeError(ValueError):
+    """An L0 op was asked for a tensor of a dtype with no storage type: CANN's L0 op would return
+    nullptr there (no kernel supports the dtype), which the L2 API reports as ACLNN_ERR_INNER_NULLPTR."""
 
 
 class KernelLaunchError(RuntimeError):
@@ -62,11 +72,18 @@ class aclOpExecutor:
         self._intermediates: list[tuple[aclTensor, int]] = []
         self.executed = False
         self.kernel_runs: list[Any] = []      # filled by kernel nodes (tiling, trace...) when they run
+        #: id(tensor) -> the L2 argument name it was passed as ("gradOutput", "out"...), for messages
+        self.arg_names: dict[int, str] = {}
 
     # --- phase 1 -----------------------------------------------------------------------------------
     def alloc_tensor(self, shape: tuple[int, ...], dtype: aclDataType, name: str = "") -> aclTensor:
         """A new contiguous tensor that will live in the workspace (bound in phase 2)."""
-        nbytes = math.prod(shape) * to_numpy(dtype).itemsize
+        try:
+            itemsize = to_numpy(dtype).itemsize
+        except ValueError:
+            raise UnsupportedDtypeError(f"no L0 kernel produces {dtype.name}: it has no storage type "
+                                        f"(wanted for {name or 'an intermediate tensor'})") from None
+        nbytes = math.prod(shape) * itemsize
         t = aclTensor(tuple(shape), dtype, contiguous_strides(shape), 0, aclFormat.ACL_FORMAT_ND,
                       tuple(shape), None, name=name)
         if nbytes > 0:
@@ -93,7 +110,39 @@ class aclOpExecutor:
     # --- phase 2 -----------------------------------------------------------------------------------
     def bind(self, workspace: DevicePtr | None) -> None:
         for t, off in self._intermediates:
-            t.data = workspace + off  # type: ignore[operator]
+            t.data = None if workspace is None else workspace + off
+
+    def describe_tensor(self, t: aclTensor) -> str:
+        """``out (float32[1000])`` for an argument, ``workspace tensor grad_input (...)`` otherwise."""
+        name = self.arg_names.get(id(t))
+        if name is None:
+            name = f"workspace tensor {t.name}" if t.name else "an intermediate tensor"
+        return f"{name} ({_tdesc(t)})"
+
+    def graph_tensors(self, *, arguments_only: bool = False) -> list[aclTensor]:
+        """Every tensor the nodes read or write, once each, in graph order (the caller's arguments only
+        when ``arguments_only``: the intermediates have no memory before ``bind``)."""
+        seen: dict[int, aclTensor] = {}
+        intermediate = {id(t) for t, _ in self._intermediates}
+        for node in self.nodes:
+            for t in (*node.inputs, *node.outputs):
+                if arguments_only and id(t) in intermediate:
+                    continue
+                seen.setdefault(id(t), t)
+        return list(seen.values())
+
+    def memory_problem(self, *, arguments_only: bool = False) -> str | None:
+        """The first graph tensor whose memory cannot be used now, described in one sentence; None if all
+        are fine. Empty tensors need no memory."""
+        for t in self.graph_tensors(arguments_only=arguments_only):
+            if t.destroyed:
+                return f"{self.describe_tensor(t)} was destroyed by aclDestroyTensor"
+            if t.IsEmpty() and t.storable:
+                continue
+            problem = t.memory_error()
+            if problem is not None:
+                return f"{self.describe_tensor(t)} {problem}"
+        return None
 
     def run(self, workspace: DevicePtr | None, stream: aclrtStream | None) -> None:
         self.bind(workspace)
