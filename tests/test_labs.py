@@ -1,6 +1,10 @@
-"""The labs (``ascend_lab/labs`` + ``labs/*.md``): every reference solution passes its checker, every
-untouched skeleton fails it (with a report, not an exception), the notebooks follow the lab conventions
-(tags, header, toc), and the shared checker machinery -- including the hook for kernel labs -- works."""
+"""The labs (the lab kit ``labs/labkit`` + the notebooks ``labs/*.md``): every reference solution passes its
+checker, every untouched skeleton fails it (with a report, not an exception), the notebooks follow the lab
+conventions (tags, header, toc), the shared checker machinery -- including the hook for kernel labs -- works,
+and the kit stays apart from the ``ascend_lab`` package (not imported by it, not in it, public names only).
+
+The repository's ``conftest.py`` puts ``labs/`` on ``sys.path``, as Jupyter's working directory does for
+the notebooks."""
 
 from __future__ import annotations
 
@@ -12,11 +16,11 @@ import jupytext
 import nbformat
 import numpy as np
 import pytest
+from labkit import LABS, get, solutions
+from labkit.checker import Case, KernelFault, Raises, Report, compare_arrays, locator, run_battery
+from labkit.notebook import SETUP, SKELETON, cells, exec_cells, show_source
 
 from ascend_lab.ascendc.errors import KernelError
-from ascend_lab.labs import LABS, get, solutions
-from ascend_lab.labs.checker import Case, KernelFault, Raises, Report, compare_arrays, locator, run_battery
-from ascend_lab.labs.notebook import SETUP, SKELETON, cells, exec_cells, show_source
 
 ROOT = Path(__file__).resolve().parents[1]
 IDS = [f"lab{lab.number}" for lab in LABS]
@@ -117,7 +121,7 @@ def test_oracles_are_independent_of_the_solutions():
                 assert not any("solutions" in a.name for a in node.names)
 
 
-def test_skip_execution_stops_myst_nb_from_running_skeletons(tmp_path):
+def test_skip_execution_stops_myst_nb_from_running_skeletons():
     """Execute the labs' setup and skeleton cells the way myst-nb does (jupyter-cache's
     single_nb_execution -> nbclient): skeleton cells get no outputs, no execution count, define nothing."""
     from jupyter_cache.executors.utils import single_nb_execution
@@ -132,12 +136,97 @@ def test_skip_execution_stops_myst_nb_from_running_skeletons(tmp_path):
     nb.cells.append(nbformat.v4.new_code_cell("skipped_marker = 1", metadata={"tags": ["skip-execution"]}))
     names = [lab.function for lab in LABS] + ["BLOCK_SIZE", "ran_marker", "skipped_marker"]
     nb.cells.append(nbformat.v4.new_code_cell(f"print(sorted(n for n in {names!r} if n in globals()))"))
-    result = single_nb_execution(nb, cwd=str(tmp_path), timeout=300, allow_errors=False)
+    # myst-nb runs a notebook in its own folder, which is how the labs' setup cells find the lab kit
+    result = single_nb_execution(nb, cwd=str(ROOT / "labs"), timeout=300, allow_errors=False)
     assert result.err is None, result.exc_string
     assert nb.cells[-1].outputs[0]["text"].strip() == "['ran_marker']"
     for cell in nb.cells:
         if "skip-execution" in _tags(cell):
             assert cell.execution_count is None and not cell.outputs
+
+
+# ------------------------------------------------------------------------------------------------
+# the lab kit is course material, apart from the ascend_lab package
+# ------------------------------------------------------------------------------------------------
+KIT = ROOT / "labs" / "labkit"
+PACKAGE = ROOT / "ascend_lab"
+
+
+def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, module, imported names) of every import in a file, module-level and inside functions;
+    relative imports keep their leading dots."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            out.append((node.lineno, "." * node.level + (node.module or ""), [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name, []) for a in node.names)
+    return out
+
+
+def test_the_lab_kit_is_not_part_of_the_package():
+    import importlib.util
+    import tomllib
+
+    import labkit
+    import setuptools
+
+    assert Path(labkit.__file__).resolve().parent == KIT
+    assert importlib.util.find_spec("ascend_lab.labs") is None, "the labs must not be importable from ascend_lab"
+    assert not (PACKAGE / "labs").exists()
+    # what the wheel packs: the packages pyproject.toml's find rule selects
+    find = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
+    packages = setuptools.find_packages(where=str(ROOT), include=find["find"]["include"])
+    assert "ascend_lab" in packages and all(p.split(".")[0] == "ascend_lab" for p in packages), packages
+    shipped = {p.name for pkg in packages for p in (ROOT / pkg.replace(".", "/")).glob("*.py")}
+    assert not shipped & {p.name for p in KIT.glob("*.py") if p.name != "__init__.py"}
+    # nothing in the package imports the lab kit
+    for path in PACKAGE.rglob("*.py"):
+        for line, module, _ in _imports(path):
+            assert not module.startswith(("labkit", "ascend_lab.labs")), f"{path.relative_to(ROOT)}:{line}"
+
+
+def test_the_lab_kit_uses_only_public_names_of_the_package():
+    """The kit is a client of ascend_lab like a learner: ``acl_session``/``DeviceTensors``, not ``_session``."""
+    assert sorted(p.name for p in KIT.glob("*.py"))  # the scan below sees files
+    for path in KIT.glob("*.py"):
+        for line, module, names in _imports(path):
+            if module.startswith("."):
+                assert module.lstrip(".") == "" or not module.lstrip(".").startswith("_")
+                continue
+            if module.split(".")[0] != "ascend_lab":
+                continue
+            private = [p for p in module.split(".") + names if p.startswith("_") and p != "__future__"]
+            assert not private, f"{path.name}:{line} imports private {private} from {module}"
+
+
+def _help(module) -> str:
+    import pydoc
+
+    return pydoc.render_doc(module, renderer=pydoc.plaintext)
+
+
+def test_help_of_the_lab_modules_reveals_no_solution():
+    """``help(labN)`` shows nothing of the reference solutions that the notebook does not already show:
+    no line of ``solutions.py`` that is absent from every lab page turns up in a lab module's help."""
+    pages = "\n".join((ROOT / lab.notebook).read_text(encoding="utf-8") for lab in LABS)
+    source = Path(solutions.__file__).read_text(encoding="utf-8").splitlines()
+    secret = {line.strip() for line in source
+              if len(line.strip()) >= 30 and not line.strip().startswith("#") and line.strip() not in pages}
+    assert len(secret) > 50, "the scan compares something"
+    for lab in LABS:
+        text = _help(lab.load())
+        leaked = sorted(line for line in secret if line in text)
+        assert not leaked, f"help() of {lab.module} shows solution lines: {leaked[:3]}"
+
+
+def test_help_of_lab6_does_not_name_the_bugs():
+    """Lab 6 is finding the bugs from the sanitizer's messages: its module's help names none of them."""
+    text = _help(get(6).load()).lower()
+    for word in ("ub-overflow", "misaligned-copy", "alloc-exhausted", "twice", "missing", "forget", "plain datacopy",
+                 "freetensor", "datacopypad"):
+        assert word not in text, word
+    assert "labkit.solutions" in text          # where the bugs are explained
 
 
 # ------------------------------------------------------------------------------------------------
@@ -222,7 +311,7 @@ def test_kernel_hook_with_the_real_simulator():
     from ascend_lab import golden
     from ascend_lab.base.platform import get_soc
     from ascend_lab.ops.hard_sigmoid_grad import op_host, op_kernel
-    from ascend_lab.run import _session, _Tensors
+    from ascend_lab.run import DeviceTensors, acl_session
 
     soc = get_soc("Ascend950PR")
     n = 1000
@@ -231,8 +320,8 @@ def test_kernel_hook_with_the_real_simulator():
     good = op_host.tiling(n, "float32", soc.vector_core_num, soc.ub_size)
 
     def run_kernel(td):
-        with _session():
-            held = _Tensors()
+        with acl_session():
+            held = DeviceTensors()
             try:
                 tg, tx, to = held.upload(g, "g"), held.upload(x, "x"), held.upload(np.zeros(n, np.float32), "o")
                 op_kernel.launch(td, tg, tx, to, soc)
@@ -268,11 +357,11 @@ def test_compare_arrays_is_bit_exact_and_locates():
 def test_show_source_renders_markdown():
     block = show_source(solutions.softplus_grad_tiling)
     md = block._repr_markdown_()
-    assert md.startswith("**ascend_lab.labs.solutions.softplus_grad_tiling**") and "```python\ndef " in md
+    assert md.startswith("**labkit.solutions.softplus_grad_tiling**") and "```python\ndef " in md
 
 
 def test_labs_are_importable_for_learners():
-    from ascend_lab.labs import lab1_checks as lab1
+    from labkit import lab1_checks as lab1
 
     def mine(gradOutput, self, beta, threshold, gradInput, workspaceSize=None, executor=None):
         return 0
@@ -317,10 +406,10 @@ def test_lab6_skeletons_are_the_broken_kernels_the_notebook_shows():
 
 
 def test_strict_policy_names_the_learners_line():
-    from ascend_lab.labs import lab5_copy_compute as lab5
+    from labkit import lab5_copy_compute as lab5
 
     source = ("from ascend_lab.ascendc import DataCopy\n"
-              "from ascend_lab.labs.solutions import KernelLeakyReluGrad\n"
+              "from labkit.solutions import KernelLeakyReluGrad\n"
               "class PaddedOut(KernelLeakyReluGrad):\n"
               "    def CopyOut(self, i, n):\n"
               "        out = self.outQueueGradInput.DeQue(self.T)\n"
@@ -337,7 +426,7 @@ def test_strict_policy_names_the_learners_line():
 
 
 def test_kernel_report_points_at_the_first_wrong_element_and_its_inputs():
-    from ascend_lab.labs import lab5_copy_compute as lab5
+    from labkit import lab5_copy_compute as lab5
 
     class Unscaled(solutions.KernelLeakyReluGrad):
         def Init(self, *args):

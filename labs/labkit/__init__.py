@@ -1,11 +1,17 @@
-"""Hands-on labs: write a piece of an aclnn operator, and let a checker tell you what is wrong with it.
+"""The lab kit: the checkers behind the book's hands-on labs, kept apart from the ``ascend_lab`` package.
 
 Each lab is a notebook in the book's "Labs" part (``labs/NN_*.md``) backed by a module here that holds
 the lab's oracle and its ``check`` function::
 
-    from ascend_lab.labs import lab1_checks as lab1
+    from labkit import lab1_checks as lab1
     report = lab1.check(my_softplus_backward_checks)   # a Report: prints/renders the first failing case
     report.passed
+
+This is course material, not part of the system it teaches: it lives in the repository's ``labs/``
+folder, next to the notebooks, and is not in the installed ``ascend_lab`` wheel; ``ascend_lab`` never
+imports it. A notebook imports it because Jupyter runs it with ``labs/`` as the working directory; the
+tests put ``labs/`` on ``sys.path`` (the repository's ``conftest.py``). The kit uses only public names
+of ``ascend_lab``.
 
 ``checker`` is the machinery every lab shares (cases, the battery runner, the report, the hook for
 kernel labs); ``notebook`` reads and runs the notebooks' tagged cells; ``solutions`` holds the
@@ -27,7 +33,7 @@ __all__ = ["LABS", "Lab", "get"]
 @dataclass(frozen=True)
 class Lab:
     """One lab: its number, title, checker module, notebook (relative to the repository root) and the
-    name of the function the learner writes (the same name in :mod:`ascend_lab.labs.solutions`)."""
+    name of the function the learner writes (the same name in :mod:`labkit.solutions`)."""
 
     number: int
     title: str
@@ -40,21 +46,21 @@ class Lab:
 
 
 LABS: tuple[Lab, ...] = (
-    Lab(1, "The checks of a new operator: aclnnSoftplusBackward", "ascend_lab.labs.lab1_checks",
+    Lab(1, "The checks of a new operator: aclnnSoftplusBackward", "labkit.lab1_checks",
         "labs/01_checks.md", "softplus_backward_checks"),
-    Lab(2, "Dtype reasoning: promote, compute and Cast in HardsigmoidBackward", "ascend_lab.labs.lab2_dtypes",
+    Lab(2, "Dtype reasoning: promote, compute and Cast in HardsigmoidBackward", "labkit.lab2_dtypes",
         "labs/02_dtypes.md", "hardsigmoid_dtype_plan"),
-    Lab(3, "A HardSigmoidGrad-style tiling for SoftplusGrad", "ascend_lab.labs.lab3_tiling",
+    Lab(3, "A HardSigmoidGrad-style tiling for SoftplusGrad", "labkit.lab3_tiling",
         "labs/03_tiling.md", "softplus_grad_tiling"),
-    Lab(4, "Big and small cores with 512-byte blocks", "ascend_lab.labs.lab4_big_small_cores",
+    Lab(4, "Big and small cores with 512-byte blocks", "labkit.lab4_big_small_cores",
         "labs/04_big_small_cores.md", "threshold_grad_512_tiling"),
-    Lab(5, "CopyIn, Compute and CopyOut of a LeakyReluGrad kernel", "ascend_lab.labs.lab5_copy_compute",
+    Lab(5, "CopyIn, Compute and CopyOut of a LeakyReluGrad kernel", "labkit.lab5_copy_compute",
         "labs/05_copy_compute.md", "KernelLeakyReluGrad"),
-    Lab(6, "Three kernels the sanitizer stops", "ascend_lab.labs.lab6_sanitizer", "labs/06_sanitizer.md",
+    Lab(6, "Three kernels the sanitizer stops", "labkit.lab6_sanitizer", "labs/06_sanitizer.md",
         "fixed_kernels"),
-    Lab(7, "From single to double buffering, measured from the trace", "ascend_lab.labs.lab7_double_buffer",
+    Lab(7, "From single to double buffering, measured from the trace", "labkit.lab7_double_buffer",
         "labs/07_double_buffer.md", "double_buffering"),
-    Lab(8, "Capstone: aclnnSoftshrinkBackward end to end", "ascend_lab.labs.lab8_capstone", "labs/08_capstone.md",
+    Lab(8, "Capstone: aclnnSoftshrinkBackward end to end", "labkit.lab8_capstone", "labs/08_capstone.md",
         "softshrink_backward"),
 )
 

@@ -37,14 +37,17 @@ from typing import Any
 
 import numpy as np
 
-from ..ascendc.errors import KernelError
-from ..base import log as oplog
+import ascend_lab
+from ascend_lab.ascendc.errors import KernelError
+from ascend_lab.base import log as oplog
 
 __all__ = [
     "Case", "Failure", "KernelFault", "Raises", "Report", "compare_arrays", "locator", "positional", "run_battery",
 ]
 
-_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+#: Code the learner did not write: the ascend_lab package and this lab kit. A traceback names the learner's
+#: own line first and shows where in these folders the error was raised.
+_LIBRARY_DIRS = (Path(ascend_lab.__file__).resolve().parent, Path(__file__).resolve().parent)
 _THIS_FILE = Path(__file__).resolve()
 _MAX_TEXT = 600
 
@@ -251,17 +254,24 @@ def _show(case: Case, value: Any) -> str:
     return _short(repr(value))
 
 
-def _in_package(filename: str) -> bool:
+def _library_dir(filename: str) -> Path | None:
+    """The library folder (``ascend_lab/`` or ``labkit/``) holding ``filename``, or None for the learner's code."""
     try:
-        return Path(filename).resolve().is_relative_to(_PACKAGE_DIR)
+        path = Path(filename).resolve()
     except (OSError, ValueError):
-        return False
+        return None
+    return next((d for d in _LIBRARY_DIRS if path.is_relative_to(d)), None)
+
+
+def _in_library(filename: str) -> bool:
+    return _library_dir(filename) is not None
 
 
 def _frame_text(frame: traceback.FrameSummary) -> str:
     name = frame.filename
-    if _in_package(name):
-        name = str(Path(name).resolve().relative_to(_PACKAGE_DIR.parent))
+    folder = _library_dir(name)
+    if folder is not None:
+        name = str(Path(name).resolve().relative_to(folder.parent))
     elif "ipykernel_" in name:        # IPython names a notebook cell /tmp/ipykernel_<pid>/<hash>.py
         name = "your notebook cell"
     code = (frame.line or "").strip()
@@ -275,7 +285,7 @@ def _traceback_where(exc: BaseException) -> str:
         return ""
     last = frames[-1]
     text = _frame_text(last)
-    yours = next((f for f in reversed(frames) if not _in_package(f.filename)), None)
+    yours = next((f for f in reversed(frames) if not _in_library(f.filename)), None)
     if yours is not None and yours is not last:
         text = f"{_frame_text(yours)}\n(raised in {text})"
     return text

@@ -21,7 +21,7 @@ do). The spec is the notebook's (``labs/01_checks.md``); in short, in this order
 
 The oracle below is *table-driven* (a list of rules; the first violated one decides), evaluated on plain
 descriptions of the inputs (shapes and dtype names, a scalar's value converted with numpy), so it shares
-no code path with the procedural reference solution in :mod:`ascend_lab.labs.solutions`.
+no code path with the procedural reference solution in :mod:`labkit.solutions`.
 """
 
 from __future__ import annotations
@@ -32,14 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import acl
-from ..base import platform
-from ..base.log import OP_LOGE
-from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.aclnn_common import OUT, ParamError
-from ..opdev.data_type_utils import CanCast, PromoteType
-from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
-from ..run import _session, _Tensors
+from ascend_lab import acl
+from ascend_lab.base import platform
+from ascend_lab.base.log import OP_LOGE
+from ascend_lab.dtypes import as_acl_dtype, to_numpy
+from ascend_lab.opdev.aclnn_common import OUT, ParamError
+from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
+from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
+from ascend_lab.run import DeviceTensors, acl_session
+
 from .checker import Case, Report, run_battery
 
 __all__ = ["API", "FUNCTION", "RULES", "ScalarSpec", "TensorSpec", "cases", "check", "oracle"]
@@ -310,7 +311,7 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
 def _call(fn: Callable[..., Any], inputs: dict[str, Any]) -> Any:
     """Create the aclTensors/aclScalars, call ``fn`` on the case's SoC, release everything.
     A ``ParamError`` becomes its status code after logging, as ``guard_phase1`` does in the package."""
-    held = _Tensors()
+    held = DeviceTensors()
     scalars = []
     with platform.soc(inputs["soc"]):
         try:
@@ -370,7 +371,7 @@ def _summary(battery: list[Case]) -> list[str]:
 def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
     """Run ``fn`` (your ``softplus_backward_checks``) on the whole battery; returns the Report."""
     battery = cases(socs)
-    with _session():
+    with acl_session():
         return run_battery(fn, battery, title=TITLE, call=_call, summary=lambda: _summary(battery))
 
 

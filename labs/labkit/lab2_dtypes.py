@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from ..base import platform
-from ..dtypes import BOOK_DTYPES, as_acl_dtype, to_numpy
-from ..opdev.errno import ACLNN_SUCCESS, describe
+from ascend_lab.base import platform
+from ascend_lab.dtypes import BOOK_DTYPES, as_acl_dtype, to_numpy
+from ascend_lab.opdev.errno import ACLNN_SUCCESS, describe
+
 from .checker import Case, Report, positional, run_battery
 
 __all__ = ["FUNCTION", "ROLES", "DtypePlan", "cases", "check", "observe"]

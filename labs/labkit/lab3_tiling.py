@@ -32,10 +32,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..base import platform
-from ..dtypes import itemsize
-from ..opdev.tiling_data import TilingData, TilingError, float32, int64
-from ..ops.hard_sigmoid_grad import op_host as hsg_host
+from ascend_lab.base import platform
+from ascend_lab.dtypes import itemsize
+from ascend_lab.opdev.tiling_data import TilingData, TilingError, float32, int64
+from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
+
 from .checker import Case, Raises, Report, positional, run_battery
 
 __all__ = ["BUFFERS", "FUNCTION", "REPEAT_ELEMS", "SoftplusGradTilingData", "cases", "check", "oracle",

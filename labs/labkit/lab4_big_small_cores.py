@@ -26,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..base import platform
-from ..dtypes import itemsize
-from ..opdev.tiling_data import TilingError
-from ..ops.threshold_grad_v2_d import op_host as tg_host
-from ..ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
+from ascend_lab.base import platform
+from ascend_lab.dtypes import itemsize
+from ascend_lab.opdev.tiling_data import TilingError
+from ascend_lab.ops.threshold_grad_v2_d import op_host as tg_host
+from ascend_lab.ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
+
 from .checker import Case, Raises, Report, positional, run_battery
 
 __all__ = ["BLOCK_SIZE", "FUNCTION", "UB_DATA_NUMBER", "cases", "check", "oracle", "ub_data_number"]

@@ -34,14 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from ..ascendc import GmAddr, KernelRun, launch, reserved_ub_bytes
-from ..base import platform
-from ..base.platform import SocInfo
-from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
-from ..ops import standalone
-from ..ops.hard_sigmoid_grad import op_host as hsg_host
-from ..ops.kernel_args import gm_from_array
+from ascend_lab.ascendc import GmAddr, KernelRun, launch, reserved_ub_bytes
+from ascend_lab.base import platform
+from ascend_lab.base.platform import SocInfo
+from ascend_lab.dtypes import as_acl_dtype, to_numpy
+from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ascend_lab.ops import standalone
+from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
+from ascend_lab.ops.kernel_args import gm_from_array
+
 from .checker import Case, Report, compare_arrays, locator, run_battery
 
 __all__ = [
@@ -198,7 +199,7 @@ def describe_run(run: KernelRun, td: Any, n: int, dtype: Any, tile_field: str = 
 
 @dataclasses.dataclass
 class KernelReport(Report):
-    """A :class:`~ascend_lab.labs.checker.Report` that, when it passed, also shows figures of the
+    """A :class:`~labkit.checker.Report` that, when it passed, also shows figures of the
     learner's kernel in Jupyter and in the book (``figures`` returns ``(caption, Figure)`` pairs and is
     only called when the report is displayed as HTML)."""
 
@@ -216,7 +217,7 @@ class KernelReport(Report):
         text = super()._repr_html_()
         if not self.passed or self.figures is None:
             return text
-        from ..viz import png_bytes
+        from ascend_lab.viz import png_bytes
         images = []
         for caption, fig in self.figure_list():
             data = base64.b64encode(png_bytes(fig, compact=True)).decode("ascii")

@@ -1,11 +1,10 @@
 """Lab 6 -- fix three broken kernels, guided only by the sanitizer's messages.
 
 Three versions of one HardtanhGrad kernel (``out = min_val < x < max_val ? grad : 0``, float32 and
-float16, double-buffered, HardSigmoidGrad's tiling) each carry one bug a new AscendC engineer makes:
-
-``A``  ``InitBuffer`` sizes multiplied by ``sizeof(T)`` twice: the UB plan overflows (``ub-overflow``);
-``B``  a plain ``DataCopy`` of a tail that is not a multiple of 32 bytes (``misaligned-copy``);
-``C``  a missing ``FreeTensor``: fine for two tiles per core, a hang from the third (``alloc-exhausted``).
+float16, double-buffered, HardSigmoidGrad's tiling) each carry one bug a new AscendC engineer makes.
+Finding it is the lab: the sanitizer's report (kind, message, core, tile, instruction) of each kernel is
+the only guide, and the notebook (``labs/06_sanitizer.md``) shows it. What the bugs are is written only
+in the reference solutions (``labkit.solutions``, spoilers).
 
 The learner fixes the three classes (the skeleton cells are :data:`BROKEN`'s code) and hands them over
 with a function ``fixed_kernels() -> {"A": ..., "B": ..., "C": ...}``. :func:`check` runs each fixed
@@ -23,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from ..acl.runtime import DeviceAllocation, DevicePtr
-from ..ascendc import (
+from ascend_lab.acl.runtime import DeviceAllocation, DevicePtr
+from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
     VECCALC,
@@ -46,10 +45,11 @@ from ..ascendc import (
     sizeof,
     uint8_t,
 )
-from ..base import platform
-from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
-from ..ops import standalone
+from ascend_lab.base import platform
+from ascend_lab.dtypes import as_acl_dtype, to_numpy
+from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ascend_lab.ops import standalone
+
 from .checker import Case, Report, run_battery
 from .lab5_copy_compute import kernel_case, sample, usable_ub
 
@@ -182,7 +182,7 @@ class HardtanhGradA:
 
 
 class HardtanhGradB(HardtanhGradA):
-    """HardtanhGrad with plain DataCopy in and out."""
+    """HardtanhGrad: out = min_val < x < max_val ? grad : 0, for T = float or half."""
 
     def Init(self, gradOutput, self_, gradInput, td):
         T = self.T
@@ -215,7 +215,7 @@ class HardtanhGradB(HardtanhGradA):
 
 
 class HardtanhGradC(HardtanhGradB):
-    """HardtanhGrad whose Compute forgets to give one input block back."""
+    """HardtanhGrad: out = min_val < x < max_val ? grad : 0, for T = float or half."""
 
     def CopyIn(self, i, n):
         HardtanhGradA.CopyIn(self, i, n)

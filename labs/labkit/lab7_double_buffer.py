@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ..acl.runtime import DeviceAllocation, DevicePtr
-from ..ascendc import (
+from ascend_lab.acl.runtime import DeviceAllocation, DevicePtr
+from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
     VECCALC,
@@ -58,11 +58,12 @@ from ..ascendc import (
     sizeof,
     uint8_t,
 )
-from ..base import platform
-from ..base.platform import SocInfo
-from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, int64
-from ..ops import standalone
+from ascend_lab.base import platform
+from ascend_lab.base.platform import SocInfo
+from ascend_lab.dtypes import as_acl_dtype, to_numpy
+from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, int64
+from ascend_lab.ops import standalone
+
 from .checker import Case, Report, run_battery
 from .lab5_copy_compute import kernel_case, launch_kernel, sample, usable_ub
 
@@ -213,7 +214,7 @@ def reference_speedup(trace_single: Trace, trace_double: Trace) -> float:
 def reference_overlap(trace: Trace) -> float:
     """Share of the V busy time during which MTE2 copies in another tile of the same core, from the
     pipeline lanes of ``viz.data.lanes`` (which give an untiled V event the tile of the V event before it)."""
-    from ..viz.data import lanes  # matplotlib comes with ascend_lab.viz: imported only when measuring
+    from ascend_lab.viz.data import lanes  # matplotlib comes with ascend_lab.viz: imported only when measuring
 
     bars = lanes(trace).bars
     busy = overlapped = 0.0
@@ -232,7 +233,7 @@ def reference_overlap(trace: Trace) -> float:
 
 def _variants(trace: Trace) -> dict[str, float]:
     """Plausible wrong overlaps, to say what a learner's number probably did."""
-    from ..viz.data import lanes
+    from ascend_lab.viz.data import lanes
 
     bars = [(b.core, b.pipe, b.start, b.end, b.tile) for b in lanes(trace).bars]
 
@@ -428,7 +429,7 @@ def _trace_of(kernel: Any, buffer_num: int, n: int, dtype: str, soc: str, core_n
 
 def _hsg_trace() -> Trace:
     rng = np.random.default_rng(3)
-    from ..dtypes import bfloat16
+    from ascend_lab.dtypes import bfloat16
     g = rng.uniform(-2, 2, 10_000).astype(bfloat16)
     x = rng.uniform(-4, 4, 10_000).astype(bfloat16)
     run, _ = standalone.run_kernel("hard_sigmoid_grad", g, x, soc="Ascend950PR", core_num=2, ub_size=32768)
@@ -528,7 +529,7 @@ def study(fn: Any, n: int = 8192, dtype: str = "float32", soc: str = "Ascend910B
           tiling_ub: int | None = 8192) -> dict[str, Any]:
     """Core 0 of the lab's single-buffered kernel and of YOUR double-buffered one on the same data, in the
     shape ``viz.plot_buffer_num(..., study=...)`` draws; ``speedup`` and ``overlap`` are your functions'."""
-    from ..viz.data import lanes
+    from ascend_lab.viz.data import lanes
 
     parts = fn()
     ts = _trace_of(SingleBuffered, 1, n, dtype, soc, core_num, tiling_ub)

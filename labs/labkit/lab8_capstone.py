@@ -21,7 +21,7 @@ and the whole API on real aclTensors -- contiguous or not, mixed dtypes, other o
 book's figures (tile map, UB layout, pipeline lanes) from one recorded run.
 
 The oracles are plain numpy and rule lists over descriptions of the inputs; they share no code with
-:mod:`ascend_lab.labs.solutions`.
+:mod:`labkit.solutions`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import acl
-from ..acl.runtime import (
+from ascend_lab import acl
+from ascend_lab.acl.runtime import (
     ACL_MEM_MALLOC_HUGE_FIRST,
     aclrtCreateStream,
     aclrtDestroyStream,
@@ -42,16 +42,17 @@ from ..acl.runtime import (
     aclrtMalloc,
     aclrtSynchronizeStream,
 )
-from ..base import platform
-from ..base.platform import NpuArch
-from ..dtypes import as_acl_dtype, to_numpy
-from ..opdev.aclnn_common import OUT
-from ..opdev.data_type_utils import CanCast, PromoteType
-from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
-from ..opdev.tiling_data import TilingData, TilingError
-from ..ops import standalone
-from ..ops.hard_sigmoid_grad import op_host as hsg_host
-from ..run import DeviceTensors, acl_session
+from ascend_lab.base import platform
+from ascend_lab.base.platform import NpuArch
+from ascend_lab.dtypes import as_acl_dtype, to_numpy
+from ascend_lab.opdev.aclnn_common import OUT
+from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
+from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
+from ascend_lab.opdev.tiling_data import TilingData, TilingError
+from ascend_lab.ops import standalone
+from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
+from ascend_lab.run import DeviceTensors, acl_session
+
 from .checker import Case, Raises, compare_arrays, locator, run_battery
 from .lab1_checks import ScalarSpec
 from .lab5_copy_compute import (
@@ -637,7 +638,7 @@ def _figure_run(fn: Any) -> tuple[Any, Any]:
 def figures(fn: Any) -> list[tuple[str, Any]]:
     """Your kernel in the book's figures, from one recorded run (core 0 of N = 1.5 M float16 elements on
     Ascend910B4): the tile map of your tiling, core 0's UB layout and its pipeline lanes."""
-    from .. import viz
+    from ascend_lab import viz
 
     run, td = _figure_run(fn)
     n, dtype, soc = FIGURE_RUN

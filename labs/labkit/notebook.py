@@ -10,7 +10,7 @@ Every lab notebook (``labs/NN_*.md``, MyST Markdown) tags its code cells by role
     checker; ``tests/test_labs.py`` proves it by running the ``lab-setup`` cells and then the skeleton
     cells in a fresh namespace (:func:`exec_cells`) and calling ``check`` on the function they define.
 ``hide-cell`` (the solution)
-    shows the reference solution from :mod:`ascend_lab.labs.solutions` (:func:`show_source`), asserts
+    shows the reference solution from :mod:`labkit.solutions` (:func:`show_source`), asserts
     that it passes, and -- in the built book, where the skeleton did not run -- binds the learner's
     function name to it, so the following "run the checker" cell checks the solution there and the
     learner's own function in Jupyter.
@@ -74,7 +74,7 @@ class _Source:
 
 
 def show_source(obj: Any, title: str | None = None) -> _Source:
-    """The source of ``obj`` (a function from :mod:`ascend_lab.labs.solutions`) as a displayable block."""
+    """The source of ``obj`` (a function from :mod:`labkit.solutions`) as a displayable block."""
     code = inspect.getsource(obj)
     module = getattr(obj, "__module__", "")
     return _Source(code, title or f"{module}.{getattr(obj, '__qualname__', '')}")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..acl.tensor import aclScalar, aclTensor
-from ..acl.types import aclDataType as DT
-from ..ascendc import (
+from ascend_lab.acl.tensor import aclScalar, aclTensor
+from ascend_lab.acl.types import aclDataType as DT
+from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
     VECCALC,
@@ -40,17 +40,17 @@ from ..ascendc import (
     sizeof,
     uint8_t,
 )
-from ..base.platform import NpuArch, SocVersion, current_soc, get_soc
-from ..dtypes import as_acl_dtype, itemsize
-from ..opdev import l0_ops
-from ..opdev.aclnn_common import OUT, CommonOpExecutorRun, ParamError, check_not_null, guard_phase1
-from ..opdev.data_type_utils import CanCast, PromoteType
-from ..opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
-from ..opdev.executor import L0Node, aclOpExecutor
-from ..opdev.l0_ops import broadcast_shape
-from ..opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
-from ..ops.kernel_args import gm_arg
-from ..ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
+from ascend_lab.base.platform import NpuArch, SocVersion, current_soc, get_soc
+from ascend_lab.dtypes import as_acl_dtype, itemsize
+from ascend_lab.opdev import l0_ops
+from ascend_lab.opdev.aclnn_common import OUT, CommonOpExecutorRun, ParamError, check_not_null, guard_phase1
+from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
+from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
+from ascend_lab.opdev.executor import L0Node, aclOpExecutor
+from ascend_lab.opdev.l0_ops import broadcast_shape
+from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ascend_lab.ops.kernel_args import gm_arg
+from ascend_lab.ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
 
 __all__ = ["HardtanhGradFixedA", "HardtanhGradFixedB", "HardtanhGradFixedC", "KernelHardswishGrad",
            "KernelLeakyReluGrad", "KernelSoftshrinkGrad", "SoftshrinkGrad", "SoftshrinkGradTilingData",
@@ -313,7 +313,11 @@ class KernelLeakyReluGrad:
 
 
 # ==================================================================================================
-# Lab 6: the three kernels the sanitizer stops, fixed (each overrides only the method it fixes)
+# Lab 6: the three kernels the sanitizer stops, fixed (each overrides only the method it fixes).
+# The bugs (lab6_sanitizer.BROKEN), one each, as a new AscendC engineer makes them:
+#   A  InitBuffer sizes multiplied by sizeof(T) twice: the UB plan overflows (ub-overflow);
+#   B  a plain DataCopy of a tail that is not a multiple of 32 bytes (misaligned-copy);
+#   C  a missing FreeTensor: fine for two tiles per core, a hang from the third (alloc-exhausted).
 # ==================================================================================================
 def _lab6() -> Any:
     from . import lab6_sanitizer
