@@ -2,21 +2,18 @@
 
 Each operator has two phases: ``<Op>GetWorkspaceSize(...)`` checks the arguments and builds the L0
 graph, returning ``(status, workspace_size, executor)``; ``<Op>(workspace, workspace_size, executor,
-stream)`` runs it and returns a status.
+stream)`` runs it and returns a status. The functions come from the operator registry: every registered
+op package that owns an aclnn API contributes its two phases here under their C names.
 """
 
 from .opdev.aclnn_common import OUT
 from .opdev.errno import AclnnStatus, describe
-from .ops.hard_sigmoid_grad.op_api import (
-    aclnnHardsigmoidBackward,
-    aclnnHardsigmoidBackwardGetWorkspaceSize,
-)
-from .ops.threshold_grad_v2_d.op_api import (
-    aclnnThresholdBackward,
-    aclnnThresholdBackwardGetWorkspaceSize,
-)
+from .ops import registry
 
-__all__ = [
-    "aclnnHardsigmoidBackwardGetWorkspaceSize", "aclnnHardsigmoidBackward",
-    "aclnnThresholdBackwardGetWorkspaceSize", "aclnnThresholdBackward", "OUT", "AclnnStatus", "describe",
-]
+_APIS = {}
+for _spec, _api in registry.aclnn_apis():
+    _APIS[_api.get_workspace_size.__name__] = _api.get_workspace_size
+    _APIS[_api.run.__name__] = _api.run
+globals().update(_APIS)
+
+__all__ = [*_APIS, "OUT", "AclnnStatus", "describe"]

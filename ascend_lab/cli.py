@@ -56,44 +56,20 @@ class _Parser(argparse.ArgumentParser):
 # Names accepted on the command line
 # --------------------------------------------------------------------------------------------------
 
-def _fold(name: str) -> str:
-    return name.strip().lower().replace("_", "").replace("-", "")
-
-
-#: tiling op -> (facade function name in ascend_lab.tiling, CANN op name)
-TILING_OPS: dict[str, tuple[str, str]] = {
-    "hard_sigmoid_grad": ("hard_sigmoid_grad", "HardSigmoidGrad"),
-    "threshold_grad_v2_d": ("threshold_grad_v2_d", "ThresholdGradV2D"),
-    "relu_grad": ("relu_grad", "ReluGrad"),
-}
-_TILING_ALIASES = {_fold(k): k for k in TILING_OPS} | {_fold(v[1]): k for k, v in TILING_OPS.items()}
-
-#: run op -> aclnn API name
-RUN_OPS: dict[str, str] = {
-    "hardsigmoid_backward": "aclnnHardsigmoidBackward",
-    "threshold_backward": "aclnnThresholdBackward",
-}
-_RUN_ALIASES = {_fold(k): k for k in RUN_OPS} | {_fold(v): k for k, v in RUN_OPS.items()}
-
-
-def _choice(aliases: dict[str, str], canonical: Sequence[str], what: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        key = _fold(text)
-        if key in aliases:
-            return aliases[key]
-        raise argparse.ArgumentTypeError(f"unknown {what} {text!r}; choose one of: {', '.join(canonical)}")
-    parse.__name__ = what
-    return parse
-
-
 def _tiling_op(text: str) -> str:
-    names = [f"{k} ({v[1]})" for k, v in TILING_OPS.items()]
-    return _choice(_TILING_ALIASES, names, "op")(text)
+    from .ops import registry
+    try:
+        return registry.get(text).key
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _run_op(text: str) -> str:
-    names = [f"{k} ({v})" for k, v in RUN_OPS.items()]
-    return _choice(_RUN_ALIASES, names, "op")(text)
+    from .ops import registry
+    try:
+        return registry.aclnn_api(text)[1].convenience
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _dtype(text: str) -> Any:
@@ -204,54 +180,13 @@ def _print_tiling_fields(td: Any, out: Callable[[str], None]) -> None:
 # ascend-lab tiling
 # --------------------------------------------------------------------------------------------------
 
-def _light_ranges(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
-    """The per-core rows of ``core_ranges`` without the tile lists, for inputs with very many tiles.
-    Same formulas as ``ops/*/op_host.py:core_ranges`` (tests check the two agree)."""
-    from .opdev.tiling_data import ceil_div
-    rows = []
-    if op == "hard_sigmoid_grad":
-        for core in range(td.blockDim):
-            offset = td.blockFactor * core
-            data_num = min(td.blockFactor, td.totalLength - offset)
-            if data_num <= 0:
-                continue
-            tile_num = ceil_div(data_num, td.ubFactor)
-            rows.append({"core": core, "kind": "big" if data_num == td.blockFactor else "small", "offset": offset,
-                         "data_num": data_num, "tile_num": tile_num,
-                         "tail": data_num - (tile_num - 1) * td.ubFactor, "padded_end": offset + data_num})
-        return rows
-    big, small, tail_blocks = td.bigCoreDataNum, td.smallCoreDataNum, td.tailBlockNum
-    for core in range(td.blockDim):
-        if core < tail_blocks:
-            kind, data_num, tile_num, tail, offset = "big", big, td.finalBigTileNum, td.bigTailDataNum, big * core
-        else:
-            kind, data_num, tile_num, tail = "small", small, td.finalSmallTileNum, td.smallTailDataNum
-            offset = big * core - (big - small) * (core - tail_blocks)
-        end = offset + data_num
-        rows.append({"core": core, "kind": kind, "offset": offset, "data_num": data_num, "tile_num": tile_num,
-                     "tail": tail, "padded_end": end, "padding": end - max(offset, min(end, n))})
-    return rows
-
-
 def core_rows(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
-    """What each core does (``core_ranges`` of the op's host module), with ``padding`` on every row."""
-    from .ops.hard_sigmoid_grad import op_host as hsg
-    from .ops.relu_grad import op_host as relu
-    from .ops.threshold_grad_v2_d import op_host as tgv2d
-    if op == "hard_sigmoid_grad":
-        if n and td.ubFactor <= 0:
-            hsg.core_ranges(td)   # raises the TilingError that explains the endless loop
-        tile_elems = max(td.ubFactor, 1)
-    else:
-        tile_elems = max(td.tileDataNum, 1)
-    if n // tile_elems > _MAX_LISTED_TILES:
-        rows = _light_ranges(op, td, dtype, n)
-    elif op == "hard_sigmoid_grad":
-        rows = hsg.core_ranges(td)
-    elif op == "threshold_grad_v2_d":
-        rows = tgv2d.core_ranges(td, dtype, n)
-    else:
-        rows = relu.core_ranges(td, dtype, n)
+    """What each core does (the op kernel's ``core_ranges``), with ``padding`` on every row; without the
+    per-tile lists when the input has more than ``_MAX_LISTED_TILES`` tiles."""
+    from .ops import registry
+    spec, kernel = registry.op_for_tiling(td)
+    tile_elems = max(getattr(td, kernel.tile_field), 1)
+    rows = kernel.core_ranges(td, dtype, n, tiles=n // tile_elems <= _MAX_LISTED_TILES)
     for r in rows:
         r.setdefault("padding", max(0, r["padded_end"] - max(r["offset"], n)))
     return rows
@@ -291,18 +226,26 @@ def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], N
         f"({min(tiles)}..{max(tiles)} per core), {covered} elements touched = {n} + {padding} padding")
 
 
+def _attrs_given(args: argparse.Namespace, allowed: Any, op: str) -> dict[str, float]:
+    """The ``--<attr>`` options given on the command line; one the op does not take is a CliError."""
+    given = {name: getattr(args, name) for name in _option_names() if getattr(args, name, None) is not None}
+    wrong = sorted(set(given) - set(allowed))
+    if wrong:
+        raise CliError(f"--{wrong[0]} does not apply to {op}; it takes "
+                       f"{', '.join('--' + a for a in allowed) or 'no such options'}")
+    return given
+
+
 def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     from . import tiling
     from .base.platform import get_soc
     from .opdev.tiling_data import TilingError
-    func_name, cann = TILING_OPS[args.op]
+    from .ops import registry
+    spec = registry.get(args.op)
     kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc}
-    if args.threshold is not None:
-        if args.op != "threshold_grad_v2_d":
-            raise CliError(f"--threshold applies to threshold_grad_v2_d only, not {args.op}")
-        kwargs["threshold"] = args.threshold
+    kwargs.update(_attrs_given(args, spec.attrs, spec.key))
     try:
-        td = getattr(tiling, func_name)(args.n, args.dtype, **kwargs)
+        td = tiling.compute(spec.key, args.n, args.dtype, **kwargs)
     except (TypeError, ValueError) as exc:   # TilingError is a ValueError
         raise CliError(str(exc)) from None
     info = get_soc(args.soc)
@@ -310,10 +253,11 @@ def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     ub = info.ub_size if args.ub_size is None else args.ub_size
     source = [f"cores from {'--cores' if args.cores is not None else args.soc}",
               f"UB from {'--ub-size' if args.ub_size is not None else args.soc}"]
-    out(f"{cann} tiling: {args.n} x {args.dtype.short} on {cores} vector cores, UB {ub} B ({'; '.join(source)})")
+    out(f"{spec.op_type} tiling: {args.n} x {args.dtype.short} on {cores} vector cores, UB {ub} B "
+        f"({'; '.join(source)})")
     _print_tiling_fields(td, out)
     try:
-        rows = core_rows(args.op, td, args.dtype, args.n)
+        rows = core_rows(spec.key, td, args.dtype, args.n)
     except TilingError as exc:
         out(f"per-core work: the kernel cannot run this tiling: {exc}")
         return 1
@@ -327,16 +271,14 @@ def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 
 def supported_run_dtypes(op: str) -> tuple[Any, ...]:
     """Every dtype the aclnn API accepts on at least one SoC (a SoC that refuses one returns 161002)."""
-    if op == "hardsigmoid_backward":
-        from .ops.hard_sigmoid_grad import op_api
-        lists = (op_api.ASCEND910_DTYPE_SUPPORT_LIST, op_api.ASCEND910B_DTYPE_SUPPORT_LIST)
-    else:
-        from .ops.threshold_grad_v2_d import op_api
-        lists = (op_api.ASCEND910_DTYPE_DTYPE_SUPPORT_LIST, op_api.ASCEND910B_DTYPE_DTYPE_SUPPORT_LIST,
-                 op_api.REGBASE_DTYPE_DTYPE_SUPPORT_LIST)
+    from .base import platform
+    from .ops import registry
+    _, api = registry.aclnn_api(op)
     seen: dict[Any, None] = {}
-    for lst in lists:
-        seen.update(dict.fromkeys(lst))
+    for name in platform.socs():
+        with platform.soc(name):
+            for case in api.support_cases:
+                seen.update(dict.fromkeys(api.dtype_support(**case)))
     return tuple(seen)
 
 
@@ -362,21 +304,21 @@ def random_inputs(shape: tuple[int, ...], dtype: Any, seed: int) -> tuple[np.nda
             rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt))
 
 
-def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None) -> tuple[str, np.ndarray]:
-    """(oracle name, expected output) for the kernel the L0 graph ran (empty tensors: empty output)."""
-    from . import golden
-    if "HardSigmoidGrad" in run.graph:
-        td = run.tiling
-        if td is not None:
-            return "golden.hard_sigmoid_grad", golden.hard_sigmoid_grad(g, x, alpha=td.alpha, beta=td.beta)
-        return "golden.hard_sigmoid_grad", golden.hard_sigmoid_grad(g, x)
-    if "ReluGrad" in run.graph:
-        return "golden.relu_grad", golden.relu_grad(g, x)
-    if "ThresholdGradV2D" in run.graph:
-        thr = run.tiling.threshold if run.tiling is not None else threshold
-        return "golden.threshold_grad_v2_d", golden.threshold_grad_v2_d(g, x, thr)
-    # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
-    return "empty output", np.zeros(x.shape, dtype=x.dtype)
+def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None = None) -> tuple[str, np.ndarray]:
+    """(oracle name, expected output) for the kernel the L0 graph ran (empty tensors: empty output).
+
+    The kernel node names its op; the op's spec names its oracle (``module:function``) and the node
+    attributes the oracle takes, so the check follows whatever kernel the graph chose."""
+    import importlib
+
+    from .ops import registry
+    node = next((n for n in getattr(run, "nodes", []) if "tiling" in n.attrs), None)
+    if node is None:   # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
+        return "empty output", np.zeros(x.shape, dtype=x.dtype)
+    spec = registry.get(node.op)
+    module, _, func = spec.oracle.partition(":")
+    oracle = getattr(importlib.import_module(module), func)
+    return f"{module.rsplit('.', 1)[-1]}.{func}", oracle(g, x, **{a: node.attrs[a] for a in spec.oracle_attrs})
 
 
 def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
@@ -393,16 +335,14 @@ def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
     return bool(same.all()), float(diff.max())
 
 
-def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-    import ascend_lab as al
-
-    from .opdev.errno import describe
-    api = RUN_OPS[args.op]
+def _validate_run(args: argparse.Namespace) -> tuple[Any, dict[str, float]]:
+    """Refuse a bad ``run`` invocation before any device work: the API's dtypes, its scalars, the size."""
+    from .ops import registry
+    _, api = registry.aclnn_api(args.op)
     if args.dtype not in supported_run_dtypes(args.op):
         names = ", ".join(d.short for d in supported_run_dtypes(args.op))
-        raise CliError(f"{api} does not support {args.dtype.short}; it accepts {names}")
-    if args.threshold is not None and args.op != "threshold_backward":
-        raise CliError(f"--threshold applies to threshold_backward only, not {args.op}")
+        raise CliError(f"{api.api} does not support {args.dtype.short}; it accepts {names}")
+    given = _attrs_given(args, [sc.name for sc in api.scalars], api.convenience)
     numel = math.prod(args.shape)
     if numel > MAX_RUN_ELEMENTS:
         raise CliError(f"shape {','.join(map(str, args.shape))} has {numel} elements; the simulator runs up to "
@@ -411,20 +351,28 @@ def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
         folder = os.path.dirname(os.path.abspath(args.trace))
         if not os.path.isdir(folder):
             raise CliError(f"cannot write the trace to {args.trace!r}: folder {folder!r} does not exist")
-    threshold = 1.0 if args.threshold is None else args.threshold
-    g, x = random_inputs(args.shape, args.dtype, args.seed)
-    record = args.trace is not None
-    from .ascendc import options
-    with options(buffer_num=args.buffer_num):
-        if args.op == "hardsigmoid_backward":
-            run = al.hardsigmoid_backward(g, x, soc=args.soc, trace=record)
-        else:
-            run = al.threshold_backward(g, x, threshold, soc=args.soc, trace=record)
+    return api, {sc.name: given.get(sc.name, sc.default) for sc in api.scalars}
 
+
+def _execute_run(args: argparse.Namespace, api: Any, scalars: dict[str, float]) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Seeded inputs through the whole simulated stack; returns (run, grad, x)."""
+    from .ascendc import options
+    from .run import call
+    g, x = random_inputs(args.shape, args.dtype, args.seed)
+    with options(buffer_num=args.buffer_num):
+        run = call(api.api, g, x, *scalars.values(), soc=args.soc, trace=args.trace is not None)
+    return run, g, x
+
+
+def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], run: Any, g: np.ndarray,
+                x: np.ndarray, out: Callable[[str], None]) -> int:
+    """Print what happened, check it against the oracle, write the trace; the exit code."""
+    from .opdev.errno import describe
     shape_txt = "[" + ", ".join(map(str, args.shape)) + "]"
-    extra = f", threshold {threshold}" if args.op == "threshold_backward" else ""
+    extra = "".join(f", {name} {value}" for name, value in scalars.items())
     bufs = f", BUFFER_NUM {args.buffer_num}" if args.buffer_num is not None else ""
-    out(f"{api} on {run.soc}: gradOutput and self {args.dtype.short} {shape_txt}, seed {args.seed}{extra}{bufs}")
+    names = " and ".join(c for _, c in api.tensors)
+    out(f"{api.api} on {run.soc}: {names} {args.dtype.short} {shape_txt}, seed {args.seed}{extra}{bufs}")
     out(f"status: {describe(run.status)}")
     if run.status != 0:
         for m in run.messages or ["(no log messages)"]:
@@ -457,7 +405,7 @@ def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
         out("kernel: not launched (0 cycles)")
         out("warnings: 0")
 
-    oracle, want = golden_for(run, g, x, threshold)
+    oracle, want = golden_for(run, g, x)
     exact, max_diff = compare(run.out, want)
     out(f"max abs diff vs {oracle}: {max_diff:g}")
     out(f"bit-exact vs golden: {'yes' if exact else 'no'}")
@@ -473,6 +421,12 @@ def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
                 json.dump({"traceEvents": [], "displayTimeUnit": "ns", "otherData": {"kernel": None}}, fh)
             out(f"trace: no kernel ran; wrote an empty trace to {args.trace}")
     return 0 if exact else 1
+
+
+def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+    api, scalars = _validate_run(args)
+    run, g, x = _execute_run(args, api, scalars)
+    return _report_run(args, api, scalars, run, g, x, out)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -509,8 +463,24 @@ def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 # main
 # --------------------------------------------------------------------------------------------------
 
+def _option_names() -> list[str]:
+    """Every ``--<name>`` value option the registry's ops and APIs contribute (attributes and scalars)."""
+    from .ops import registry
+    names = {name for spec in registry.ops() for name in spec.attrs}
+    names |= {sc.name for _, api in registry.aclnn_apis() for sc in api.scalars}
+    return sorted(names)
+
+
+def _add_value_options(p: argparse.ArgumentParser, options: dict[str, tuple[str, float]], what: str) -> None:
+    """One ``--<name> FLOAT`` option per attribute/scalar of the registered ops (last owner named in the help)."""
+    for name, (owner, default) in sorted(options.items()):
+        p.add_argument(f"--{name.replace('_', '-')}", dest=name, type=float, default=None,
+                       help=f"{owner}'s {what} (default {default:g})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .base.platform import DEFAULT_SOC
+    from .ops import registry
     parser = _Parser(prog=PROG, description="ascend_lab: CANN's aclnnHardsigmoidBackward / aclnnThresholdBackward "
                                             "simulated down to the AscendC kernel.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
@@ -518,24 +488,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tiling", help="print a TilingData, its packed bytes and the per-core split",
                        description="Run an op's host tiling on its own (ascend_lab.tiling).")
-    p.add_argument("op", type=_tiling_op, help="hard_sigmoid_grad | threshold_grad_v2_d | relu_grad "
-                                               "(or HardSigmoidGrad, ThresholdGradV2D, ReluGrad)")
+    p.add_argument("op", type=_tiling_op, help=" | ".join(s.key for s in registry.ops())
+                   + " (or " + ", ".join(s.op_type for s in registry.ops()) + ")")
     p.add_argument("--n", type=_count, required=True, help="element count (totalLength / inputNum)")
     p.add_argument("--dtype", type=_dtype, default="float32", help="float32, float16, bfloat16, int8, ...")
     p.add_argument("--soc", type=_soc, default=DEFAULT_SOC, help=f"SoC for core count and UB (default {DEFAULT_SOC})")
     p.add_argument("--cores", type=_positive("the core count"), default=None, help="override the vector core count")
     p.add_argument("--ub-size", type=_positive("the UB size"), default=None, help="override the UB size in bytes")
-    p.add_argument("--threshold", type=float, default=None, help="threshold_grad_v2_d's attr (default 1.0)")
+    _add_value_options(p, {name: (spec.key, value) for spec in registry.ops() for name, value in spec.attrs.items()},
+                       "attribute")
     p.add_argument("--all", action="store_true", help="list every core, not the first and last few")
     p.set_defaults(func=cmd_tiling)
 
     p = sub.add_parser("run", help="run an aclnn op on seeded random data and check it against golden",
                        description="Run an aclnn op through the whole simulated stack.")
-    p.add_argument("op", type=_run_op, help="hardsigmoid_backward | threshold_backward "
-                                            "(or aclnnHardsigmoidBackward, aclnnThresholdBackward)")
+    p.add_argument("op", type=_run_op, help=" | ".join(a.convenience for _, a in registry.aclnn_apis())
+                   + " (or " + ", ".join(a.api for _, a in registry.aclnn_apis()) + ")")
     p.add_argument("--shape", type=_shape, required=True, help="e.g. 4,2 (0,3 is an empty tensor)")
     p.add_argument("--dtype", type=_dtype, default="float32", help="dtype of both inputs (default float32)")
-    p.add_argument("--threshold", type=float, default=None, help="threshold_backward's scalar (default 1.0)")
+    _add_value_options(p, {sc.name: (api.convenience, sc.default) for _, api in registry.aclnn_apis()
+                           for sc in api.scalars}, "scalar")
     p.add_argument("--soc", type=_soc, default=DEFAULT_SOC, help=f"SoC in force (default {DEFAULT_SOC})")
     p.add_argument("--seed", type=lambda s: _int(s, "the seed", 0), default=0, help="random seed (default 0)")
     p.add_argument("--trace", default=None, metavar="PATH", help="record every instruction; write a Chrome trace")

@@ -9,7 +9,9 @@ the workspace size, the L0 graph, the tiling the kernel used, the trace (``trace
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import inspect
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +23,8 @@ from .acl.tensor import aclScalar, aclTensor
 from .base import log as oplog
 from .base import platform
 from .dtypes import as_acl_dtype, to_numpy
-from .opdev.data_type_utils import PromoteType
 from .opdev.executor import L0Node
-from .opdev.l0_ops import broadcast_shape
-from .ops.hard_sigmoid_grad import op_api as hs_api
-from .ops.threshold_grad_v2_d import op_api as th_api
+from .ops import registry
 
 
 class _Null:
@@ -170,7 +169,7 @@ def _resolve_soc(soc: str | None) -> str:
 
 
 def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
-            default_out: tuple[tuple[int, ...], Any] | None, scalar: aclScalar | None | bool = False,
+            default_out: tuple[tuple[int, ...], Any] | None, scalars: list[aclScalar | None] = (),
             trace: bool = False) -> Run:
     """Shared body: upload, phase 1, workspace, phase 2, copy back, release."""
     soc = _resolve_soc(soc)
@@ -195,8 +194,7 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             # allocated here is only written, so its device memory needs no upload
             t_out = None if out_arr is None else held.upload(out_arr, "out", copy=user_out is not None)
             args = list(tensors.values())
-            if scalar is not False:
-                args.append(scalar)
+            args.extend(scalars)
             status, ws, exe = phase1(*args, t_out)
             run.status, run.workspace_size = status, ws
             if status == 0:
@@ -224,59 +222,129 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
                         run.out = out_arr
         finally:
             held.release()
-            if scalar not in (False, None):
-                acl.aclDestroyScalar(scalar)
+            for sc in scalars:
+                if sc is not None:
+                    acl.aclDestroyScalar(sc)
     run.messages = [str(r) for r in records]
     return run
 
 
-def hardsigmoid_backward(grad_output: Any, x: Any, soc: str | None = platform.DEFAULT_SOC, out: Any = None,
-                         out_dtype: Any = None, trace: bool = False) -> Run:
-    """aclnnHardsigmoidBackward on numpy arrays: ``grad_input = grad*alpha if 0 < alpha*x+beta < 1``.
+def _check_scalar(name: str, value: Any) -> None:
+    if value is not None and (isinstance(value, bool) or
+                              not isinstance(value, (int, float, np.integer, np.floating))):
+        raise TypeError(f"{name} must be a number (or None for nullptr), not {type(value).__name__}")
 
-    ``out`` defaults to a new array shaped like ``x`` in ``out_dtype`` (default: PromoteType of the
-    inputs, as torch_npu allocates it); pass an array to write into it, or ``NULLPTR``.
+
+def call(api_name: str, *args: Any, soc: str | None = None, out: Any = None, out_dtype: Any = None,
+         trace: bool = False, **kwargs: Any) -> Run:
+    """Call any registered aclnn API on numpy arrays: its tensors, then its scalars, in the API's order.
+
+    ``al.hardsigmoid_backward(g, x)`` is ``call("hardsigmoid_backward", g, x)``. A tensor or scalar given as
+    ``None`` is a nullptr; ``out`` defaults to the array torch_npu would allocate (``None``), or pass an
+    array to write into, or ``NULLPTR``. Each scalar ``s`` takes its dtype from ``s_dtype`` (default float32).
     """
-    from .ascendc import options
-    g = None if grad_output is None else _as_array(grad_output, "grad_output")
-    s = None if x is None else _as_array(x, "x")
-    default_out = None
-    if s is not None:
-        if out_dtype is not None:
-            dt = as_acl_dtype(out_dtype)
-        elif g is not None:
-            dt = PromoteType(g.dtype, s.dtype)
-            dt = s.dtype if dt == acl.ACL_DT_UNDEFINED else dt
-        else:
-            dt = s.dtype
-        default_out = (s.shape, dt)
+    from .ascendc import options  # the simulation options; imported here to keep this module's import light
+    _, api = registry.aclnn_api(api_name)
+    names = [py for py, _ in api.tensors] + [sc.name for sc in api.scalars]
+    if len(args) > len(names):
+        raise TypeError(f"{api.convenience}() takes {len(names)} positional arguments ({', '.join(names)}), "
+                        f"got {len(args)}")
+    values = dict(zip(names, args, strict=False))
+    scalar_dtypes = {f"{sc.name}_dtype": kwargs.pop(f"{sc.name}_dtype", "float32") for sc in api.scalars}
+    for name in names:
+        if name in kwargs:
+            if name in values:
+                raise TypeError(f"{api.convenience}() got multiple values for {name!r}")
+            values[name] = kwargs.pop(name)
+    if kwargs:
+        raise TypeError(f"{api.convenience}() got unexpected arguments {sorted(kwargs)}; it takes "
+                        f"{', '.join(names)}, soc, out, out_dtype, trace"
+                        + "".join(f", {k}" for k in scalar_dtypes))
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise TypeError(f"{api.convenience}() missing arguments {missing} (pass None for a nullptr)")
+    arrays = {py: (None if values[py] is None else _as_array(values[py], py)) for py, _ in api.tensors}
+    for sc in api.scalars:
+        _check_scalar(sc.name, values[sc.name])
+    default_out = api.default_out(arrays, out_dtype)
+    scalars = [None if values[sc.name] is None else
+               acl.aclCreateScalar(values[sc.name], scalar_dtypes[f"{sc.name}_dtype"]) for sc in api.scalars]
     with options(trace=trace):
-        return _invoke("aclnnHardsigmoidBackward", soc, hs_api.aclnnHardsigmoidBackwardGetWorkspaceSize,
-                       hs_api.aclnnHardsigmoidBackward, {"gradOutput": g, "self": s}, out, default_out,
+        return _invoke(api.api, soc, api.get_workspace_size, api.run,
+                       {c_name: arrays[py] for py, c_name in api.tensors}, out, default_out, scalars=scalars,
                        trace=trace)
 
 
-def threshold_backward(grad_output: Any, x: Any, threshold: Any, soc: str | None = platform.DEFAULT_SOC,
-                       out: Any = None, out_dtype: Any = None, trace: bool = False,
-                       threshold_dtype: Any = "float32") -> Run:
-    """aclnnThresholdBackward on numpy arrays: ``out = grad if x > threshold else 0``.
+def _convenience(api_name: str) -> Any:
+    """A named function for one aclnn API, with a real signature and docstring (``help(al.threshold_backward)``)."""
+    _, api = registry.aclnn_api(api_name)
 
-    ``threshold=None`` re-enacts a nullptr scalar. ``out`` defaults to the broadcast shape in ``x``'s
-    dtype (or ``out_dtype``).
-    """
-    from .ascendc import options
-    g = None if grad_output is None else _as_array(grad_output, "grad_output")
-    s = None if x is None else _as_array(x, "x")
-    if threshold is not None and not isinstance(threshold, (int, float, np.integer, np.floating)):
-        raise TypeError(f"threshold must be a number (or None for nullptr), not {type(threshold).__name__}")
-    default_out = None
-    ref = s if s is not None else g      # with self missing, still allocate out so the null check on self fires
-    if ref is not None:
-        shape = ref.shape if (g is None or s is None) else (broadcast_shape(s.shape, g.shape) or s.shape)
-        default_out = (shape, as_acl_dtype(out_dtype) if out_dtype is not None else ref.dtype)
-    scalar = None if threshold is None else acl.aclCreateScalar(threshold, threshold_dtype)
-    with options(trace=trace):
-        return _invoke("aclnnThresholdBackward", soc, th_api.aclnnThresholdBackwardGetWorkspaceSize,
-                       th_api.aclnnThresholdBackward, {"gradOutput": g, "self": s}, out, default_out,
-                       scalar=scalar, trace=trace)
+    P = inspect.Parameter
+    params = [P(py, P.POSITIONAL_OR_KEYWORD) for py, _ in api.tensors]
+    params += [P(sc.name, P.POSITIONAL_OR_KEYWORD) for sc in api.scalars]
+    params += [P("soc", P.POSITIONAL_OR_KEYWORD, default=None),
+               P("out", P.POSITIONAL_OR_KEYWORD, default=None), P("out_dtype", P.POSITIONAL_OR_KEYWORD, default=None),
+               P("trace", P.POSITIONAL_OR_KEYWORD, default=False)]
+    params += [P(f"{sc.name}_dtype", P.POSITIONAL_OR_KEYWORD, default="float32") for sc in api.scalars]
+    sig = inspect.Signature(params, return_annotation=Run)
 
+    def bound(*args: Any, **kwargs: Any) -> Run:
+        ba = sig.bind(*args, **kwargs)
+        ba.apply_defaults()
+        kw = dict(ba.arguments)
+        return call(api.api, **kw)
+
+    bound.__name__ = bound.__qualname__ = api.convenience
+    bound.__signature__ = sig  # type: ignore[attr-defined]
+    tensors = ", ".join(f"``{py}`` ({c})" for py, c in api.tensors)
+    bound.__doc__ = (f"{api.api} on numpy arrays: ``{api.formula}``.\n\n"
+                     f"Tensors: {tensors}; scalars: {', '.join(sc.name for sc in api.scalars) or 'none'} "
+                     "(``None`` re-enacts a nullptr). ``out`` defaults to the array torch_npu would allocate; pass "
+                     "an array to write into it, or ``NULLPTR``. ``soc`` is the SoC in force for the call (default: "
+                     "the one set with ``acl.set_soc``). Returns a :class:`Run`.")
+    return bound
+
+
+def convenience_functions() -> dict[str, Any]:
+    """``{"hardsigmoid_backward": fn, ...}``: one function per registered aclnn API."""
+    return {api.convenience: _convenience(api.api) for _, api in registry.aclnn_apis()}
+
+
+_LOG_LINE = re.compile(r"^\[(?P<level>\w+)\] (?P<api>[^:]+): (?P<message>.*)$", re.S)
+
+
+def validation_case(op: str = "hardsigmoid_backward", *, grad_dtype: Any = "float32", self_dtype: Any = "float32",
+                    out_dtype: Any = None, grad_shape: Sequence[int] = (2, 3), self_shape: Sequence[int] = (2, 3),
+                    out_shape: Sequence[int] | None = None, null: Sequence[str] = (), threshold: float = 1.0,
+                    soc: str = "Ascend910B4", **scalars: float) -> dict[str, Any]:
+    """Call an aclnn API (two tensors: a gradient and ``self``) on zero tensors of the given dtypes and shapes;
+    ``null`` names arguments passed as nullptr ("grad", "self", "out", or a scalar such as "threshold").
+    Returns the status, its meaning, the logged message (the check that fired) and the graph -- the data of
+    the validation playground (``viz.validation_playground``)."""
+    from .opdev.errno import describe  # status text; imported here with the other late imports of this module
+    _, api = registry.aclnn_api(op)
+    scalar_values = {sc.name: scalars.get(sc.name, threshold if sc.name == "threshold" else sc.default)
+                     for sc in api.scalars}
+    null = set(null)
+    unknown = null - {"grad", "self", "out", *scalar_values}
+    if unknown:
+        raise ValueError(f"null can name grad, self, out{''.join(', ' + n for n in scalar_values)}; "
+                         f"got {sorted(unknown)}")
+    (g_name, _), (s_name, _) = api.tensors[:2]
+    grad = None if "grad" in null else np.zeros(tuple(grad_shape), dtype=to_numpy(grad_dtype))
+    x = None if "self" in null else np.zeros(tuple(self_shape), dtype=to_numpy(self_dtype))
+    if "out" in null:
+        out: Any = NULLPTR
+    elif out_shape is not None or out_dtype is not None:
+        default = api.default_out({g_name: grad, s_name: x}, out_dtype)
+        dt = default[1] if default is not None else as_acl_dtype(self_dtype)
+        out = np.zeros(tuple(out_shape) if out_shape is not None else tuple(self_shape), dtype=to_numpy(dt))
+    else:
+        out = None
+    args = [grad, x] + [None if name in null else value for name, value in scalar_values.items()]
+    run = call(api.api, *args, soc=soc, out=out)
+    message = run.messages[-1] if run.messages else ""
+    m = _LOG_LINE.match(message)
+    return {"op": run.op, "soc": run.soc, "status": run.status, "meaning": describe(run.status),
+            "check": m["message"] if m else message, "api": m["api"] if m else "", "messages": list(run.messages),
+            "graph": list(run.graph), "run": run}

@@ -1,33 +1,28 @@
 """Tiling, callable on its own: ``tiling.hard_sigmoid_grad(N, "float16", core_num=40, ub_size=196608)``.
 
-A thin front door to the operators' host tiling functions (``ascend_lab/ops/*/op_host.py``). It checks
-arguments with messages that say what to fix and, when ``core_num``/``ub_size`` are not given, takes them
-from the SoC as CANN's tiling does (``GetCoreNumAiv()`` and ``GetCoreMemSize(UB)``): from the ``soc``
-argument (a catalogue name, an entry, a mapping or a callable returning one) or from the SoC in force.
+A thin front door to the operators' host tiling functions (``ascend_lab/ops/*/op_host.py``), one function
+per registered operator, named by its package (``tiling.relu_grad``). It checks arguments with messages
+that say what to fix and, when ``core_num``/``ub_size`` are not given, takes them from the SoC as CANN's
+tiling does (``GetCoreNumAiv()`` and ``GetCoreMemSize(UB)``): from the ``soc`` argument (a catalogue name,
+an entry, a mapping or a callable returning one) or from the SoC in force.
 
 The returned TilingData carries CANN's field names plus ``blockDim`` and ``tilingKey``. The tiling is
-computed for whatever SoC numbers you give; whether the kernel is actually registered for that SoC is a
-separate question (``OP_DEF.registered_for(soc)``).
+computed for whatever SoC numbers you give -- a what-if study: whether the kernel is registered for that
+SoC is a separate question (``registry.get(op).kernel().registered_for(soc)``), and this front door does
+not ask it. ``kernel=`` picks a kernel flavour of the op (default: its first).
 """
 
 from __future__ import annotations
 
+import inspect
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from .base.platform import get_soc
 from .opdev.tiling_data import TilingError, require_count
-from .ops.hard_sigmoid_grad import op_host as _hsg
-from .ops.hard_sigmoid_grad.op_host import HardSigmoidGradTilingData
-from .ops.relu_grad import op_host as _relu
-from .ops.relu_grad.op_host import ReluGradTilingData
-from .ops.threshold_grad_v2_d import op_host as _tgv2d
-from .ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
-
-__all__ = [
-    "HardSigmoidGradTilingData", "ReluGradTilingData", "ThresholdGradV2DTilingData", "TilingError",
-    "hard_sigmoid_grad", "relu_grad", "threshold_grad_v2_d",
-]
+from .ops import registry
+from .ops.spec import OpSpec
 
 
 def _entry_numbers(entry: Any) -> tuple[int, int]:
@@ -50,12 +45,6 @@ def _platform(soc: Any) -> tuple[int, int]:
         if callable(soc) and not hasattr(soc, "vector_core_num"):
             soc = soc()
         return _entry_numbers(soc)
-    try:
-        from .base.platform import get_soc
-    except ImportError as exc:
-        if exc.name not in ("ascend_lab.base.platform", "ascend_lab.opdev"):
-            raise
-        raise ValueError("no SoC catalogue is available: pass core_num= and ub_size= explicitly") from None
     return _entry_numbers(get_soc(soc))
 
 
@@ -73,34 +62,63 @@ def _check_float(what: str, value: Any) -> float:
     return float(value)
 
 
-def hard_sigmoid_grad(total_length: int, dtype: Any, core_num: int | None = None, ub_size: int | None = None,
-                      soc: Any = None, **attrs: float) -> HardSigmoidGradTilingData:
-    """Experimental HardSigmoidGrad tiling (cann_facts §2.1). ``attrs``: ``alpha``, ``beta``."""
-    unknown = sorted(set(attrs) - {"alpha", "beta"})
-    if unknown:
-        raise TypeError(f"HardSigmoidGrad has attrs alpha and beta only; unknown {unknown}")
-    alpha = _check_float("alpha", attrs.get("alpha", _hsg.ALPHA_EXPERIMENTAL))
-    beta = _check_float("beta", attrs.get("beta", _hsg.BETA))
-    total_length = require_count("total_length", total_length)
-    _hsg.OP_DEF.require_dtype(dtype)
+def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: int | None = None,
+            soc: Any = None, kernel: str | None = None, **attrs: Any) -> Any:
+    """The tiling of any registered op: ``compute("ThresholdGradV2D", 10**6, "int8", soc="Ascend910B4")``."""
+    spec = registry.get(op)
+    k = spec.kernel(kernel)
+    attrs = {name: _check_float(name, value) for name, value in spec.check_attrs(attrs).items()}
+    n = require_count(spec.n_name, n)
+    spec.op_def.require_dtype(dtype)
     core_num, ub_size = _resolve(core_num, ub_size, soc)
-    return _hsg.tiling(total_length, dtype, core_num, ub_size, alpha=alpha, beta=beta)
+    return k.tiling(n, dtype, core_num, ub_size, **attrs)
 
 
-def threshold_grad_v2_d(input_num: int, dtype: Any, core_num: int | None = None, ub_size: int | None = None,
-                        soc: Any = None, threshold: float = 1.0) -> ThresholdGradV2DTilingData:
-    """Experimental ThresholdGradV2D tiling (cann_facts §4.1)."""
-    threshold = _check_float("threshold", threshold)
-    input_num = require_count("input_num", input_num)
-    _tgv2d.OP_DEF.require_dtype(dtype)
-    core_num, ub_size = _resolve(core_num, ub_size, soc)
-    return _tgv2d.tiling(input_num, dtype, core_num, ub_size, threshold=threshold)
+def _front_door(spec: OpSpec) -> Callable[..., Any]:
+    """``tiling.<op>(n, dtype, core_num=None, ub_size=None, soc=None, kernel=None, **attrs)`` with the op's
+    own name for ``n`` and its attributes as keyword parameters."""
+    P = inspect.Parameter
+    params = [P(spec.n_name, P.POSITIONAL_OR_KEYWORD), P("dtype", P.POSITIONAL_OR_KEYWORD)]
+    params += [P(name, P.POSITIONAL_OR_KEYWORD, default=None) for name in ("core_num", "ub_size", "soc")]
+    params += [P("kernel", P.KEYWORD_ONLY, default=None)]
+    params += [P(name, P.KEYWORD_ONLY, default=value) for name, value in spec.attrs.items()]
+    sig = inspect.Signature(params)
+
+    def front(*args: Any, **kwargs: Any) -> Any:
+        try:
+            ba = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            valid = ", ".join(spec.attrs) or "none"
+            raise TypeError(f"{spec.key}(): {exc} (its tiling attributes: {valid})") from None
+        ba.apply_defaults()
+        kw = dict(ba.arguments)
+        n, dtype = kw.pop(spec.n_name), kw.pop("dtype")
+        return compute(spec.key, n, dtype, **kw)
+
+    front.__name__ = front.__qualname__ = spec.key
+    front.__signature__ = sig  # type: ignore[attr-defined]
+    kernels = ", ".join(f"{f} ({k.source})" for f, k in spec.kernels.items())
+    front.__doc__ = (f"{spec.op_type} host tiling for ``{spec.n_name}`` elements of ``dtype``. Kernels: {kernels}. "
+                     f"Attributes: {', '.join(f'{k}={v!r}' for k, v in spec.attrs.items()) or 'none'}. "
+                     f"Returns a {next(iter(spec.kernels.values())).tiling_data.__name__}.")
+    return front
 
 
-def relu_grad(input_num: int, dtype: Any, core_num: int | None = None, ub_size: int | None = None,
-              soc: Any = None) -> ReluGradTilingData:
-    """Experimental ReluGrad tiling (cann_facts §5, the §4.1 scheme with ReluGrad's UB budget)."""
-    input_num = require_count("input_num", input_num)
-    _relu.OP_DEF.require_dtype(dtype)
-    core_num, ub_size = _resolve(core_num, ub_size, soc)
-    return _relu.tiling(input_num, dtype, core_num, ub_size)
+def __getattr__(name: str) -> Any:
+    """``tiling.<op>`` and ``tiling.<Op>TilingData`` for every registered op, including ones registered later."""
+    for spec in registry.ops():
+        if name == spec.key:
+            return _front_door(spec)
+        for k in spec.kernels.values():
+            if name == k.tiling_data.__name__:
+                return k.tiling_data
+    raise AttributeError(f"module 'ascend_lab.tiling' has no attribute {name!r}; operators: "
+                         f"{', '.join(s.key for s in registry.ops())}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = ["TilingError", "compute", *(s.key for s in registry.ops()),
+           *sorted({k.tiling_data.__name__ for s in registry.ops() for k in s.kernels.values()})]

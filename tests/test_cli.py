@@ -21,6 +21,7 @@ import ascend_lab as al
 from ascend_lab import cli, tiling
 from ascend_lab.base import platform
 from ascend_lab.dtypes import as_acl_dtype
+from ascend_lab.ops import registry
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg
 from ascend_lab.ops.relu_grad import op_host as relu
 from ascend_lab.ops.threshold_grad_v2_d import op_host as tgv2d
@@ -139,16 +140,12 @@ def test_tiling_matches_facade_and_core_ranges(capsys, op, dtype, soc):
     n = 123457
     code, out, err = call(capsys, "tiling", op, "--n", str(n), "--dtype", dtype, "--soc", soc, "--all")
     assert code == 0 and err == ""
-    func = cli.TILING_OPS[cli._TILING_ALIASES[cli._fold(op)]][0]
-    td = getattr(tiling, func)(n, dtype, soc=soc)
+    spec = registry.get(op)
+    td = getattr(tiling, spec.key)(n, dtype, soc=soc)
     for name, value in td.as_dict().items():
         assert field(out, name) == cli._fmt_value(value)
-    if func == "hard_sigmoid_grad":
-        ranges = hsg.core_ranges(td)
-    elif func == "relu_grad":
-        ranges = relu.core_ranges(td, dtype, n)
-    else:
-        ranges = tgv2d.core_ranges(td, dtype, n)
+    host = {"hard_sigmoid_grad": hsg, "relu_grad": relu, "threshold_grad_v2_d": tgv2d}[spec.key]
+    ranges = host.core_ranges(td, dtype, n)
     rows = table_rows(out)
     assert sorted(rows) == [r["core"] for r in ranges]       # --all: every core listed
     for r in ranges:
@@ -186,10 +183,11 @@ def test_tiling_unusable_ub_factor_exits_1(capsys):
     ("threshold_grad_v2_d", 1_000_001, "int8", 48), ("relu_grad", 77_777, "int64", 5),
 ])
 def test_light_rows_agree_with_core_ranges(op, n, dtype, cores):
-    """The rows used for inputs with millions of tiles follow the same formulas as core_ranges."""
+    """The rows without tile lists (for inputs with millions of tiles) agree with the full core_ranges."""
     td = getattr(tiling, op)(n, dtype, core_num=cores, ub_size=196608)
-    light = cli._light_ranges(op, td, as_acl_dtype(dtype), n)
+    light = registry.get(op).kernel().core_ranges(td, as_acl_dtype(dtype), n, tiles=False)
     full = cli.core_rows(op, td, as_acl_dtype(dtype), n)
+    assert all("tiles" not in r for r in light) and all("tiles" in r for r in full)
     keys = ("core", "kind", "offset", "data_num", "tile_num", "tail", "padded_end", "padding")
     assert [{k: r.get(k, 0) for k in keys} for r in light] == [{k: r[k] for k in keys} for r in full]
 

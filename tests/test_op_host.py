@@ -53,7 +53,7 @@ def test_hsg_core_ranges_example_65():
     ranges = hsg.core_ranges(hsg.tiling(65, "float16", 64, 253952))
     assert len(ranges) == 33
     assert ranges[0] == {"core": 0, "kind": "big", "offset": 0, "data_num": 2, "tile_num": 1, "tail": 2,
-                         "padded_end": 2, "bytes": 4, "tiles": [(0, 0, 2)]}
+                         "padded_end": 2, "padding": 0, "bytes": 4, "tiles": [(0, 0, 2)]}
     assert ranges[32]["offset"] == 64 and ranges[32]["data_num"] == 1 and ranges[32]["kind"] == "small"
 
 

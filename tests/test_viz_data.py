@@ -148,7 +148,7 @@ def test_ub_bar_from_trace_equals_plan():
 @pytest.fixture(scope="module")
 def multi_tile_run():
     """HardSigmoidGrad fp32 on one core with a 16 KB UB (950, no reserve): ubFactor = 512, 5 tiles."""
-    run, note = D.pipeline_run("hard_sigmoid_grad", 2300, "float32", "Ascend950PR", ub_size=16384, core_num=1)
+    run, note = sa.pipeline_run("hard_sigmoid_grad", 2300, "float32", "Ascend950PR", ub_size=16384, core_num=1)
     return run
 
 
@@ -200,7 +200,7 @@ def test_lanes_one_bar_per_copy_and_vector_event(multi_tile_run):
 def test_pipeline_run_equals_run_kernel_when_not_scaled():
     rng = np.random.default_rng(1)
     n = 6000
-    run, note = D.pipeline_run("hard_sigmoid_grad", n, "float16", "Ascend910B4", core_num=2, max_tiles=None)
+    run, note = sa.pipeline_run("hard_sigmoid_grad", n, "float16", "Ascend910B4", core_num=2, max_tiles=None)
     g = np.resize(rng.uniform(-2, 2, 10).astype(np.float16), n)
     ref, _ = sa.run_kernel("hard_sigmoid_grad", g, g, soc="Ascend910B4", core_num=2, cores=[0])
     assert note["n_sim"] == n
@@ -210,7 +210,7 @@ def test_pipeline_run_equals_run_kernel_when_not_scaled():
 
 
 def test_pipeline_run_scales_down_to_max_tiles():
-    run, note = D.pipeline_run("threshold_grad_v2_d", 10**8, "float32", "Ascend910B4", max_tiles=3)
+    run, note = sa.pipeline_run("threshold_grad_v2_d", 10**8, "float32", "Ascend910B4", max_tiles=3)
     td, td_sim = note["tiling"], note["tiling_sim"]
     assert td_sim.tileDataNum == td.tileDataNum and td_sim.blockDim == td.blockDim
     assert note["n_sim"] == td.blockDim * 3 * td.tileDataNum < 10**8
@@ -218,10 +218,10 @@ def test_pipeline_run_scales_down_to_max_tiles():
 
 
 def test_buffer_num_study_double_buffering_helps(multi_tile_run):
-    st = D.buffer_num_study("hard_sigmoid_grad", 2300, "float32", "Ascend950PR", ub_size=16384, core_num=1)
+    st = sa.buffer_num_study("hard_sigmoid_grad", 2300, "float32", "Ascend950PR", ub_size=16384, core_num=1)
     assert st["cycles"][2] == multi_tile_run.trace.cores[0].cycles
     assert st["speedup"] == pytest.approx(st["cycles"][1] / st["cycles"][2]) and st["speedup"] > 1.0
-    assert st["lanes"][1].buffer_num == 1 and st["lanes"][2].buffer_num == 2
+    assert D.lanes(st["runs"][1]).buffer_num == 1 and D.lanes(st["runs"][2]).buffer_num == 2
 
 
 # --- mask steps ---------------------------------------------------------------------------------------------------
@@ -316,17 +316,17 @@ def test_l0_graph_of_a_failed_call():
       "threshold": 0.0}, 161002, "dtype support list"),
 ])
 def test_validation_case_reports_the_check(kw, status, fragment):
-    r = D.validation_case(**kw)
+    r = al.validation_case(**kw)
     assert r["status"] == status and fragment in r["check"] and str(status) in r["meaning"]
     assert r["api"].endswith("GetWorkspaceSize") and r["graph"] == []
 
 
 def test_validation_case_success_graphs():
-    assert D.validation_case(grad_dtype="float16")["graph"].count("Cast") == 1
-    relu = D.validation_case(op="threshold_backward", threshold=0.0)
+    assert al.validation_case(grad_dtype="float16")["graph"].count("Cast") == 1
+    relu = al.validation_case(op="threshold_backward", threshold=0.0)
     assert relu["status"] == 0 and "ReluGrad" in relu["graph"]
-    i64 = D.validation_case(op="threshold_backward", grad_dtype="int64", self_dtype="int64", threshold=0.0,
+    i64 = al.validation_case(op="threshold_backward", grad_dtype="int64", self_dtype="int64", threshold=0.0,
                             soc="Ascend950PR")
     assert i64["status"] == 0 and i64["check"] == ""
     with pytest.raises(ValueError, match="null"):
-        D.validation_case(null=("bias",))
+        al.validation_case(null=("bias",))

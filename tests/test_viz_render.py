@@ -39,7 +39,7 @@ UB_A2 = 196608
 @pytest.fixture(scope="module")
 def run6():
     """Core 0 of HardSigmoidGrad fp16 with a 32 KB UB on the 950: several tiles to pipeline."""
-    run, note = D.pipeline_run("hard_sigmoid_grad", 9000, "float16", "Ascend950PR", ub_size=32768, core_num=1)
+    run, note = sa.pipeline_run("hard_sigmoid_grad", 9000, "float16", "Ascend950PR", ub_size=32768, core_num=1)
     return run
 
 
@@ -109,7 +109,8 @@ def test_trace_figures(run6, snap):
 
 
 def test_buffer_num_figure():
-    fig = viz.plot_buffer_num("hard_sigmoid_grad", 9000, "float16", "Ascend950PR", ub_size=32768, core_num=1)
+    fig = viz.plot_buffer_num(sa.buffer_num_study("hard_sigmoid_grad", 9000, "float16", "Ascend950PR", ub_size=32768,
+                                                  core_num=1))
     check_figure(fig)
     assert "speed-up x" in fig.get_suptitle()
 

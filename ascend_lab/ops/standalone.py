@@ -18,28 +18,21 @@ from ..ascendc import KernelRun, reserved_ub_bytes
 from ..ascendc.launcher import launch as _launch
 from ..base.platform import SocInfo, get_soc
 from ..dtypes import as_acl_dtype, to_numpy
-from .hard_sigmoid_grad import op_host as hs_host
-from .hard_sigmoid_grad import op_kernel as hs_kernel
+from . import registry
 from .kernel_args import gm_from_array
-from .relu_grad import op_host as relu_host
-from .threshold_grad_v2_d import op_host as tg_host
-from .threshold_grad_v2_d import op_kernel as tg_kernel
+from .spec import KernelSpec, OpSpec
 
-#: op name -> (CANN op type, op_host module)
-OPS: dict[str, tuple[str, Any]] = {
-    "hard_sigmoid_grad": ("HardSigmoidGrad", hs_host),
-    "threshold_grad_v2_d": ("ThresholdGradV2D", tg_host),
-    "relu_grad": ("ReluGrad", relu_host),
-}
-_ALIASES = {v[0].lower(): k for k, v in OPS.items()} | {k: k for k in OPS}
+BUFFER_NUMS = (1, 2, 3, 4)
 
 
 def op_key(op: str) -> str:
     """``"HardSigmoidGrad"`` / ``"hard_sigmoid_grad"`` -> ``"hard_sigmoid_grad"``; unknown -> ValueError."""
-    key = _ALIASES.get(str(op).lower().replace("-", "_"))
-    if key is None:
-        raise ValueError(f"unknown op {op!r}; choose one of {', '.join(OPS)}")
-    return key
+    return registry.get(op).key
+
+
+def _kernel(op: str | OpSpec, kernel: str | None) -> tuple[OpSpec, KernelSpec]:
+    spec = registry.get(op)
+    return spec, spec.kernel(kernel)
 
 
 def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_size: int | None = None) -> SocInfo:
@@ -57,77 +50,155 @@ def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_s
     return dataclasses.replace(info, **changes) if changes else info
 
 
-def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, threshold: float = 1.0) -> Any:
-    """The TilingData the op's host tiling computes for ``n`` elements on ``soc``."""
-    key = op_key(op)
-    host = OPS[key][1]
-    if key == "hard_sigmoid_grad":
-        return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size)
-    if key == "threshold_grad_v2_d":
-        return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size, threshold=threshold)
-    return host.tiling(n, dtype, soc.vector_core_num, soc.ub_size)
+def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, kernel: str | None = None, **attrs: Any) -> Any:
+    """The TilingData the op's host tiling computes for ``n`` elements on ``soc`` (any SoC: a what-if study).
+
+    ``attrs`` are the op's tiling attributes (``threshold``, ``alpha``...); ones the op does not have are
+    ignored, so one call can serve every op (an explorer passes its threshold whatever the op)."""
+    spec, k = _kernel(op, kernel)
+    mine = {name: value for name, value in attrs.items() if name in spec.attrs}
+    return k.tiling(n, dtype, soc.vector_core_num, soc.ub_size, **mine)
 
 
-def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2) -> tuple[Any, dict[str, Any]]:
+def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2,
+                 kernel: str | None = None) -> tuple[Any, dict[str, Any]]:
     """The op's ``__global__`` entry and its template arguments (``schMode`` from the tiling key for
     HardSigmoidGrad; ``DTYPE_INPUT_GRADIENT`` for ThresholdGradV2D / ReluGrad), ready for ``launch``."""
-    key = op_key(op)
-    if key == "hard_sigmoid_grad":
-        return hs_kernel.hard_sigmoid_grad, {"schMode": td.tilingKey, "bufferNum": buffer_num}
-    return tg_kernel.threshold_grad_v2_d, {"dtype": to_numpy(dtype), "relu": key == "relu_grad",
-                                           "bufferNum": buffer_num}
+    _, k = _kernel(op, kernel)
+    return k.entry, k.template(td, as_acl_dtype(dtype), buffer_num)
+
+
+def _check_buffer_num(buffer_num: Any) -> int:
+    if buffer_num not in BUFFER_NUMS:
+        raise ValueError(f"buffer_num must be 1, 2, 3 or 4 (BUFFER_NUM blocks per queue), got {buffer_num!r}")
+    return int(buffer_num)
 
 
 def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float = 1.0,
                soc: str | SocInfo | None = "Ascend910B4", core_num: int | None = None, ub_size: int | None = None,
                buffer_num: int = 2, record: bool = True, snapshot: bool = False,
-               cores: list[int] | None = None) -> tuple[KernelRun, np.ndarray]:
+               cores: list[int] | None = None, kernel: str | None = None) -> tuple[KernelRun, np.ndarray]:
     """Tile and launch ``op`` on flat copies of ``grad`` / ``feat``; returns (run, output)."""
-    key = op_key(op)
+    spec, k = _kernel(op, kernel)
     grad = np.asarray(grad)
     feat = np.asarray(feat)
     if grad.shape != feat.shape or grad.dtype != feat.dtype:
         raise ValueError(f"grad and feat must have one shape and dtype, got {grad.shape} {grad.dtype} and "
                          f"{feat.shape} {feat.dtype}")
-    if buffer_num not in (1, 2, 3, 4):
-        raise ValueError(f"buffer_num must be 1, 2, 3 or 4 (BUFFER_NUM blocks per queue), got {buffer_num!r}")
+    buffer_num = _check_buffer_num(buffer_num)
     info = make_soc(soc, core_num, ub_size)
     dtype = as_acl_dtype(grad.dtype)
     n = grad.size
-    td = tiling_for(key, n, dtype, info, threshold)
+    td = tiling_for(spec, n, dtype, info, k.flavour, threshold=threshold)
     out = np.zeros(n, dtype=grad.dtype)
-    args = [gm_from_array(grad, "grad"), gm_from_array(feat, "feat"), gm_from_array(out, "out")]
-    entry, template = kernel_entry(key, td, dtype, buffer_num)
+    args = [gm_from_array(grad, k.args[0]), gm_from_array(feat, k.args[1]), gm_from_array(out, k.args[2])]
+    entry, template = kernel_entry(spec, td, dtype, buffer_num, k.flavour)
     run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
-                  kernel_name=OPS[key][0], tiling_data=td, cores=cores, snapshot=snapshot, **template)
+                  kernel_name=spec.op_type, tiling_data=td, cores=cores, snapshot=snapshot, **template)
     result = args[2].ptr.allocation.buffer[:out.nbytes].view(grad.dtype).reshape(grad.shape).copy()
     return run, result
 
 
 def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B4", *, core_num: int | None = None,
             ub_size: int | None = None, buffer_num: int = 2, core: int = 0, threshold: float = 1.0,
-            tiling_ub_size: int | None = None) -> dict[str, Any]:
+            tiling_ub_size: int | None = None, kernel: str | None = None) -> dict[str, Any]:
     """The UB layout core ``core`` would build for ``n`` elements (its Init only), with the capacity,
     the library's reserved bytes and, when the plan does not fit, the overflow in bytes.
 
     ``tiling_ub_size`` lets the tiling believe in another UB size than the core has (a classic bug:
     the plan then overflows); ``buffer_num`` 3 or 4 shows why the kernels stop at double buffering."""
-    key = op_key(op)
+    spec, k = _kernel(op, kernel)
     info = make_soc(soc, core_num, ub_size)
     dt = as_acl_dtype(dtype)
-    td = tiling_for(key, n, dt, make_soc(info, None, tiling_ub_size) if tiling_ub_size else info, threshold)
+    td = tiling_for(spec, n, dt, make_soc(info, None, tiling_ub_size) if tiling_ub_size else info, k.flavour,
+                    threshold=threshold)
     item = to_numpy(dt).itemsize
-    args = [gm_from_array(None, name, n * item) for name in ("grad", "feat", "out")]   # Init reads no data
-    entry, template = kernel_entry(key, td, dt, buffer_num)
+    args = [gm_from_array(None, name, n * item) for name in k.args]   # Init reads no data
+    entry, template = kernel_entry(spec, td, dt, buffer_num, k.flavour)
     run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=False,
-                  kernel_name=OPS[key][0], tiling_data=td, cores=[min(core, td.blockDim - 1)], plan_only=True,
+                  kernel_name=spec.op_type, tiling_data=td, cores=[min(core, td.blockDim - 1)], plan_only=True,
                   **template)
     buffers = next(iter(run.trace.ub_layout.values()), [])
     used = max((b.offset + b.size for b in buffers), default=0)
     reserved = min(reserved_ub_bytes(info), info.ub_size)
     usable = info.ub_size - reserved
-    return {"op": OPS[key][0], "dtype": dt.short, "soc": info.name, "tiling": td, "buffers": buffers,
+    return {"op": spec.op_type, "dtype": dt.short, "soc": info.name, "tiling": td, "buffers": buffers,
             "capacity": info.ub_size, "reserved": reserved, "usable": usable, "used": used,
             "free": max(usable - used, 0), "overflow": max(used - usable, 0), "buffer_num": buffer_num,
             "elements_per_tile": getattr(td, "ubFactor", None) or getattr(td, "tileDataNum", None)}
 
+
+
+# --- simulation drivers for figures and explorers (viz draws their results; it never launches) -------------
+def core_cycles(trace: Any, core: int) -> float:
+    """Estimated cycles of one core in a trace (its own end, not the launch's)."""
+    for c in trace.cores:
+        if c.core == core:
+            return float(c.cycles)
+    return max((e.end for e in trace.events if e.core == core), default=0.0)
+
+
+def _sample(rng: np.random.Generator, n: int, npdt: np.dtype, lo: float, hi: float) -> np.ndarray:
+    values = rng.uniform(lo, hi, n)
+    if npdt.kind in "iu":
+        info = np.iinfo(npdt)
+        return np.clip(np.round(values * 8), info.min, info.max).astype(npdt)
+    return values.astype(npdt)
+
+
+def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_num: int | None = None,
+                 ub_size: int | None = None, buffer_num: int = 2, max_tiles: int | None = 6, threshold: float = 1.0,
+                 snapshot: bool = False, seed: int = 0, kernel: str | None = None) -> tuple[KernelRun, dict[str, Any]]:
+    """Simulate core 0 of ``op`` on ``n`` elements, cheaply enough for a live figure.
+
+    When core 0 would run more than ``max_tiles`` tiles, the run uses a smaller tensor that gives every core
+    exactly ``max_tiles`` full tiles with the same tile size and the same number of active cores (so the
+    cost model's share of GM bandwidth is unchanged): the lanes are then core 0's first ``max_tiles`` tiles.
+    Only core 0's slice of global memory is allocated (``run_kernel`` would copy the whole tensors), but the
+    kernel arguments keep the full tensor sizes, so the launch and its cost model see the real problem.
+    Returns the run and a note saying which N was simulated.
+    """
+    spec, k = _kernel(op, kernel)
+    info = make_soc(soc, core_num, ub_size)
+    dt = as_acl_dtype(dtype)
+    buffer_num = _check_buffer_num(buffer_num)
+    td = tiling_for(spec, n, dt, info, k.flavour, threshold=threshold)
+    first = k.core_ranges(td, dt, n, tiles=False)[0]
+    n_sim, sim_info, td_sim = int(n), info, td
+    if max_tiles is not None and first["tile_num"] > max_tiles:
+        n_sim = td.blockDim * max_tiles * getattr(td, k.tile_field)
+        sim_info = make_soc(info, td.blockDim, None)
+        td_sim = tiling_for(spec, n_sim, dt, sim_info, k.flavour, threshold=threshold)
+        first = k.core_ranges(td_sim, dt, n_sim, tiles=False)[0]
+    npdt = to_numpy(dt)
+    extent = int(first["padded_end"])                       # elements core 0 reads and writes
+    rng = np.random.default_rng(seed)
+    pattern = min(extent, 4096)
+    feat = np.resize(_sample(rng, pattern, npdt, lo=-4.0, hi=4.0), extent)
+    grad = np.resize(_sample(rng, pattern, npdt, lo=-2.0, hi=2.0), extent)
+    args = [gm_from_array(a, name, n_sim * npdt.itemsize) for a, name in
+            zip((grad, feat, np.zeros(extent, npdt)), k.args, strict=True)]
+    entry, template = kernel_entry(spec, td_sim, dt, buffer_num, k.flavour)
+    run = _launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
+                  kernel_name=spec.op_type, tiling_data=td_sim, cores=[0], snapshot=snapshot, **template)
+    note = (f"core 0 of N = {n:,}" if n_sim == n else
+            f"core 0's first {max_tiles} tiles (simulated on N = {n_sim:,}: same tile size and blockDim)")
+    return run, {"n": int(n), "n_sim": n_sim, "tiling": td, "tiling_sim": td_sim, "note": note, "soc": info}
+
+
+def buffer_num_study(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", **kw: Any) -> dict[str, Any]:
+    """Core 0 with BUFFER_NUM = 1 and 2 on the same data; ``speedup`` = cycles(1) / cycles(2) of core 0.
+    ``kw`` goes to :func:`pipeline_run`. ``viz.plot_buffer_num`` draws the result."""
+    runs = {bn: pipeline_run(op, n, dtype, soc, buffer_num=bn, **kw)[0] for bn in (1, 2)}
+    cycles = {bn: core_cycles(r.trace, 0) for bn, r in runs.items()}
+    return {"op": registry.get(op).op_type, "n": int(n), "dtype": as_acl_dtype(dtype).short, "runs": runs,
+            "cycles": cycles, "speedup": cycles[1] / cycles[2] if cycles[2] else float("nan")}
+
+
+def stepper_run(op: str = "hard_sigmoid_grad", dtype: Any = "float32", n: int = 224, soc: str = "Ascend950PR",
+                ub_size: int | None = 4096, core_num: int | None = 1, threshold: float = 1.0) -> KernelRun:
+    """A small snapshot run for the kernel stepper: by default HardSigmoidGrad float32 on one core with a 4 KB
+    UB, so N = 224 becomes a 128-element tile (two 256-byte repeats) and a 96-element tail tile."""
+    run, _ = pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, threshold=threshold,
+                          snapshot=True, max_tiles=None)
+    return run

@@ -5,28 +5,29 @@ drawn with one palette (:mod:`.style`): MTE2 blue, V orange, MTE3 green, S grey;
 buffers in the colour of the pipe that owns them; red only for "over capacity" or "past the logical end".
 
 * figures: ``plot_tile_map``, ``plot_ub_layout``, ``plot_ub_occupancy``, ``plot_pipeline``, ``plot_buffer_num``,
-  ``plot_mask_steps``, ``plot_dtype_tables``, ``plot_support``, ``plot_l0_graph``
+  ``plot_mask_steps``, ``plot_dtype_tables``, ``plot_support``, ``plot_l0_graph``, ``plot_cann_stack``
 * animations: ``animate_pipeline``, ``animate_ub``, ``animate_mask_steps``; page HTML with ``anim_html``
 * explorers (live in Jupyter, or ``static=True`` for the kernel-free site): ``tiling_explorer``,
   ``validation_playground``, ``kernel_stepper``; ``static_slider`` for your own precomputed states
 
-matplotlib is imported here, never by ``import ascend_lab``; ipywidgets only when an explorer is built.
+viz is a client of data: it draws traces, TilingData, core ranges, UB plans and runs that the layers below
+computed (``ascend_lab.ops.standalone`` runs kernels for figures: ``pipeline_run``, ``buffer_num_study``,
+``stepper_run``; ``ascend_lab.validation_case`` calls the aclnn APIs). The explorers ask those same
+functions for each new state. matplotlib is imported here, never by ``import ascend_lab``; ipywidgets
+only when an explorer is built.
 """
 
 from .animations import animate_mask_steps, animate_pipeline, animate_ub
 from .data import (
-    buffer_num_study,
     cancast_matrix,
     l0_graph,
     lanes,
     mask_steps,
     occupancy,
-    pipeline_run,
     promote_matrix,
     support_table,
     tile_map,
     ub_bar,
-    validation_case,
 )
 from .explorers import kernel_stepper, tiling_explorer, validation_playground
 from .figures import (
@@ -41,12 +42,14 @@ from .figures import (
     plot_ub_occupancy,
 )
 from .html import anim_html, frame_count, static_slider
+from .stack import plot_cann_stack
 from .style import png_bytes
 
 __all__ = [
-    "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html", "buffer_num_study",
-    "cancast_matrix", "frame_count", "kernel_stepper", "l0_graph", "lanes", "mask_steps", "occupancy", "pipeline_run",
-    "plot_buffer_num", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline", "plot_support",
+    "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html",
+    "cancast_matrix", "frame_count", "kernel_stepper", "l0_graph", "lanes", "mask_steps", "occupancy",
+    "plot_buffer_num", "plot_cann_stack", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline",
+    "plot_support",
     "plot_tile_map", "plot_ub_layout", "plot_ub_occupancy", "png_bytes", "promote_matrix", "static_slider",
-    "support_table", "tile_map", "tiling_explorer", "ub_bar", "validation_case", "validation_playground",
+    "support_table", "tile_map", "tiling_explorer", "ub_bar", "validation_playground",
 ]

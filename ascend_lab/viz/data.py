@@ -16,23 +16,23 @@ from typing import Any
 import numpy as np
 
 from ..acl.types import aclDataType
-from ..ascendc import launch, reserved_ub_bytes
+from ..ascendc import reserved_ub_bytes
 from ..ascendc.launcher import KernelRun
 from ..ascendc.trace import Event, Trace, UBBuffer
 from ..base import platform
-from ..dtypes import as_acl_dtype, itemsize, to_numpy
+from ..dtypes import as_acl_dtype, itemsize
 from ..opdev.data_type_utils import PROMOTE_DTYPES, CanCast, PromoteType
 from ..opdev.errno import describe
+from ..ops import registry
 from ..ops import standalone as sa
-from ..ops.kernel_args import gm_from_array
 
 REPEAT_BYTES = 256              # one vector repeat (CompareScalar/Select work on whole repeats)
 LANE_PIPES = ("MTE2", "V", "MTE3")
 
 __all__ = [
     "LaneBar", "Lanes", "MaskRow", "Occupancy", "TileMap", "TileSegment", "UBBar", "UBInterval", "UBSegment",
-    "buffer_num_study", "cancast_matrix", "l0_graph", "lanes", "mask_steps", "occupancy", "pipeline_run",
-    "promote_matrix", "support_table", "tile_map", "ub_bar", "validation_case",
+    "cancast_matrix", "l0_graph", "lanes", "mask_steps", "occupancy", "promote_matrix", "support_table",
+    "tile_map", "ub_bar",
 ]
 
 
@@ -68,9 +68,6 @@ class TileMap:
     labels: dict[str, str]              # legend text: "big", "small", "tail", "padding"
 
 
-_HSG_DTYPE_BY_KEY = {0: "float32", 1: "float16", 2: "bfloat16"}
-
-
 def _tiling_of(source: Any) -> Any:
     """A TilingData, or something carrying one (a ``Run``, a ``KernelRun``, a ``ub_plan`` dict)."""
     if isinstance(source, dict) and "tiling" in source:
@@ -83,38 +80,42 @@ def _tiling_of(source: Any) -> Any:
     raise TypeError(f"need a TilingData (or a run/plan carrying one), got {type(source).__name__}")
 
 
-def _op_of(td: Any) -> str:
-    return type(td).__name__.removesuffix("TilingData")
-
-
-def tile_map(source: Any, dtype: Any = None, n: int | None = None) -> TileMap:
+def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: list[dict[str, Any]] | None = None,
+             tile_field: str | None = None) -> TileMap:
     """Per-core tile assignment of a tiling: one segment per tile, from the op's ``core_ranges``.
 
-    HardSigmoidGrad's tiling knows its dtype (tilingKey) and N (totalLength). ThresholdGradV2D/ReluGrad
-    tilings need ``dtype`` (for bytes) and ``n`` (to show the 256-byte padding past the logical end);
-    a ``Run`` supplies both.
+    The registry finds the op from the TilingData's class. Some tilings know their dtype (HardSigmoidGrad's
+    tilingKey) and N (totalLength); others need ``dtype`` (for bytes) and ``n`` (to show the padding past
+    the logical end); a ``Run`` supplies both. For a tiling of an op that is not registered (a learner's),
+    pass its per-core ``ranges`` (``core_ranges`` rows) and the ``tile_field`` naming the tile size.
     """
     td = _tiling_of(source)
-    op = _op_of(td)
+    if ranges is not None:
+        return _tile_map_from(td, dtype, n, ranges, tile_field or "ubFactor",
+                              type(td).__name__.removesuffix("TilingData"))
+    spec, kernel = registry.op_for_tiling(td)
     out = getattr(source, "out", None)
+    if dtype is None and out is not None:
+        dtype = out.dtype
+    if dtype is None:
+        dtype = kernel.tiling_dtype(td)
+    if dtype is None:
+        raise ValueError(f"{spec.op_type} tilings do not record their dtype: pass dtype= (and n= for the padding)")
+    dt = as_acl_dtype(dtype).short
+    if n is None and out is not None:
+        n = int(out.size)
+    if n is None:
+        n = getattr(td, "totalLength", None)
+    return _tile_map_from(td, dt, n, kernel.core_ranges(td, dt, n), kernel.tile_field, spec.op_type)
+
+
+def _tile_map_from(td: Any, dtype: Any, n: int | None, cores: list[dict[str, Any]], tile_field: str,
+                   op: str) -> TileMap:
     fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
-    if hasattr(td, "blockFactor"):
-        from ..ops.hard_sigmoid_grad import op_host as host
-        dt = _HSG_DTYPE_BY_KEY.get(td.tilingKey, "float32") if dtype is None else as_acl_dtype(dtype).short
-        n = td.totalLength if n is None else int(n)
-        cores = host.core_ranges(td)
-        tile_field, tile_elems = "ubFactor", td.ubFactor
-    else:
-        from ..ops.threshold_grad_v2_d import op_host as host
-        if dtype is None and out is not None:
-            dtype = out.dtype
-        if dtype is None:
-            raise ValueError(f"{op} tilings do not record their dtype: pass dtype= (and n= for the padding)")
-        dt = as_acl_dtype(dtype).short
-        if n is None and out is not None:
-            n = int(out.size)
-        cores = host.core_ranges(td, dt, n)
-        tile_field, tile_elems = "tileDataNum", td.tileDataNum
+    if dtype is None:
+        raise ValueError(f"{op} tilings do not record their dtype: pass dtype=")
+    dt = as_acl_dtype(dtype).short
+    tile_elems = getattr(td, tile_field)
     item = itemsize(dt)
     segments = []
     for c in cores:
@@ -277,7 +278,7 @@ def occupancy(source: Any, core: int = 0) -> Occupancy:
     open_: dict[str, tuple[Event, int | None]] = {}
     intervals: list[UBInterval] = []
     kinds = {b.name: b.kind for b in bar.buffers}
-    end_time = _core_cycles(trace, core)
+    end_time = sa.core_cycles(trace, core)
     for e in trace.events:
         if e.core != core or e.pipe != "S" or e.ub is None:
             continue
@@ -301,13 +302,6 @@ def occupancy(source: Any, core: int = 0) -> Occupancy:
              f"AllocTensor and FreeTensor; peak {peak:,} B of {bar.usable:,} B usable")
     return Occupancy(times, used, intervals, static, static_bytes, bar.capacity, bar.usable, peak, end_time, title,
                      by_kind)
-
-
-def _core_cycles(trace: Trace, core: int) -> float:
-    for c in trace.cores:
-        if c.core == core:
-            return float(c.cycles)
-    return max((e.end for e in trace.events if e.core == core), default=0.0)
 
 
 # --- pipeline lanes --------------------------------------------------------------------------------------------
@@ -363,7 +357,7 @@ def lanes(source: Any, cores: Sequence[int] | None = None) -> Lanes:
             if e.pipe in LANE_PIPES:
                 bars.append(LaneBar(c, e.pipe, e.start, e.end, tile, e.instr, e.buffer, e.ub))
                 busy[(c, e.pipe)] = busy.get((c, e.pipe), 0.0) + (e.end - e.start)
-    makespan = {c: _core_cycles(trace, c) for c in cores}
+    makespan = {c: sa.core_cycles(trace, c) for c in cores}
     tiles = 1 + max((b.tile for b in bars if b.tile is not None), default=-1)
     bn = trace.meta.get("bufferNum")
     span = max(makespan.values(), default=0.0)
@@ -371,64 +365,6 @@ def lanes(source: Any, cores: Sequence[int] | None = None) -> Lanes:
              f"{_span(list(cores))}, {tiles} tile{'s' if tiles != 1 else ''}{' per core' if len(cores) > 1 else ''}"
              + (f", BUFFER_NUM = {bn}" if bn is not None else "") + f": {span:,.0f} cycles")
     return Lanes(bars, list(cores), makespan, busy, tiles, bn, title)
-
-
-def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_num: int | None = None,
-                 ub_size: int | None = None, buffer_num: int = 2, max_tiles: int | None = 6, threshold: float = 1.0,
-                 snapshot: bool = False, seed: int = 0) -> tuple[KernelRun, dict[str, Any]]:
-    """Simulate core 0 of ``op`` on ``n`` elements, cheaply enough for a live figure.
-
-    When core 0 would run more than ``max_tiles`` tiles, the run uses a smaller tensor that gives every core
-    exactly ``max_tiles`` full tiles with the same tile size and the same number of active cores (so the
-    cost model's share of GM bandwidth is unchanged): the lanes are then core 0's first ``max_tiles`` tiles.
-    Only core 0's slice of global memory is allocated (``run_kernel`` would copy the whole tensors), but the
-    kernel arguments keep the full tensor sizes, so the launch and its cost model see the real problem.
-    Returns the run and a note saying which N was simulated.
-    """
-    key = sa.op_key(op)
-    info = sa.make_soc(soc, core_num, ub_size)
-    dt = as_acl_dtype(dtype)
-    if buffer_num not in (1, 2, 3, 4):
-        raise ValueError(f"buffer_num must be 1, 2, 3 or 4, got {buffer_num!r}")
-    td = sa.tiling_for(key, n, dt, info, threshold)
-    first = tile_map(td, dt, n).cores[0]
-    n_sim, sim_info, td_sim = int(n), info, td
-    if max_tiles is not None and first["tile_num"] > max_tiles:
-        tile = td.ubFactor if hasattr(td, "ubFactor") else td.tileDataNum
-        n_sim = td.blockDim * max_tiles * tile
-        sim_info = sa.make_soc(info, td.blockDim, None)
-        td_sim = sa.tiling_for(key, n_sim, dt, sim_info, threshold)
-        first = tile_map(td_sim, dt, n_sim).cores[0]
-    npdt = to_numpy(dt)
-    extent = int(first["padded_end"])                       # elements core 0 reads and writes
-    rng = np.random.default_rng(seed)
-    pattern = min(extent, 4096)
-    feat = np.resize(_sample(rng, pattern, npdt, lo=-4.0, hi=4.0), extent)
-    grad = np.resize(_sample(rng, pattern, npdt, lo=-2.0, hi=2.0), extent)
-    args = [gm_from_array(a, name, n_sim * npdt.itemsize) for a, name in
-            ((grad, "grad"), (feat, "feat"), (np.zeros(extent, npdt), "out"))]
-    entry, template = sa.kernel_entry(key, td_sim, dt, buffer_num)
-    run = launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
-                 kernel_name=sa.OPS[key][0], tiling_data=td_sim, cores=[0], snapshot=snapshot, **template)
-    note = (f"core 0 of N = {n:,}" if n_sim == n else
-            f"core 0's first {max_tiles} tiles (simulated on N = {n_sim:,}: same tile size and blockDim)")
-    return run, {"n": int(n), "n_sim": n_sim, "tiling": td, "tiling_sim": td_sim, "note": note, "soc": info}
-
-
-def _sample(rng: np.random.Generator, n: int, npdt: np.dtype, lo: float, hi: float) -> np.ndarray:
-    values = rng.uniform(lo, hi, n)
-    if npdt.kind in "iu":
-        info = np.iinfo(npdt)
-        return np.clip(np.round(values * 8), info.min, info.max).astype(npdt)
-    return values.astype(npdt)
-
-
-def buffer_num_study(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", **kw: Any) -> dict[str, Any]:
-    """Core 0 with BUFFER_NUM = 1 and 2 on the same data; ``speedup`` = cycles(1) / cycles(2) of core 0."""
-    runs = {bn: pipeline_run(op, n, dtype, soc, buffer_num=bn, **kw)[0] for bn in (1, 2)}
-    cycles = {bn: _core_cycles(r.trace, 0) for bn, r in runs.items()}
-    return {"runs": runs, "lanes": {bn: lanes(r.trace) for bn, r in runs.items()}, "cycles": cycles,
-            "speedup": cycles[1] / cycles[2] if cycles[2] else float("nan")}
 
 
 # --- mask / select steps -----------------------------------------------------------------------------------------
@@ -508,28 +444,25 @@ SUPPORT_DTYPES = ("float32", "float16", "bfloat16", "int8", "uint8", "int32", "i
 
 
 def support_table(socs: Sequence[str] | None = None) -> dict[str, Any]:
-    """The dtype support list of each operator on each SoC, from the ops' own ``GetDtypeSupportList``.
+    """The dtype support list of every registered aclnn API on each SoC, from the ops' own ``GetDtypeSupportList``.
 
-    ``"HardsigmoidBackward"``: bool [soc, dtype]. ``"ThresholdBackward"``: int [soc, dtype], 2 = supported
-    for any threshold, 1 = only when the threshold is 0 (ReluGrad; int64 on the 950), 0 = not supported.
+    One entry per API, keyed by its name without ``aclnn`` (``"HardsigmoidBackward"``). An API whose list does
+    not depend on its scalars gives bool [soc, dtype]; one with several ``support_cases`` (ThresholdBackward:
+    threshold 1 and threshold 0) gives int [soc, dtype] = the number of cases that accept the dtype, so for
+    ThresholdBackward 2 = any threshold, 1 = only when the threshold is 0 (ReluGrad; int64 on the 950).
     """
-    from ..ops.hard_sigmoid_grad import op_api as hs
-    from ..ops.threshold_grad_v2_d import op_api as th
     names = list(socs or platform.socs())
     dts = [as_acl_dtype(d) for d in SUPPORT_DTYPES]
-    hsg = np.zeros((len(names), len(dts)), dtype=bool)
-    thr = np.zeros((len(names), len(dts)), dtype=int)
-    for i, name in enumerate(names):
-        with platform.soc(name):
-            hs_list = hs.GetDtypeSupportList()
-            any_thr = th.GetDtypeSupportList(threshold=1.0)
-            zero_thr = th.GetDtypeSupportList(threshold=0.0)
-        for j, d in enumerate(dts):
-            hsg[i, j] = d in hs_list
-            thr[i, j] = 2 if d in any_thr else (1 if d in zero_thr else 0)
-    return {"socs": names, "dtypes": [d.short for d in dts], "HardsigmoidBackward": hsg, "ThresholdBackward": thr}
-
-
+    out: dict[str, Any] = {"socs": names, "dtypes": [d.short for d in dts]}
+    for _, api in registry.aclnn_apis():
+        table = np.zeros((len(names), len(dts)), dtype=int)
+        for i, name in enumerate(names):
+            with platform.soc(name):
+                lists = [api.dtype_support(**case) for case in api.support_cases]
+            for j, d in enumerate(dts):
+                table[i, j] = sum(d in lst for lst in lists)
+        out[api.name] = table.astype(bool) if len(api.support_cases) == 1 else table
+    return out
 # --- L0 graph ------------------------------------------------------------------------------------------------------
 def _tensor_text(t: Any) -> str:
     return f"{t.dtype.short}{list(t.view_dims)}"
@@ -567,47 +500,3 @@ def l0_graph(run: Any) -> dict[str, Any]:
         else describe(status))
     return {"title": title, "status": status, "nodes": nodes, "edges": sorted(set(edges)),
             "messages": list(getattr(run, "messages", []))}
-
-
-# --- validation ------------------------------------------------------------------------------------------------------
-_LOG_LINE = re.compile(r"^\[(?P<level>\w+)\] (?P<api>[^:]+): (?P<message>.*)$", re.S)
-
-
-def validation_case(op: str = "hardsigmoid_backward", *, grad_dtype: Any = "float32", self_dtype: Any = "float32",
-                    out_dtype: Any = None, grad_shape: Sequence[int] = (2, 3), self_shape: Sequence[int] = (2, 3),
-                    out_shape: Sequence[int] | None = None, null: Sequence[str] = (), threshold: float = 1.0,
-                    soc: str = "Ascend910B4") -> dict[str, Any]:
-    """Call the aclnn API (through ``al.hardsigmoid_backward`` / ``al.threshold_backward``) on zero tensors
-    of the given dtypes and shapes; ``null`` names arguments passed as nullptr ("grad", "self", "out",
-    "threshold"). Returns the status, its meaning, the logged message (the check that fired) and the graph."""
-    from .. import run as al_run
-    null = set(null)
-    unknown = null - {"grad", "self", "out", "threshold"}
-    if unknown:
-        raise ValueError(f"null can name grad, self, out, threshold; got {sorted(unknown)}")
-    grad = None if "grad" in null else np.zeros(tuple(grad_shape), dtype=to_numpy(grad_dtype))
-    x = None if "self" in null else np.zeros(tuple(self_shape), dtype=to_numpy(self_dtype))
-    if "out" in null:
-        out: Any = al_run.NULLPTR
-    elif out_shape is not None or out_dtype is not None:
-        shape = tuple(out_shape) if out_shape is not None else tuple(self_shape)
-        if out_dtype is not None:
-            dt = to_numpy(out_dtype)
-        elif grad is not None and x is not None and op.startswith("hard"):
-            promoted = PromoteType(grad.dtype, x.dtype)
-            dt = to_numpy(x.dtype if promoted == aclDataType.ACL_DT_UNDEFINED else promoted)
-        else:
-            dt = to_numpy(self_dtype)
-        out = np.zeros(shape, dtype=dt)
-    else:
-        out = None
-    if op.startswith("hard"):
-        run = al_run.hardsigmoid_backward(grad, x, soc=soc, out=out)
-    else:
-        thr = None if "threshold" in null else threshold
-        run = al_run.threshold_backward(grad, x, thr, soc=soc, out=out)
-    message = run.messages[-1] if run.messages else ""
-    m = _LOG_LINE.match(message)
-    return {"op": run.op, "soc": run.soc, "status": run.status, "meaning": describe(run.status),
-            "check": m["message"] if m else message, "api": m["api"] if m else "", "messages": list(run.messages),
-            "graph": list(run.graph), "run": run}

@@ -20,7 +20,9 @@ from typing import Any
 from ..base import platform
 from ..dtypes import as_acl_dtype
 from ..opdev.tiling_data import TilingError
+from ..ops import registry
 from ..ops import standalone as sa
+from ..run import validation_case
 from . import data as D
 from . import figures as F
 from . import style as S
@@ -29,12 +31,14 @@ from .html import static_slider
 __all__ = ["StepperView", "TilingView", "kernel_stepper", "tiling_explorer",
            "validation_playground"]
 
-OP_NAMES = {key: cann for key, (cann, _) in sa.OPS.items()}
+def op_names() -> dict[str, str]:
+    """Registered ops: package key -> CANN op type (the explorer's menu)."""
+    return {spec.key: spec.op_type for spec in registry.ops()}
 
 
 def op_dtypes(op: str) -> list[str]:
     """Input dtypes the op's definition (OP_DEF) accepts, e.g. HardSigmoidGrad: float32, float16, bfloat16."""
-    return [d.short for d in sa.OPS[sa.op_key(op)][1].OP_DEF.dtypes]
+    return [d.short for d in registry.get(op).dtypes]
 
 
 def _axes(fig: Any, left: float, bottom: float, height: float, right: float = 0.25) -> Any:
@@ -79,12 +83,13 @@ class TilingView:
             state: dict[str, Any] = {"op": key, "dtype": dt, "n": n, "buffer_num": buffer_num}
             try:
                 info = sa.make_soc(soc, core_num or None, ub_size or None)
-                td = sa.tiling_for(key, n, dt, info, threshold)
+                td = sa.tiling_for(key, n, dt, info, threshold=threshold)
                 tm = D.tile_map(td, dt, n)
                 if not tm.cores:
                     raise TilingError("nothing to tile: N is 0")
             except (TilingError, ValueError, TypeError) as exc:
-                self.title.set_text(F.wrap(f"{OP_NAMES[key]} {dt}, N = {n:,}: the tiling refuses: {exc}", 7.0))
+                op_type = registry.get(key).op_type
+                self.title.set_text(F.wrap(f"{op_type} {dt}, N = {n:,}: the tiling refuses: {exc}", 7.0))
                 for ax in self.axes:
                     _message(ax, str(exc) if ax is self.ax_cores else "")
                 self.state = {**state, "error": str(exc)}
@@ -98,7 +103,7 @@ class TilingView:
                 _message(self.ax_pipe, f"No pipeline: TPipe::InitBuffer refuses this plan -- the UB is over "
                                        f"capacity by {bar.overflow:,} B (BUFFER_NUM = {buffer_num}).")
             else:
-                run, note = D.pipeline_run(key, n, dt, info, buffer_num=buffer_num, max_tiles=max_tiles,
+                run, note = sa.pipeline_run(key, n, dt, info, buffer_num=buffer_num, max_tiles=max_tiles,
                                            threshold=threshold)
                 lanes = D.lanes(run)
                 F.draw_lanes(lanes, self.ax_pipe, note=note["note"], legend=False)
@@ -138,7 +143,7 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
     import ipywidgets as W
     style = {"description_width": "initial"}
     controls = {
-        "op": W.Dropdown(options=[(v, k) for k, v in OP_NAMES.items()], value=sa.op_key(op), description="op",
+        "op": W.Dropdown(options=[(v, k) for k, v in op_names().items()], value=sa.op_key(op), description="op",
                          style=style),
         "dtype": W.Dropdown(options=op_dtypes(op), value=as_acl_dtype(dtype).short, description="dtype", style=style),
         "soc": W.Dropdown(options=platform.socs(), value=soc, description="SoC", style=style),
@@ -234,7 +239,7 @@ def validation_playground(static: bool = False, cases: Sequence[tuple[str, dict[
     the check that fired and the L0 graph. Static: a slider over ``cases`` (label, validation_case kwargs)."""
     import ipywidgets as W
     if static:
-        cards = [validation_card(kw, D.validation_case(**kw)) for _, kw in cases]
+        cards = [validation_card(kw, validation_case(**kw)) for _, kw in cases]
         return static_slider(cards, [label for label, _ in cases], "case")
     style = {"description_width": "initial"}
     dtypes = ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "float64"]
@@ -266,7 +271,7 @@ def validation_playground(static: bool = False, cases: Sequence[tuple[str, dict[
                 case["out_dtype"] = v["out_dtype"]
             if v["out_shape"].strip():
                 case["out_shape"] = shape(v["out_shape"])
-            card.value = validation_card(case, D.validation_case(**case))
+            card.value = validation_card(case, validation_case(**case))
         except ValueError as exc:
             card.value = f"<span style='color:{S.OVERFLOW}'>{_html.escape(str(exc))}</span>"
 
@@ -322,19 +327,11 @@ class StepperView:
         return S.png_bytes(self.fig, fast=fast, compact=compact)
 
 
-def stepper_run(op: str = "hard_sigmoid_grad", dtype: Any = "float32", n: int = 224, soc: str = "Ascend950PR",
-                ub_size: int | None = 4096, core_num: int | None = 1, threshold: float = 1.0) -> Any:
-    """A small snapshot run for the stepper: by default HardSigmoidGrad float32 on one core with a 4 KB UB,
-    so N = 224 becomes a 128-element tile (two 256-byte repeats) and a 96-element tail tile."""
-    run, _ = D.pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, threshold=threshold,
-                            snapshot=True, max_tiles=None)
-    return run
-
-
 def kernel_stepper(run: Any = None, static: bool = False, **kw: Any) -> Any:
     """Step through a kernel tile by tile and instruction by instruction (two sliders). ``run`` is a
-    ``snapshot=True`` KernelRun; by default :func:`stepper_run` (``kw`` goes there)."""
-    view = StepperView(run if run is not None else stepper_run(**kw))
+    ``snapshot=True`` KernelRun, e.g. ``ascend_lab.ops.standalone.stepper_run()`` (the default; ``kw`` goes
+    there)."""
+    view = StepperView(run if run is not None else sa.stepper_run(**kw))
     tiles = sorted(view.rows)
     first = view.rows[tiles[0]]
     if static:

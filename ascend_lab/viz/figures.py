@@ -139,14 +139,16 @@ MAX_DRAWN_TILES = 3000
 
 
 # --- tile map --------------------------------------------------------------------------------------------------
-def plot_tile_map(source: Any, dtype: Any = None, n: int | None = None) -> Figure:
+def plot_tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: list[dict[str, Any]] | None = None,
+                  tile_field: str | None = None) -> Figure:
     """Per-core tile assignment: the flat tensor split into cores (top) and each core's tiles (bottom), big vs
     small cores, the tail tile and (ThresholdGradV2D) the padding past the logical end.
 
     ``source`` is a TilingData (or a Run / KernelRun / ub_plan dict carrying one); ThresholdGradV2D needs
-    ``dtype`` and ``n`` for bytes and padding (a Run supplies both).
+    ``dtype`` and ``n`` for bytes and padding (a Run supplies both). ``ranges``/``tile_field``: see
+    :func:`.data.tile_map` (a tiling of an op that is not registered).
     """
-    tm = D.tile_map(source, dtype, n)
+    tm = D.tile_map(source, dtype, n, ranges=ranges, tile_field=tile_field)
     with S.rc():
         fig = S.new_figure(S.PAGE_WIDTH, 3.2 + min(len(tm.cores), 48) * 0.05)
         top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4])
@@ -459,11 +461,12 @@ def draw_lanes(ln: D.Lanes, ax: Axes, note: str = "", own: bool = False, upto: f
     return pc
 
 
-def plot_buffer_num(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", study: dict[str, Any] | None = None,
-                    **kw: Any) -> Figure:
-    """Core 0 with BUFFER_NUM = 1 (top) and 2 (bottom) on one cycle axis, with the estimated speed-up.
-    ``kw`` goes to :func:`.data.buffer_num_study` / :func:`.data.pipeline_run` (``ub_size``, ``max_tiles``...)."""
-    st = study or D.buffer_num_study(op, n, dtype, soc, **kw)
+def plot_buffer_num(study: dict[str, Any]) -> Figure:
+    """Core 0 with BUFFER_NUM = 1 (top) and 2 (bottom) on one cycle axis, with the estimated speed-up, drawn
+    from a study of ``ascend_lab.ops.standalone.buffer_num_study`` (the two runs and their cycles)."""
+    st = dict(study)
+    st.setdefault("lanes", {bn: D.lanes(r.trace, [0]) for bn, r in study["runs"].items()})
+    n, dtype = st["n"], st["dtype"]
     with S.rc():
         fig = S.new_figure(S.PAGE_WIDTH, 4.6)
         axes = fig.subplots(2, 1, sharex=True)

@@ -528,7 +528,7 @@ def cases(socs: Iterable[str] | None = None, traces: _Traces | None = None) -> l
 def study(fn: Any, n: int = 8192, dtype: str = "float32", soc: str = "Ascend910B4", *, core_num: int | None = 1,
           tiling_ub: int | None = 8192) -> dict[str, Any]:
     """Core 0 of the lab's single-buffered kernel and of YOUR double-buffered one on the same data, in the
-    shape ``viz.plot_buffer_num(..., study=...)`` draws; ``speedup`` and ``overlap`` are your functions'."""
+    shape ``viz.plot_buffer_num(study)`` draws; ``speedup`` and ``overlap`` are your functions'."""
     from ascend_lab.viz.data import lanes
 
     parts = fn()
@@ -536,7 +536,8 @@ def study(fn: Any, n: int = 8192, dtype: str = "float32", soc: str = "Ascend910B
     td = _trace_of(parts["kernel"], 2, n, dtype, soc, core_num, tiling_ub, tiling_fn=parts["tiling"])
     runs = {1: KernelRun(td.kernel, ts.block_dim, None, ts), 2: KernelRun(td.kernel, td.block_dim, None, td)}
     cycles = {bn: max((c.cycles for c in r.trace.cores if c.core == 0), default=0.0) for bn, r in runs.items()}
-    return {"runs": runs, "lanes": {bn: lanes(r.trace, cores=[0]) for bn, r in runs.items()}, "cycles": cycles,
+    return {"n": n, "dtype": dtype, "runs": runs,
+            "lanes": {bn: lanes(r.trace, cores=[0]) for bn, r in runs.items()}, "cycles": cycles,
             "speedup": float(parts["speedup"](ts, td)), "overlap": {bn: float(parts["overlap"](r.trace))
                                                                     for bn, r in runs.items()}}
 

@@ -642,7 +642,11 @@ def figures(fn: Any) -> list[tuple[str, Any]]:
 
     run, td = _figure_run(fn)
     n, dtype, soc = FIGURE_RUN
-    return [(f"the tile map of your tiling for N = {n:,} {dtype} on {soc}", viz.plot_tile_map(td, dtype=dtype, n=n)),
+    ranges = hsg_host.core_ranges(hsg_host.HardSigmoidGradTilingData(   # the same split as HardSigmoidGrad's
+        totalLength=td.totalLength, blockFactor=td.blockFactor, ubFactor=td.ubFactor, alpha=0.0, beta=0.0,
+        blockDim=td.blockDim, tilingKey=0), dtype, n)
+    return [(f"the tile map of your tiling for N = {n:,} {dtype} on {soc}",
+             viz.plot_tile_map(td, dtype=dtype, n=n, ranges=ranges, tile_field="ubFactor")),
             ("the UB of core 0 as your Init laid it out", viz.plot_ub_layout(run)),
             ("the pipes of core 0 running your kernel", viz.plot_pipeline(run, cores=[0]))]
 

@@ -1,1 +1,20 @@
-"""HardSigmoidGrad (aclnnHardsigmoidBackward): op_api, op_host and op_kernel."""
+"""HardSigmoidGrad (``aclnnHardsigmoidBackward``): op_api, op_host, op_kernel, and the spec the registry reads."""
+
+from ..spec import KernelSpec, OpSpec
+from . import op_api, op_host, op_kernel
+
+SPEC = OpSpec(
+    key="hard_sigmoid_grad", op_type="HardSigmoidGrad", op_def=op_host.OP_DEF, infer_shape=op_host.infer_shape,
+    n_name="total_length", attrs={"alpha": op_host.ALPHA_EXPERIMENTAL, "beta": op_host.BETA},
+    kernels={
+        "experimental": KernelSpec(
+            flavour="experimental", socs=op_host.OP_DEF.aicore_configs, tiling=op_host.tiling,
+            tiling_data=op_host.HardSigmoidGradTilingData, core_ranges=op_host.core_ranges, tile_field="ubFactor",
+            entry=op_kernel.hard_sigmoid_grad, template=op_kernel.template_args, launch=op_kernel.launch,
+            args=("gradOutput", "self", "gradInput"), buffer_num=op_kernel.BUFFER_NUM,
+            tiling_dtype=op_host.tiling_dtype,
+            source="ops-nn:experimental/activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
+    },
+    aclnn=op_api.ACLNN, oracle="ascend_lab.golden:hard_sigmoid_grad", oracle_attrs=("alpha", "beta"),
+    summary="grad_input = grad*alpha where 0 < alpha*x+beta < 1, else 0",
+)

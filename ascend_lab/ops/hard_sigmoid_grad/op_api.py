@@ -14,12 +14,16 @@ Mirrors ``ops-nn:experimental/activation/hard_sigmoid_grad/op_api/aclnn_hardsigm
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ...acl.runtime import DevicePtr, aclrtStream
 from ...acl.tensor import aclTensor
 from ...acl.types import aclDataType
 from ...base.platform import SocVersion, current_soc
+from ...dtypes import as_acl_dtype
 from ...opdev import l0_ops
 from ...opdev.aclnn_common import (
     OUT,
@@ -31,8 +35,11 @@ from ...opdev.aclnn_common import (
 )
 from ...opdev.data_type_utils import CanCast, PromoteType
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
-from ...opdev.executor import L0Node, aclOpExecutor
-from . import op_host, op_kernel
+from ...opdev.executor import aclOpExecutor
+from .. import registry
+from ..l0_kernel import kernel_node
+from ..spec import AclnnSpec
+from . import op_host
 
 DT = aclDataType
 API = "aclnnHardsigmoidBackwardGetWorkspaceSize"
@@ -92,23 +99,8 @@ def HardSigmoidGrad(grad: aclTensor, x: aclTensor, alpha: np.float32, beta: np.f
                     executor: aclOpExecutor) -> aclTensor:
     """``l0op::HardSigmoidGrad``: infer the output, run tiling now (phase 1), launch in phase 2."""
     out = executor.alloc_tensor(op_host.infer_shape(x.view_dims), x.dtype, name="grad_input")
-    soc = current_soc()
-    td = op_host.tiling(x.Size(), x.dtype, soc.vector_core_num, soc.ub_size, alpha=float(alpha),
-                        beta=float(beta))
-    registered = op_host.OP_DEF.registered_for(soc)
-    why = "the AI Core kernel: out = (0 < alpha*x+beta < 1) ? grad*alpha : 0"
-    if not registered:
-        why += (f" (this AscendC kernel is registered for {', '.join(op_host.OP_DEF.aicore_configs)}; on "
-                f"{soc.name} CANN runs its built-in TBE kernel instead -- the simulator runs the AscendC one)")
-    node = L0Node("HardSigmoidGrad", [grad, x], [out],
-                  {"alpha": float(alpha), "beta": float(beta), "tiling": td, "soc": soc.name,
-                   "registered_for_soc": registered}, why=why)
-
-    def run() -> None:
-        executor.kernel_runs.append(op_kernel.launch(td, grad, x, out, soc, op_name="HardSigmoidGrad"))
-
-    node.run = run
-    executor.add(node)
+    kernel_node(registry.get("hard_sigmoid_grad"), [grad, x], out, {"alpha": float(alpha), "beta": float(beta)},
+                executor, why="the AI Core kernel: out = (0 < alpha*x+beta < 1) ? grad*alpha : 0")
     return out
 
 
@@ -146,3 +138,25 @@ def aclnnHardsigmoidBackward(workspace: DevicePtr | None, workspaceSize: int,
                              executor: aclOpExecutor | None, stream: aclrtStream | None) -> int:
     """Phase 2: run the executor on ``stream`` with the caller's workspace."""
     return CommonOpExecutorRun(API2, workspace, workspaceSize, executor, stream)
+
+
+def default_out(arrays: Mapping[str, np.ndarray | None], out_dtype: Any) -> tuple[tuple[int, ...], Any] | None:
+    """``out`` as torch_npu allocates it: ``x``'s shape in ``out_dtype`` or PromoteType(grad, x)."""
+    g, s = arrays.get("grad_output"), arrays.get("x")
+    if s is None:
+        return None
+    if out_dtype is not None:
+        return s.shape, as_acl_dtype(out_dtype)
+    if g is None:
+        return s.shape, as_acl_dtype(s.dtype)
+    dt = PromoteType(g.dtype, s.dtype)
+    return s.shape, (as_acl_dtype(s.dtype) if dt == DT.ACL_DT_UNDEFINED else dt)
+
+
+ACLNN = AclnnSpec(
+    api=API2, get_workspace_size=aclnnHardsigmoidBackwardGetWorkspaceSize, run=aclnnHardsigmoidBackward,
+    convenience="hardsigmoid_backward",
+    formula="grad_input = grad*alpha if 0 < alpha*x+beta < 1 else 0",
+    tensors=(("grad_output", "gradOutput"), ("x", "self")), default_out=default_out,
+    dtype_support=GetDtypeSupportList, l0_ops=("HardSigmoidGrad",),
+)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...acl.types import aclDataType as DT
+from ...dtypes import itemsize
 from ...opdev.op_def import Attr, Input, OpDef, Output, infer_shape_same_as_input
 from ...opdev.tiling_data import (
     TilingData,
@@ -29,7 +30,7 @@ from ...opdev.tiling_data import (
 
 __all__ = [
     "ALPHA_EXPERIMENTAL", "ALPHA_MAIN", "BETA", "OP_DEF", "SCH_MODE", "UB_SPLIT", "HardSigmoidGradTilingData",
-    "core_ranges", "infer_shape", "tiling", "tiling_main950",
+    "core_ranges", "infer_shape", "tiling", "tiling_dtype", "tiling_main950",
 ]
 
 _DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16)
@@ -141,22 +142,30 @@ def tiling_main950(total_length: int, dtype: Any, core_num: int, ub_size: int,
 
 
 _ITEMSIZE_BY_KEY = {0: 4, 1: 2, 2: 2}
+_DTYPE_BY_KEY = {0: "float32", 1: "float16", 2: "bfloat16"}
 
 
-def core_ranges(td: TilingData) -> list[dict[str, Any]]:
+def tiling_dtype(td: TilingData) -> str | None:
+    """The input dtype the tiling key selects (schMode 0/1/2 = float32/float16/bfloat16)."""
+    return _DTYPE_BY_KEY.get(td.tilingKey)
+
+
+def core_ranges(td: TilingData, dtype: Any = None, n: int | None = None, *, tiles: bool = True) -> list[dict[str, Any]]:
     """What each core of the arch35 kernel does (§2.3), in the same shape as ThresholdGradV2D's.
 
     Core ``i`` starts at ``offset = blockFactor * i`` and handles ``min(blockFactor, totalLength - offset)``
     elements in tiles of ``ubFactor`` with a shorter last tile; cores left with nothing return at once and
     are not listed. ``kind`` is "big" for a full ``blockFactor`` share, "small" for a shorter last core.
-    DataCopyPad moves exact byte counts, so ``padded_end == offset + data_num`` never passes the end.
-    ``bytes`` uses the dtype the tiling key selects (fp32 4, fp16/bf16 2).
+    DataCopyPad moves exact byte counts, so ``padded_end == offset + data_num`` never passes the end and
+    ``padding`` is 0. ``bytes`` uses ``dtype`` when given, else the dtype the tiling key selects (fp32 4,
+    fp16/bf16 2). ``n`` is accepted for a uniform signature (the tiling already holds totalLength);
+    ``tiles=False`` leaves out the per-tile lists, for inputs with millions of tiles.
     """
     total, factor, ub_factor = td.totalLength, td.blockFactor, td.ubFactor
     if total > 0 and ub_factor <= 0:
         raise TilingError(f"ubFactor is {ub_factor}: the kernel would loop forever; the experimental "
                           "tiling does not check this (the main-tree one fails), so pick a larger ub_size")
-    size = _ITEMSIZE_BY_KEY.get(td.tilingKey, 4)
+    size = itemsize(dtype) if dtype is not None else _ITEMSIZE_BY_KEY.get(td.tilingKey, 4)
     out = []
     for core in range(td.blockDim):
         offset = factor * core
@@ -164,11 +173,13 @@ def core_ranges(td: TilingData) -> list[dict[str, Any]]:
         if data_num <= 0:
             continue
         tile_num = ceil_div(data_num, ub_factor)
-        tiles = [(i, offset + i * ub_factor, min(ub_factor, data_num - i * ub_factor))
-                 for i in range(tile_num)]
-        out.append({
+        entry: dict[str, Any] = {
             "core": core, "kind": "big" if data_num == factor else "small", "offset": offset,
-            "data_num": data_num, "tile_num": tile_num, "tail": tiles[-1][2],
-            "padded_end": offset + data_num, "bytes": data_num * size, "tiles": tiles,
-        })
+            "data_num": data_num, "tile_num": tile_num, "tail": data_num - (tile_num - 1) * ub_factor,
+            "padded_end": offset + data_num, "padding": 0, "bytes": data_num * size,
+        }
+        if tiles:
+            entry["tiles"] = [(i, offset + i * ub_factor, min(ub_factor, data_num - i * ub_factor))
+                              for i in range(tile_num)]
+        out.append(entry)
     return out

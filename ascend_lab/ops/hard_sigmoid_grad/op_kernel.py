@@ -46,6 +46,7 @@ from ...ascendc import (
     launch as _launch,
 )
 from ...opdev.tiling_data import GET_TILING_DATA
+from ..kernel_args import gm_arg, launch_options
 from .op_host import HardSigmoidGradTilingData
 
 BUFFER_NUM = 2
@@ -168,13 +169,17 @@ def hard_sigmoid_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, work
         op.Process()
 
 
+def template_args(td: HardSigmoidGradTilingData, dtype: Any, buffer_num: int = BUFFER_NUM) -> dict[str, Any]:
+    """The entry's template arguments: ``schMode`` from the tiling key (the dtype), and BUFFER_NUM."""
+    return {"schMode": td.tilingKey, "bufferNum": buffer_num}
+
+
 def launch(td: HardSigmoidGradTilingData, grad: Any, x: Any, out: Any, soc: Any, op_name: str = "HardSigmoidGrad",
            record: bool | None = None, buffer_num: int | None = None, cores: Any = None) -> KernelRun:
     """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (called by the L0 op in phase 2)."""
-    from ..kernel_args import gm_arg, launch_options
     rec, buffer_num = launch_options(record, buffer_num, BUFFER_NUM)
     run = _launch(hard_sigmoid_grad, td.blockDim, [gm_arg(grad, "gradOutput"), gm_arg(x, "self"),
                                                    gm_arg(out, "gradInput")],
                   td.to_bytes(), soc, outputs=(2,), record=rec, kernel_name=op_name, tiling_data=td,
-                  cores=cores, schMode=td.tilingKey, bufferNum=buffer_num)
+                  cores=cores, **template_args(td, None, buffer_num))
     return run

@@ -77,6 +77,7 @@ def tiling(input_num: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradT
     return ReluGradTilingData(**fields, tilingKey=0)
 
 
-def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None) -> list[dict[str, Any]]:
+def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None, *,
+                tiles: bool = True) -> list[dict[str, Any]]:
     """Per-core work of the ReluGrad kernel: identical offsets and tiles to ThresholdGradV2D's kernel."""
-    return _tgv2d.core_ranges(td, dtype, input_num)
+    return _tgv2d.core_ranges(td, dtype, input_num, tiles=tiles)

@@ -16,8 +16,17 @@ from typing import Any
 from ...ascendc import KernelRun
 from ..threshold_grad_v2_d import op_kernel as _tgv2d
 
+#: The ``__global__`` entry: ThresholdGradV2D's, run with ``relu=True``.
+relu_grad = _tgv2d.threshold_grad_v2_d
+BUFFER_NUM = _tgv2d.BUFFER_NUM
 
-def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ReluGrad",
-           record: bool | None = None, buffer_num: int | None = None, cores: Any = None) -> KernelRun:
-    return _tgv2d.launch(td, grad, feat, out, soc, op_name="ReluGrad", record=record, buffer_num=buffer_num,
-                         cores=cores)
+
+def template_args(td: Any, dtype: Any, buffer_num: int = BUFFER_NUM) -> dict[str, Any]:
+    """ThresholdGradV2D's template arguments with the ReluGrad switch on."""
+    return _tgv2d.template_args(td, dtype, buffer_num, relu=True)
+
+
+def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, record: bool | None = None,
+           buffer_num: int | None = None, cores: Any = None) -> KernelRun:
+    """Launch ReluGrad with aclTensors from the L0 graph (phase 2)."""
+    return _tgv2d.launch(td, grad, feat, out, soc, record=record, buffer_num=buffer_num, cores=cores, relu=True)

@@ -24,12 +24,16 @@ them before the kernel, because the experimental kernel's tiling counts only inp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ...acl.runtime import DevicePtr, aclrtStream
 from ...acl.tensor import aclScalar, aclTensor
 from ...acl.types import aclDataType
 from ...base.platform import NpuArch, current_soc
+from ...dtypes import as_acl_dtype
 from ...opdev import l0_ops
 from ...opdev.aclnn_common import (
     OUT,
@@ -41,10 +45,10 @@ from ...opdev.aclnn_common import (
     guard_phase1,
 )
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
-from ...opdev.executor import L0Node, aclOpExecutor
-from ..relu_grad import op_host as relu_host
-from ..relu_grad import op_kernel as relu_kernel
-from . import op_host, op_kernel
+from ...opdev.executor import aclOpExecutor
+from .. import registry
+from ..l0_kernel import kernel_node
+from ..spec import AclnnSpec, ScalarArg
 
 DT = aclDataType
 API = "aclnnThresholdBackwardGetWorkspaceSize"
@@ -111,46 +115,28 @@ def _check_params(grad_output: aclTensor | None, self: aclTensor | None, out: ac
                              f"but got {t.ndim}.")
 
 
-def _kernel_node(op: str, grad: aclTensor, feat: aclTensor, threshold: np.float32 | None,
-                 executor: aclOpExecutor) -> aclTensor:
+def _kernel_node(key: str, grad: aclTensor, feat: aclTensor, attrs: dict[str, float],
+                 executor: aclOpExecutor, why: str) -> aclTensor:
     """``l0op::ThresholdGradV2D`` / ``l0op::ReluGrad``: broadcast, infer, tile (phase 1), launch (phase 2)."""
     shape = l0_ops.broadcast_shape(grad.view_dims, feat.view_dims)
     grad = l0_ops.BroadcastTo(grad, shape, executor)
     feat = l0_ops.BroadcastTo(feat, shape, executor)
-    host, kernel = (op_host, op_kernel) if op == "ThresholdGradV2D" else (relu_host, relu_kernel)
-    out = executor.alloc_tensor(host.infer_shape(grad.view_dims, feat.view_dims), feat.dtype,
+    spec = registry.get(key)
+    out = executor.alloc_tensor(spec.infer_shape(grad.view_dims, feat.view_dims), feat.dtype,
                                 name="output_backprops")
-    soc = current_soc()
-    attrs: dict = {}
-    if threshold is not None:
-        td = host.tiling(grad.Size(), grad.dtype, soc.vector_core_num, soc.ub_size, threshold=float(threshold))
-        attrs["threshold"] = float(threshold)
-        why = "the AI Core kernel: out = (feature > threshold) ? grad : 0"
-    else:
-        td = host.tiling(grad.Size(), grad.dtype, soc.vector_core_num, soc.ub_size)
-        why = "|threshold| <= FLT_EPSILON, so ReluGrad runs: out = (feature <= 0) ? 0 : grad"
-    registered = host.OP_DEF.registered_for(soc)
-    if not registered:
-        why += (f" (this AscendC kernel is registered for {', '.join(host.OP_DEF.aicore_configs)}; on "
-                f"{soc.name} CANN runs another kernel -- the simulator runs the AscendC one)")
-    attrs.update({"tiling": td, "soc": soc.name, "registered_for_soc": registered})
-    node = L0Node(op, [grad, feat], [out], attrs, why=why)
-
-    def run() -> None:
-        executor.kernel_runs.append(kernel.launch(td, grad, feat, out, soc, op_name=op))
-
-    node.run = run
-    executor.add(node)
+    kernel_node(spec, [grad, feat], out, attrs, executor, why)
     return out
 
 
 def ThresholdGradV2D(grad: aclTensor, feat: aclTensor, threshold: np.float32,
                      executor: aclOpExecutor) -> aclTensor:
-    return _kernel_node("ThresholdGradV2D", grad, feat, np.float32(threshold), executor)
+    return _kernel_node("threshold_grad_v2_d", grad, feat, {"threshold": float(np.float32(threshold))}, executor,
+                        "the AI Core kernel: out = (feature > threshold) ? grad : 0")
 
 
 def ReluGrad(grad: aclTensor, feat: aclTensor, executor: aclOpExecutor) -> aclTensor:
-    return _kernel_node("ReluGrad", grad, feat, None, executor)
+    return _kernel_node("relu_grad", grad, feat, {}, executor,
+                        "|threshold| <= FLT_EPSILON, so ReluGrad runs: out = (feature <= 0) ? 0 : grad")
 
 
 @guard_phase1(API)
@@ -202,3 +188,24 @@ def aclnnThresholdBackward(workspace: DevicePtr | None, workspaceSize: int,
                            executor: aclOpExecutor | None, stream: aclrtStream | None) -> int:
     """Phase 2: run the executor on ``stream`` with the caller's workspace."""
     return CommonOpExecutorRun(API2, workspace, workspaceSize, executor, stream)
+
+
+def default_out(arrays: Mapping[str, np.ndarray | None], out_dtype: Any) -> tuple[tuple[int, ...], Any] | None:
+    """``out`` in the broadcast shape of the inputs and ``x``'s dtype (or ``out_dtype``). With ``x`` missing the
+    gradient's shape is used, so that the null check on ``self`` is the one that fires."""
+    g, s = arrays.get("grad_output"), arrays.get("x")
+    ref = s if s is not None else g
+    if ref is None:
+        return None
+    shape = ref.shape if (g is None or s is None) else (l0_ops.broadcast_shape(s.shape, g.shape) or s.shape)
+    return shape, as_acl_dtype(out_dtype if out_dtype is not None else ref.dtype)
+
+
+ACLNN = AclnnSpec(
+    api=API2, get_workspace_size=aclnnThresholdBackwardGetWorkspaceSize, run=aclnnThresholdBackward,
+    convenience="threshold_backward", formula="out = grad if x > threshold else 0",
+    tensors=(("grad_output", "gradOutput"), ("x", "self")), default_out=default_out,
+    dtype_support=GetDtypeSupportList,
+    scalars=(ScalarArg("threshold", "threshold", 1.0, "the threshold scalar (0 selects ReluGrad)"),),
+    support_cases=({"threshold": 1.0}, {"threshold": 0.0}), l0_ops=("ThresholdGradV2D", "ReluGrad"),
+)

@@ -155,7 +155,8 @@ def tiling(input_num: int, dtype: Any, core_num: int, ub_size: int,
     return ThresholdGradV2DTilingData(**fields, threshold=threshold, tilingKey=0)
 
 
-def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None) -> list[dict[str, Any]]:
+def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None, *,
+                tiles: bool = True) -> list[dict[str, Any]]:
     """What each core does, following the kernel's ``Init`` and ``Process`` (§4.2).
 
     One dict per core: ``core``, ``kind`` ("big" for the first ``tailBlockNum`` cores, else "small"),
@@ -166,6 +167,7 @@ def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None) -> lis
     touches at or past ``input_num`` (the kernel's plain DataCopy reads/writes them).
 
     Works for any TilingData with the eight 256-byte-block fields (ThresholdGradV2D, ReluGrad).
+    ``tiles=False`` leaves out the per-tile lists, for inputs with millions of tiles.
     """
     size = itemsize(dtype)
     small, big, tail_blocks = td.smallCoreDataNum, td.bigCoreDataNum, td.tailBlockNum
@@ -177,12 +179,13 @@ def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None) -> lis
         else:
             kind, data_num, tile_num, tail = "small", small, td.finalSmallTileNum, td.smallTailDataNum
             offset = big * core - (big - small) * (core - tail_blocks)
-        tiles = [(i, offset + i * td.tileDataNum, td.tileDataNum if i < tile_num - 1 else tail)
-                 for i in range(tile_num)]
         entry: dict[str, Any] = {
             "core": core, "kind": kind, "offset": offset, "data_num": data_num, "tile_num": tile_num,
-            "tail": tail, "padded_end": offset + data_num, "bytes": data_num * size, "tiles": tiles,
+            "tail": tail, "padded_end": offset + data_num, "bytes": data_num * size,
         }
+        if tiles:
+            entry["tiles"] = [(i, offset + i * td.tileDataNum, td.tileDataNum if i < tile_num - 1 else tail)
+                              for i in range(tile_num)]
         if input_num is not None:
             entry["padding"] = offset + data_num - max(offset, min(offset + data_num, input_num))
         out.append(entry)

@@ -47,8 +47,9 @@ from ...ascendc import (
 )
 from ...ascendc import launch as _launch
 from ...ascendc.instructions import Not
-from ...dtypes import bfloat16
+from ...dtypes import bfloat16, to_numpy
 from ...opdev.tiling_data import GET_TILING_DATA
+from ..kernel_args import gm_arg, launch_options
 from .op_host import ThresholdGradV2DTilingData
 
 BUFFER_NUM = 2
@@ -195,28 +196,27 @@ class KernelThresholdGradV2D:
 
 def threshold_grad_v2_d(input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,
                         workspace: Any, tiling: bytes, *, dtype: Any, relu: bool = False,
-                        bufferNum: int = BUFFER_NUM) -> None:
-    """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``."""
-    if relu:
-        from ..relu_grad.op_host import ReluGradTilingData
-        td = GET_TILING_DATA(ReluGradTilingData, tiling)
-    else:
-        td = GET_TILING_DATA(ThresholdGradV2DTilingData, tiling)
+                        bufferNum: int = BUFFER_NUM, tiling_class: type = ThresholdGradV2DTilingData) -> None:
+    """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``. ReluGrad runs
+    the same skeleton (``relu=True``) on its own TilingData struct (``tiling_class``, same eight fields)."""
+    td = GET_TILING_DATA(tiling_class, tiling)
     op = KernelThresholdGradV2D(dtype, relu=relu, buffer_num=bufferNum)
     op.Init(input_gradient, input_feature, output_backprops, td)
     op.Process()
 
 
-def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, op_name: str = "ThresholdGradV2D",
-           record: bool | None = None, buffer_num: int | None = None, cores: Any = None) -> KernelRun:
-    """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2)."""
-    from ...dtypes import to_numpy
-    from ..kernel_args import gm_arg, launch_options
+def template_args(td: Any, dtype: Any, buffer_num: int = BUFFER_NUM, *, relu: bool = False) -> dict[str, Any]:
+    """The entry's template arguments: ``DTYPE_INPUT_GRADIENT`` (as a numpy dtype), ReluGrad or not (with its
+    TilingData class, the type of ``td``), BUFFER_NUM."""
+    return {"dtype": to_numpy(dtype), "relu": relu, "bufferNum": buffer_num, "tiling_class": type(td)}
+
+
+def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, record: bool | None = None,
+           buffer_num: int | None = None, cores: Any = None, *, relu: bool = False) -> KernelRun:
+    """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2); ``relu`` runs ReluGrad."""
     rec, buffer_num = launch_options(record, buffer_num, BUFFER_NUM)
-    relu = op_name == "ReluGrad"
-    args = [gm_arg(grad, "gradients" if relu else "input_gradient"),
-            gm_arg(feat, "features" if relu else "input_feature"),
-            gm_arg(out, "backprops" if relu else "output_backprops")]
+    names = ("gradients", "features", "backprops") if relu else ("input_gradient", "input_feature", "output_backprops")
+    args = [gm_arg(t, name) for t, name in zip((grad, feat, out), names, strict=True)]
     return _launch(threshold_grad_v2_d, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=rec,
-                   kernel_name=op_name, tiling_data=td, cores=cores, dtype=to_numpy(grad.dtype), relu=relu,
-                   bufferNum=buffer_num)
+                   kernel_name="ReluGrad" if relu else "ThresholdGradV2D", tiling_data=td, cores=cores,
+                   **template_args(td, grad.dtype, buffer_num, relu=relu))

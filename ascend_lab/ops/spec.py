@@ -1,0 +1,157 @@
+"""What an operator package declares about itself: one :class:`OpSpec` per L0 op.
+
+CANN spreads an operator over several files -- ``op_api`` (the aclnn L2 API and the L0 op), ``op_host``
+(op definition, infer-shape, tiling) and ``op_kernel`` (one kernel per SoC family) -- and registers each
+piece with a macro. The simulator does the same with one declaration per ``ops/<op>/`` package, collected
+by :mod:`.registry`. Everything that lists operators (the CLI, the tiling facade, the convenience layer,
+direct kernel launch, explorers, tile maps, support tables, the validation playground) reads these specs,
+so a new operator is one folder plus one registry line and no other code names it.
+
+A spec holds:
+
+* CANN's names (``op_type`` such as ``HardSigmoidGrad``) and the op definition (``OP_DEF``);
+* the tiling attributes and their defaults (``alpha``/``beta``, ``threshold``);
+* its kernels keyed by *flavour* (``tbe`` built-in TBE, ``main`` ops-nn main-tree AscendC, ``experimental``
+  the ops-nn experimental custom package), each with the SoC configs it is registered for, its tiling,
+  TilingData class, per-core ranges and ``__global__`` entry;
+* optionally the aclnn entry points it owns (:class:`AclnnSpec`): the two phases, the convenience call's
+  arguments, the dtype support lists per SoC;
+* the name of its test oracle, as text: the simulator never imports the oracle (``ascend_lab.golden``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..opdev.op_def import OpDef
+
+__all__ = ["FLAVOURS", "AclnnSpec", "KernelSpec", "OpSpec", "ScalarArg"]
+
+#: Kernel flavours, as design §8 names them: built-in TBE, built-in AscendC (main tree), custom package.
+FLAVOURS: tuple[str, ...] = ("tbe", "main", "experimental")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One kernel of an L0 op: where it is registered, how it tiles, what it runs.
+
+    ``tiling(n, dtype, core_num, ub_size, **attrs)`` returns the TilingData (plus ``blockDim`` and
+    ``tilingKey``); ``core_ranges(td, dtype, n, tiles=True)`` says what each core touches (``tiles=False``
+    leaves out the per-tile lists for very large inputs); ``entry`` is the ``__global__`` function and
+    ``template(td, dtype, buffer_num)`` its template arguments; ``launch`` is what the L0 node calls in
+    phase 2 with the graph's aclTensors. ``args`` names the GM arguments in order (inputs, then output).
+    """
+    flavour: str
+    socs: tuple[str, ...]
+    tiling: Callable[..., Any]
+    tiling_data: type
+    core_ranges: Callable[..., list[dict[str, Any]]]
+    tile_field: str
+    entry: Callable[..., Any]
+    template: Callable[[Any, Any, int], dict[str, Any]]
+    launch: Callable[..., Any]
+    args: tuple[str, ...]
+    source: str
+    buffer_num: int = 2
+    #: The dtype a tiling encodes on its own (HardSigmoidGrad's tilingKey), or None when it does not.
+    tiling_dtype: Callable[[Any], str | None] = lambda td: None
+
+    def __post_init__(self) -> None:
+        if self.flavour not in FLAVOURS:
+            raise ValueError(f"kernel flavour must be one of {FLAVOURS}, got {self.flavour!r}")
+
+    def registered_for(self, soc: Any) -> bool:
+        """Whether this kernel's op definition registers it for ``soc`` (``AddConfig("ascend910b")``)."""
+        return soc.family in self.socs
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A scalar argument of an aclnn API (``aclScalar*``), e.g. ThresholdBackward's ``threshold``."""
+    name: str                     # the convenience/CLI name, e.g. "threshold"
+    c_name: str                   # the aclnn parameter name
+    default: float                # the CLI's default value
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class AclnnSpec:
+    """The aclnn entry points an op package owns, and how the convenience layer calls them.
+
+    ``tensors`` pairs each convenience argument with its aclnn parameter (``("grad_output", "gradOutput")``).
+    ``default_out(arrays, out_dtype)`` gives the (shape, dtype) torch_npu would allocate for ``out`` (or
+    None when it cannot tell). ``dtype_support(**scalars)`` is the list the API accepts on the SoC in
+    force; ``support_cases`` are the scalar values whose lists the support table shows (one column each).
+    """
+    api: str
+    get_workspace_size: Callable[..., tuple[int, int, Any]]
+    run: Callable[..., int]
+    convenience: str
+    formula: str
+    tensors: tuple[tuple[str, str], ...]
+    default_out: Callable[[Mapping[str, Any], Any], tuple[tuple[int, ...], Any] | None]
+    dtype_support: Callable[..., tuple[Any, ...]]
+    scalars: tuple[ScalarArg, ...] = ()
+    support_cases: tuple[Mapping[str, float], ...] = ({},)
+    #: The L0 ops this API can reach (for the CLI's help and the book's tables).
+    l0_ops: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The API without its prefix: ``HardsigmoidBackward``."""
+        return self.api.removeprefix("aclnn")
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One L0 operator (``ops/<key>/``): names, op definition, tiling attributes, kernels, aclnn API."""
+    key: str                                   # the package name, e.g. "hard_sigmoid_grad"
+    op_type: str                               # CANN's op type, e.g. "HardSigmoidGrad"
+    op_def: OpDef
+    infer_shape: Callable[..., tuple[int, ...]]
+    kernels: Mapping[str, KernelSpec]
+    n_name: str = "total_length"               # the tiling's element-count parameter
+    attrs: Mapping[str, float] = field(default_factory=dict)
+    aclnn: AclnnSpec | None = None
+    #: "module:function" of the numpy oracle and the kernel-node attrs it takes (tests and the CLI's check).
+    oracle: str = ""
+    oracle_attrs: tuple[str, ...] = ()
+    summary: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = set(self.kernels) - set(FLAVOURS)
+        if unknown:
+            raise ValueError(f"{self.op_type}: unknown kernel flavours {sorted(unknown)}; use {FLAVOURS}")
+        if not self.kernels:
+            raise ValueError(f"{self.op_type}: an operator needs at least one kernel")
+
+    @property
+    def dtypes(self) -> tuple[Any, ...]:
+        """Input dtypes the op definition accepts."""
+        return tuple(self.op_def.dtypes)
+
+    def kernel(self, flavour: str | None = None) -> KernelSpec:
+        """The kernel of ``flavour``; ``None`` means the op's first (today its only) kernel."""
+        if flavour is None:
+            return next(iter(self.kernels.values()))
+        if flavour not in FLAVOURS:
+            raise ValueError(f"kernel must be one of {', '.join(FLAVOURS)} (or None), got {flavour!r}")
+        try:
+            return self.kernels[flavour]
+        except KeyError:
+            raise ValueError(f"{self.op_type} has no {flavour!r} kernel in the simulator; it has "
+                             f"{', '.join(self.kernels)}") from None
+
+    def check_attrs(self, attrs: Mapping[str, Any]) -> dict[str, float]:
+        """The tiling attributes with defaults filled in; unknown names raise TypeError naming the valid ones."""
+        unknown = sorted(set(attrs) - set(self.attrs))
+        if unknown:
+            valid = ", ".join(self.attrs) or "none"
+            raise TypeError(f"{self.op_type} tiling attributes are: {valid}; unknown {unknown}")
+        return {**self.attrs, **attrs}
+
+    def names(self) -> Sequence[str]:
+        """Every spelling that selects this op: ``hard_sigmoid_grad``, ``HardSigmoidGrad``."""
+        return (self.key, self.op_type)

@@ -1,0 +1,59 @@
+"""aclnnMulGradTest: a minimal two-phase aclnn API (null, dtype and shape checks; Contiguous -> MulGrad -> ViewCopy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascend_lab.dtypes import as_acl_dtype
+from ascend_lab.opdev import l0_ops
+from ascend_lab.opdev.aclnn_common import (
+    OUT,
+    CommonOpExecutorRun,
+    ParamError,
+    check_not_null,
+    check_tensor_type,
+    guard_phase1,
+)
+from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_SUCCESS
+from ascend_lab.opdev.executor import aclOpExecutor
+from ascend_lab.ops import registry
+from ascend_lab.ops.l0_kernel import kernel_node
+from ascend_lab.ops.spec import AclnnSpec
+
+from . import op_host
+
+API = "aclnnMulGradTest"
+
+
+@guard_phase1(API + "GetWorkspaceSize")
+def aclnnMulGradTestGetWorkspaceSize(gradOutput: Any, self: Any, out: Any, workspaceSize: Any = OUT,
+                                     executor: Any = OUT) -> tuple[int, int, Any]:
+    exe = aclOpExecutor(API)
+    for name, t in (("gradOutput", gradOutput), ("self", self), ("out", out)):
+        check_tensor_type(name, t)
+        check_not_null(name, t)
+    for name, t in (("gradOutput", gradOutput), ("self", self), ("out", out)):
+        if t.dtype not in op_host.OP_DEF.dtypes or t.dtype != self.dtype:
+            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} dtype {t.dtype.short} is not supported")
+        if tuple(t.view_dims) != tuple(self.view_dims):
+            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} shape differs from self")
+    if self.IsEmpty():
+        return ACLNN_SUCCESS, 0, exe
+    g, x = l0_ops.Contiguous(gradOutput, exe), l0_ops.Contiguous(self, exe)
+    y = exe.alloc_tensor(tuple(x.view_dims), x.dtype, name="y")
+    kernel_node(registry.get("mul_grad"), [g, x], y, {}, exe, why="the AI Core kernel: y = grad * x")
+    l0_ops.ViewCopy(y, out, exe)
+    return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
+
+
+def aclnnMulGradTest(workspace: Any, workspaceSize: int, executor: Any, stream: Any) -> int:
+    return CommonOpExecutorRun(API, workspace, workspaceSize, executor, stream)
+
+
+ACLNN = AclnnSpec(
+    api=API, get_workspace_size=aclnnMulGradTestGetWorkspaceSize, run=aclnnMulGradTest, convenience="mul_grad_test",
+    formula="out = grad * x", tensors=(("grad_output", "gradOutput"), ("x", "self")),
+    default_out=lambda arrays, dt: None if arrays["x"] is None else
+    (arrays["x"].shape, as_acl_dtype(dt if dt is not None else arrays["x"].dtype)),
+    dtype_support=lambda: op_host.OP_DEF.dtypes, l0_ops=("MulGrad",),
+)
