@@ -604,9 +604,21 @@ def test_memcpy_wrong_python_types_raise(dev):
     with pytest.raises(TypeError):
         acl.aclrtMemcpy(ptr, 8, [1, 2, 3], 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
     with pytest.raises(TypeError):
-        acl.aclrtMemcpy(np.zeros(8, np.uint8), 8, np.zeros(8, np.uint8), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
-    with pytest.raises(TypeError):
         acl.aclrtMemcpy(ptr, 8.0, np.zeros(8, np.uint8), 8, acl.ACL_MEMCPY_HOST_TO_DEVICE)
+
+
+def test_memcpy_pointer_on_the_wrong_side_is_a_code(dev):
+    """Host and device pointers are both void* in C: a mix-up (or nullptr) is an error code, not a raise."""
+    ptr, host = malloc(8), np.zeros(8, np.uint8)
+    H2D, D2H, D2D = acl.ACL_MEMCPY_HOST_TO_DEVICE, acl.ACL_MEMCPY_DEVICE_TO_HOST, acl.ACL_MEMCPY_DEVICE_TO_DEVICE
+    with oplog.capture() as recs:
+        assert acl.aclrtMemcpy(host, 8, host.copy(), 8, H2D) == ERR
+        assert acl.aclrtMemcpy(ptr, 8, ptr, 8, H2D) == ERR
+        assert acl.aclrtMemcpy(host, 8, host.copy(), 8, D2H) == ERR
+        assert acl.aclrtMemcpy(None, 8, ptr, 8, D2D) == ERR
+        assert acl.aclrtMemcpy(ptr, 8, None, 8, H2D) == ERR
+        assert acl.aclrtMemcpy(None, 8, host, 8, acl.ACL_MEMCPY_HOST_TO_HOST) == ERR
+    assert len(recs) == 6 and all(r.api == "aclrtMemcpy" for r in recs)
 
 
 def test_memcpy_to_device_before_init():

@@ -43,6 +43,7 @@ from enum import IntEnum
 import numpy as np
 
 from ..base import platform as _platform
+from ..base.log import OP_LOGE
 
 __all__ = [
     "ACL_SUCCESS", "ACL_ERROR_INVALID_PARAM", "ACL_ERROR_UNINITIALIZE", "ACL_ERROR_REPEAT_INITIALIZE",
@@ -129,7 +130,6 @@ _live: weakref.WeakSet[DeviceAllocation] = weakref.WeakSet()
 
 
 def _log(api: str, message: str) -> None:
-    from ..base.log import OP_LOGE
     OP_LOGE(api, message)
 
 
@@ -498,6 +498,9 @@ def aclrtFree(ptr: DevicePtr | None) -> int:
 def _host_bytes(arr: object, writable: bool, api: str, what: str) -> np.ndarray | None:
     if isinstance(arr, (bytes, bytearray, memoryview)) and not writable:
         return np.frombuffer(arr, dtype=np.uint8)
+    if arr is None or isinstance(arr, DevicePtr):    # a C caller can pass these as void*: a code, not a raise
+        _log(api, f"{what} must be host memory for this memcpy kind, got {arr!r}")
+        return None
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"{what} must be a numpy array (host memory), not {type(arr).__name__}")
     if not arr.flags.c_contiguous:
@@ -510,6 +513,10 @@ def _host_bytes(arr: object, writable: bool, api: str, what: str) -> np.ndarray 
 
 
 def _device_ok(ptr: object, nbytes: int, api: str, what: str) -> bool:
+    if ptr is None or isinstance(ptr, np.ndarray):   # nullptr or a host pointer: C can pass both
+        _log(api, f"{what} must be device memory from aclrtMalloc for this memcpy kind, got "
+                  f"{'nullptr' if ptr is None else 'host memory'}")
+        return False
     if not isinstance(ptr, DevicePtr):
         raise TypeError(f"{what} must be a DevicePtr from aclrtMalloc, not {type(ptr).__name__}")
     if ptr.allocation.freed:
