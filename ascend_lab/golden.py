@@ -11,8 +11,10 @@ described in ``reference/cann_facts.md`` do:
   every comparison false.
 
 The PyTorch references (§9) are here too, so the book can show where CANN and PyTorch differ.
-The kernel simulator is tested against these oracles; :func:`cast`, :func:`rounded_mul` and
-:func:`rounded_add` are meant to be reused by its ``Cast``/``Mul``/``Add`` instructions.
+The kernel simulator is tested against these oracles, so the two stay independent: this module imports
+only numpy, ml_dtypes and ``ascend_lab.dtypes``, and the simulator (``ascend_lab.ascendc``, whose ``Cast``
+has its own implementation in ``ascendc.numerics``) never imports it. A rounding mistake in one then shows
+up as a mismatch instead of cancelling out.
 """
 
 from __future__ import annotations
@@ -61,10 +63,19 @@ ROUND_MODES = ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND"
 
 _FLOATS = (F16, BF16, F32, F64)
 _INTS = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64))
+#: Sources whose every value is exact in fp32 (so one rounding of the fp32 value is the whole conversion).
+_EXACT_IN_F32 = (F16, BF16, F32) + tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
+_FLOAT_TO_INT = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_TRUNC", "CAST_FLOOR", "CAST_CEIL")
 
 
 # --------------------------------------------------------------------------------------------
 # Rounding helpers
+#
+# The simulator has its own implementation of ``Cast`` (``ascend_lab.ascendc.numerics``); this one is
+# written differently on purpose and covers only what the oracles, the tests and the book use, so that
+# the cross-checks compare two implementations: correctly rounded numpy/ml_dtypes ``astype`` for
+# nearest-even, integer bias-and-shift on the fp32 bits for bf16, numpy's rounding functions and a clip
+# for float -> int. Anything else raises ValueError.
 # --------------------------------------------------------------------------------------------
 
 def round_mode(mode: Any) -> str:
@@ -84,203 +95,109 @@ def round_mode(mode: Any) -> str:
     raise ValueError(f"cannot interpret {mode!r} as a round mode; use one of {', '.join(ROUND_MODES)}")
 
 
-def _uint_view(dt: np.dtype) -> np.dtype:
-    return {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}[dt.itemsize]
+def _unsupported(src: np.dtype, dst: np.dtype, mode: str, why: str) -> ValueError:
+    return ValueError(f"golden.cast does not model {src} -> {dst} with {mode}: {why} (the oracle's cast covers "
+                      "only the conversions its formulas use; the simulator's Cast models the whole table)")
 
 
-def _apply_mode(x64: np.ndarray, r: np.ndarray, mode: str) -> np.ndarray:
-    """Turn ``r`` (``x64`` rounded to nearest-even in a narrower float dtype) into ``mode``'s result.
+def _to_bf16(x32: np.ndarray, mode: str) -> np.ndarray:
+    """fp32 -> bf16 by adding a rounding bias to the magnitude's bits and dropping the low 16.
 
-    ``x64`` holds the exact value. Its two neighbours in the narrow format are ``r`` and
-    ``nextafter(r)`` on the side of ``x64``; IEEE overflow falls out naturally (the neighbour of
-    the largest finite value is inf, and round-to-nearest already gave inf past the midpoint).
-    """
-    if mode == "CAST_RINT":
-        return r
-    with np.errstate(over="ignore", invalid="ignore"):
-        r64 = r.astype(F64)
-        inexact = (r64 != x64) & ~np.isnan(x64)
-        went_up = r64 > x64
-        inf = np.array(np.inf, r.dtype)
-        lo = np.where(went_up, np.nextafter(r, -inf), r)
-        hi = np.where(went_up, r, np.nextafter(r, inf))
-        positive = x64 > 0
-        if mode == "CAST_FLOOR":
-            pick = lo
-        elif mode == "CAST_CEIL":
-            pick = hi
-        elif mode == "CAST_TRUNC":
-            pick = np.where(positive, lo, hi)
-        elif mode == "CAST_ROUND":  # ties away from zero; everything else is already nearest
-            tie = (lo.astype(F64) + hi.astype(F64)) * 0.5 == x64
-            pick = np.where(tie, np.where(positive, hi, lo), r)
-        elif mode == "CAST_ODD":  # inexact -> the neighbour whose last significand bit is 1
-            pick = np.where(lo.view(_uint_view(r.dtype)) & 1, lo, hi)
-        else:  # pragma: no cover - guarded by callers
-            raise ValueError(mode)
-    return np.where(inexact, pick, r).astype(r.dtype)
-
-
-def _f64_to_f32(x64: np.ndarray, mode: str) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        r = x64.astype(F32)  # IEEE RNE, overflow -> inf
-    return _apply_mode(x64, r, mode)
-
-
-def _f32_to_bf16(x32: np.ndarray, mode: str) -> np.ndarray:
-    """fp32 -> bf16 on the bit pattern: keep the top 16 bits, round the magnitude by ``mode``."""
-    u = np.ascontiguousarray(x32, dtype=F32).view(np.uint32)
-    sign = (u >> 16) & np.uint32(0x8000)
-    mag = u & np.uint32(0x7FFFFFFF)
-    top = mag >> 16
-    rest = mag & np.uint32(0xFFFF)
-    inexact = rest != 0
+    Bias 0x7FFF + (bit 16) rounds half to even (RINT), 0x8000 half away from zero (ROUND), 0 toward
+    zero (TRUNC) and 0xFFFF away from zero (FLOOR of a negative, CEIL of a positive). A carry into the
+    exponent is the right answer, up to infinity; NaN keeps its top bits and is made quiet."""
+    u = np.ascontiguousarray(x32, F32).view(np.uint32).astype(np.uint64)
+    mag, sign = u & 0x7FFFFFFF, (u >> 16) & 0x8000
     negative = sign != 0
-    if mode == "CAST_RINT":
-        up = (rest > 0x8000) | ((rest == 0x8000) & ((top & 1) == 1))
-    elif mode == "CAST_ROUND":
-        up = rest >= 0x8000
-    elif mode == "CAST_TRUNC":
-        up = np.zeros(u.shape, bool)
-    elif mode == "CAST_FLOOR":
-        up = inexact & negative
-    elif mode == "CAST_CEIL":
-        up = inexact & ~negative
-    elif mode == "CAST_ODD":
-        up = np.zeros(u.shape, bool)
-        top = top | inexact.astype(np.uint32)
-    else:  # pragma: no cover
-        raise ValueError(mode)
-    out = top + up.astype(np.uint32)  # a carry into the exponent is the correct result (up to inf)
-    nan = mag > 0x7F800000
-    out = np.where(nan, (mag >> 16) | 0x0040, out)  # NaN stays a (quiet) NaN
-    return (out | sign).astype(np.uint16).view(BF16).reshape(np.shape(x32))
-
-
-def _to_float_from_f64(x64: np.ndarray, dst: np.dtype, mode: str, exact_f32: bool) -> np.ndarray:
-    """Round exact float64 values to ``dst`` (fp32, fp16 or bf16).
-
-    For fp16/bf16 the value is first rounded to fp32 *to odd*, which keeps enough information
-    (24 >= 11 + 2 and 24 >= 8 + 2 bits) for every mode of the second rounding to be exact.
-    """
-    if dst == F32:
-        return _f64_to_f32(x64, mode)
-    x32 = x64.astype(F32) if exact_f32 else _f64_to_f32(x64, "CAST_ODD")
-    if dst == BF16:
-        return _f32_to_bf16(x32, mode)
-    with np.errstate(over="ignore"):
-        r = x32.astype(F16)  # numpy fp32 -> fp16 is IEEE RNE
-    return _apply_mode(x32.astype(F64), r, mode)
-
-
-def _int64_to_f64_odd(v: np.ndarray) -> np.ndarray:
-    """int64 -> float64 rounded to odd (exact TwoSum of the high and low 32-bit halves)."""
-    a = (v >> 32).astype(F64) * 2.0**32
-    b = (v & np.int64(0xFFFFFFFF)).astype(F64)
-    s = a + b
-    bb = s - a
-    err = (a - (s - bb)) + (b - bb)
-    even = (s.view(np.uint64) & np.uint64(1)) == 0
-    step = np.nextafter(s, np.where(err > 0, np.inf, -np.inf))
-    return np.where((err != 0) & even, step, s)
-
-
-def _round_to_integral(x64: np.ndarray, mode: str) -> np.ndarray:
     if mode in ("CAST_NONE", "CAST_RINT"):
-        return np.rint(x64)
-    if mode == "CAST_FLOOR":
-        return np.floor(x64)
-    if mode == "CAST_CEIL":
-        return np.ceil(x64)
-    if mode == "CAST_TRUNC":
-        return np.trunc(x64)
-    if mode == "CAST_ROUND":
-        t = np.trunc(x64)
-        with np.errstate(invalid="ignore"):
-            return np.where(np.abs(x64 - t) >= 0.5, t + np.sign(x64), t)
-    raise ValueError(f"{mode} is not defined for a conversion to an integer type")
+        bias = 0x7FFF + ((mag >> 16) & 1)
+    elif mode == "CAST_ROUND":
+        bias = np.uint64(0x8000)
+    elif mode == "CAST_TRUNC":
+        bias = np.uint64(0)
+    elif mode in ("CAST_FLOOR", "CAST_CEIL"):
+        away = negative if mode == "CAST_FLOOR" else ~negative
+        bias = np.where(away, np.uint64(0xFFFF), np.uint64(0))
+    else:
+        raise _unsupported(x32.dtype, BF16, mode, "bf16 is rounded with NONE, RINT, ROUND, TRUNC, FLOOR or CEIL")
+    top = np.where(mag > 0x7F800000, (mag >> 16) | 0x40, (mag + bias) >> 16)
+    return (top | sign).astype(np.uint16).view(BF16).reshape(np.shape(x32))
 
 
-def _saturate_to_int(r64: np.ndarray, dst: np.dtype) -> np.ndarray:
-    """Integral float64 values -> integer dtype, saturating; NaN -> 0 (AscendC default, §10)."""
+def _to_int(x: np.ndarray, dst: np.dtype, mode: str) -> np.ndarray:
+    """Float -> int of at most 32 bits: round to an integral value, then clip (NaN -> 0, saturation)."""
+    if dst.itemsize > 4:
+        raise _unsupported(x.dtype, dst, mode, "float -> int is modelled for 8- to 32-bit integers")
+    v = x.astype(F64)
+    if mode in ("CAST_NONE", "CAST_RINT"):
+        r = np.rint(v)
+    elif mode == "CAST_TRUNC":
+        r = np.trunc(v)
+    elif mode == "CAST_FLOOR":
+        r = np.floor(v)
+    elif mode == "CAST_CEIL":
+        r = np.ceil(v)
+    elif mode == "CAST_ROUND":
+        a = np.abs(v)
+        whole = np.floor(a)
+        r = np.copysign(whole + (a - whole >= 0.5), v)     # a - floor(a) is exact
+    else:
+        raise _unsupported(x.dtype, dst, mode, f"float -> int rounds with one of {', '.join(_FLOAT_TO_INT)}")
     info = np.iinfo(dst)
-    top = float(int(info.max) + 1)  # a power of two, exact in float64
-    bottom = float(int(info.min))
-    with np.errstate(invalid="ignore"):
-        high = r64 >= top
-        low = r64 < bottom
-        bad = high | low | np.isnan(r64)
-        out = np.where(bad, 0.0, r64).astype(dst)
-    out = np.where(high, info.max, out)
-    out = np.where(low, info.min, out)
-    return out.astype(dst)
+    return np.clip(np.nan_to_num(r, nan=0.0), info.min, info.max).astype(dst)
 
 
 def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
-    """AscendC ``Cast`` (§10): convert ``x`` to ``dst_dtype`` with a ``RoundMode``.
+    """AscendC ``Cast`` (cann_facts §10), as far as the oracles need it: ``x`` to ``dst_dtype`` with a
+    ``RoundMode``.
 
-    * ``CAST_NONE`` is exact when the conversion is lossless and ``CAST_RINT`` when lossy, which
-      is the same as always using RINT (RINT of a representable value is that value). The one
-      exception is float -> same float dtype: NONE copies, the other modes round to an integral
-      value (the ``float->float {R,F,C,R,T}`` pair of the A2 table).
-    * ``CAST_RINT`` ties to even, ``CAST_ROUND`` ties away from zero, ``CAST_TRUNC`` toward 0,
-      ``CAST_FLOOR``/``CAST_CEIL`` toward -inf/+inf, ``CAST_ODD`` round-to-odd (to float16 only).
-    * float -> int saturates to the integer range and maps NaN to 0; int -> narrower int
-      saturates too (§10 "overflow saturates by default").
-    * float -> narrower float follows IEEE (Inf/NaN mode, the default and on 950 the only
-      overflow mode of A2/A3/950): finite overflow rounds to inf or to the largest finite value
-      as the mode directs; NaN stays NaN.
-    * fp32 -> bf16 works on the uint32 bit pattern; every conversion is exact bit manipulation or
-      a correctly rounded numpy conversion followed by a nextafter correction.
+    * widening (fp16/bf16 -> fp32/fp64, fp32 -> fp64, int -> wider int) is exact, whatever the mode;
+      ``CAST_NONE`` of a float to its own dtype copies;
+    * ``CAST_NONE``/``CAST_RINT`` to fp16/fp32 (from floats and ints) is numpy's IEEE round-to-nearest-even;
+    * to bf16 (from fp32 or anything exact in fp32): ``CAST_NONE``/``CAST_RINT``, ``CAST_ROUND``
+      (ties away from zero), ``CAST_TRUNC``, ``CAST_FLOOR``, ``CAST_CEIL``, on the fp32 bits;
+    * float -> int8..int32/uint32 with any of those six modes saturates to the range, NaN -> 0;
+      int -> int saturates too.
+
+    Every other conversion (``CAST_ODD``, directed modes to fp16/fp32, float64 -> bf16, rounding a float
+    to an integral value of its own dtype, ...) raises ValueError.
     """
     x = np.asarray(x)
     dst = to_numpy(dst_dtype)
     mode = round_mode(mode)
-    with np.errstate(invalid="ignore", over="ignore"):  # NaN/inf handling is explicit below
-        return _cast(x, dst, mode)
-
-
-def _cast(x: np.ndarray, dst: np.dtype, mode: str) -> np.ndarray:
     src = x.dtype
-    if src == np.bool_ or dst == np.bool_ or src.kind == "c" or dst.kind == "c":
-        raise TypeError(f"cast {src} -> {dst} is not modelled (bool and complex casts are not kernel casts)")
-    if src not in _FLOATS + _INTS:
-        raise TypeError(f"cast from {src} is not modelled; sources: {', '.join(map(str, _FLOATS + _INTS))}")
-    if mode == "CAST_ODD" and not (src in _FLOATS and src != F16 and dst == F16):
-        raise ValueError(f"CAST_ODD is only defined for float -> float16, not {src} -> {dst}")
-
-    if src in _FLOATS and dst == src:
-        if mode == "CAST_NONE":
-            return x.copy()
-        return _round_to_integral(x.astype(F64), mode).astype(dst)
-    if src in _INTS and dst in _INTS:
-        info = np.iinfo(dst)
-        return np.clip(x, max(info.min, np.iinfo(src).min), min(info.max, np.iinfo(src).max)).astype(dst)
-    if dst in _INTS:
-        return _saturate_to_int(_round_to_integral(x.astype(F64), mode), dst)
-    # -> float
-    rmode = "CAST_RINT" if mode == "CAST_NONE" else mode
-    if src == np.int64:
-        x64, exact_f32 = _int64_to_f64_odd(x), False
-        if dst == F64:
-            if rmode != "CAST_RINT":
-                raise ValueError("int64 -> float64 is modelled with CAST_NONE/CAST_RINT only")
-            return x.astype(F64)
-    else:
-        x64 = x.astype(F64)  # exact for every other source
-        exact_f32 = src in (F16, BF16, F32) or (src in _INTS and src.itemsize <= 2)
-        if dst == F64:
-            return x64
-    if src in (F16, BF16) and dst == F32:
-        return x.astype(F32)  # lossless widening
-    return _to_float_from_f64(x64, dst, rmode, exact_f32)
+    if src not in _FLOATS + _INTS or dst not in _FLOATS + _INTS:
+        raise TypeError(f"cast {src} -> {dst} is not modelled; dtypes: {', '.join(map(str, _FLOATS + _INTS))}")
+    with np.errstate(invalid="ignore", over="ignore"):     # overflow to inf and NaN -> int are intended
+        if src == dst:
+            if mode == "CAST_NONE" or src.kind in "iu":
+                return x.copy()
+            raise _unsupported(src, dst, mode, "only CAST_NONE keeps a float in its own dtype")
+        if dst.kind in "iu":
+            if src.kind in "iu":
+                info = np.iinfo(dst)
+                return np.clip(x.astype(np.int64), info.min, info.max).astype(dst)
+            return _to_int(x, dst, mode)
+        if mode == "CAST_ODD":
+            raise _unsupported(src, dst, mode, "round-to-odd is not needed by any oracle")
+        if src in _FLOATS and dst.itemsize > src.itemsize:
+            return x.astype(dst)                           # widening: exact
+        if dst == BF16:
+            if src not in _EXACT_IN_F32:
+                raise _unsupported(src, dst, mode, "bf16 is reached from fp32 or a type exact in fp32")
+            return _to_bf16(x.astype(F32), mode)
+        if mode not in ("CAST_NONE", "CAST_RINT"):
+            raise _unsupported(src, dst, mode, "fp16/fp32/fp64 are reached with CAST_NONE or CAST_RINT")
+        if src == BF16:
+            x = x.astype(F32)                             # exact; then one rounding below
+        return x.astype(dst)                              # numpy: IEEE round to nearest even
 
 
 def _operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
     """A Python number as ``b`` becomes ``T(b)`` (nearest-even); numpy operands must match ``a``."""
     a = np.asarray(a)
     if isinstance(b, (int, float)) and not isinstance(b, bool) and a.dtype in (F16, F32, F64):
-        return a, cast(np.asarray(float(b), F64), a.dtype, "CAST_RINT")
+        return a, cast(np.asarray(float(b), F64), a.dtype, "CAST_NONE")    # NONE: exact, or nearest-even
     return a, np.asarray(b)
 
 

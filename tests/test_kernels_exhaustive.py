@@ -2,9 +2,10 @@
 
 Every output is compared as raw bits (``.view(uint)``: NaN payloads and signed zeros count) with
 ``ascend_lab.golden`` and, for the exhaustive sweeps, also with a second oracle written here from the
-references alone (cann_facts §2.3/§2.4 HardSigmoidGrad, §4.2 ThresholdGradV2D, §9 boundary table). The second
-oracle matters because the simulator's ``Cast`` instruction reuses ``golden.cast``: a mistake there would
-cancel out against golden but not against these few lines of plain numpy.
+references alone (cann_facts §2.3/§2.4 HardSigmoidGrad, §4.2 ThresholdGradV2D, §9 boundary table). The
+simulator's ``Cast`` has its own implementation (``ascendc.numerics``) and golden's cast is a separate,
+smaller one, so a rounding mistake in either shows up here as a mismatch; the plain-numpy oracle is a third
+opinion that depends on neither.
 
 Sweeps: every finite fp16 (63,488) and bf16 (65,280) value as the input x/feature and as the gradient;
 int8/uint8 all 256 values; int32 beyond 2^24; fp32 boundaries and specials; sizes around tile and core

@@ -6,6 +6,10 @@ instruction, core and tile. Expected numbers (usable UB, padding, overflow bytes
 ``shared/reference/ascendc_facts.md`` (§1.2 queues, §1.4 DataCopy, §1.8 UB reserve) and
 ``cann_facts.md`` (§4.1/§4.2 ThresholdGradV2D padding and its int8 tmp2), never read back from the simulator.
 
+The catalogue (``ascendc.sanitizer.FINDINGS``) is checked against the code: every kind the simulator can
+report is listed with a meaning and a hint, every listed kind is reported somewhere, and no module other than
+the sanitizer builds a finding.
+
 Also checked: a sanitizer error inside phase 2 of an aclnn call is status 361001 with the message in the log
 (never a Python exception), and the real kernels behave as documented (ThresholdGradV2D reads/writes the
 256-byte padding with ``gm-padding`` warnings; its int8 path overruns tmp2 into free UB; HardSigmoidGrad's
@@ -14,8 +18,10 @@ DataCopyPad never touches padding).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -37,6 +43,7 @@ from ascend_lab.ascendc import (
     GlobalTensor,
     GmAddr,
     KernelError,
+    LocalTensor,
     Muls,
     TBuf,
     TPipe,
@@ -44,13 +51,14 @@ from ascend_lab.ascendc import (
     float_,
     half,
     launch,
+    sanitizer,
 )
 from ascend_lab.base.platform import get_soc
 from ascend_lab.ops import kernel_args
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad import op_kernel as hs_kernel
 from ascend_lab.ops.threshold_grad_v2_d import op_kernel as th_kernel
-from ascend_lab.run import _session, _Tensors
+from ascend_lab.run import DeviceTensors, acl_session
 
 F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -72,8 +80,8 @@ def ceil32(n: int) -> int:
 @contextlib.contextmanager
 def device(*arrays: np.ndarray, names: tuple[str, ...] = ("x", "y", "z")) -> Iterator[list]:
     """Upload ``arrays`` to simulated device memory; yields ``[(aclTensor, GmAddr), ...]``."""
-    with _session():
-        held = _Tensors()
+    with acl_session():
+        held = DeviceTensors()
         try:
             ts = [held.upload(a, n) for a, n in zip(arrays, names, strict=False)]
             yield [(t, kernel_args.gm_arg(t, n)) for t, n in zip(ts, names, strict=False)]
@@ -108,6 +116,7 @@ def expect_error(kind: str, instruction: str, core: int, tile: int | None, **kw)
         assert e.tile is None and "tile" not in msg.split("(instruction")[-1], msg
     else:
         assert e.tile == tile and f"tile {tile}" in msg, msg
+    assert e.hint == sanitizer.explain(kind).hint and e.hint, msg      # the catalogue's advice travels along
     return e
 
 
@@ -463,7 +472,7 @@ def k_gm_read(x, workspace, tiling):
 
 def test_gm_access_after_aclrtfree():
     from ascend_lab.acl import runtime as rt
-    with _session():
+    with acl_session():
         ret, p = rt.aclrtMalloc(256, rt.ACL_MEM_MALLOC_HUGE_FIRST)
         assert ret == 0 and rt.aclrtFree(p) == 0
         with pytest.raises(KernelError) as info:
@@ -717,3 +726,92 @@ def test_hardsigmoid_grad_datacopypad_never_touches_the_padding(soc, dtype, n):
     want = golden.hard_sigmoid_grad(g, x)
     assert (r.out.view(np.uint16 if dt.itemsize == 2 else np.uint32)
             == want.view(np.uint16 if dt.itemsize == 2 else np.uint32)).all()
+
+
+# --- small misuses: every remaining kind of the catalogue, each from one broken kernel ----------------------------
+
+def k_misuse(x, y, z, workspace, tiling, *, how: str):
+    pipe = TPipe()
+    if how == "queue-uninitialised":
+        TQue(VECIN, 1, name="inQueueX").AllocTensor(float_)
+    elif how == "buffer-uninitialised":
+        TBuf(VECCALC, name="tmpBuf").Get(float_)
+    elif how == "tbuf-too-small":
+        tmp = TBuf(VECCALC, name="tmpBuf")
+        pipe.InitBuffer(tmp, 256)
+        tmp.Get(float_, 65)                                        # 65 floats = 260 B > 256 B
+    elif how == "bad-initbuffer":
+        pipe.InitBuffer(TQue(VECIN, 1, name="inQueueX"), 0, 256)
+    elif how == "gm-unset":
+        q = TQue(VECIN, 1, name="inQueueX")
+        pipe.InitBuffer(q, 1, 256)
+        DataCopy(q.AllocTensor(float_), GlobalTensor(float_), 64)
+    elif how == "ub-out-of-bounds":
+        tmp = TBuf(VECCALC, name="tmpBuf")
+        pipe.InitBuffer(tmp, 256)
+        t = tmp.Get(float_)
+        Duplicate(LocalTensor(t.ctx, float_, t.ctx.ub_capacity - 256, 64, "lastBytes"), 1.0, 128)
+
+
+@pytest.mark.parametrize("kind, instruction", [
+    ("queue-uninitialised", "AllocTensor"), ("buffer-uninitialised", "TBuf::Get"), ("tbuf-too-small", "TBuf::Get"),
+    ("bad-initbuffer", "TPipe::InitBuffer"), ("gm-unset", "DataCopy"), ("ub-out-of-bounds", "Duplicate"),
+])
+def test_small_misuses_stop_with_their_kind(kind, instruction):
+    tile = 0 if kind == "gm-unset" else None
+    expect_error(kind, instruction, 0, tile, kernel=k_misuse, block_dim=1, how=kind)
+
+
+def test_launch_with_no_cores_is_refused():
+    with pytest.raises(KernelError) as info:
+        launch(k_misuse, 0, [], b"", get_soc("Ascend910B4"), how="none")
+    assert info.value.kind == "bad-launch" and "got 0" in str(info.value)
+    assert info.value.hint == sanitizer.explain("bad-launch").hint
+
+
+# --- the catalogue against the code ------------------------------------------------------------------------------
+
+ASCENDC = Path(sanitizer.__file__).parent
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and (getattr(n.func, "id", None) == name or getattr(n.func, "attr", None) == name)]
+
+
+def test_every_kind_the_sanitizer_reports_is_in_the_catalogue_and_every_listed_kind_is_reported():
+    tree = ast.parse((ASCENDC / "sanitizer.py").read_text(encoding="utf-8"))
+    stopped = {c.args[0].value for c in _calls(tree, "stop") if c.args and isinstance(c.args[0], ast.Constant)}
+    warned = {c.args[3].value for c in _calls(tree, "warn") if len(c.args) > 3 and isinstance(c.args[3], ast.Constant)}
+    findings = sanitizer.FINDINGS
+    assert stopped == {k for k, f in findings.items() if f.stops}
+    assert warned == {k for k, f in findings.items() if f.warns}
+    assert set(findings) == stopped | warned
+    for kind, f in findings.items():
+        assert f.kind == kind and f.outcome in ("error", "warning", "error or warning")
+        assert len(f.meaning) > 20 and len(f.hint) > 20, kind
+
+
+def test_only_the_sanitizer_builds_findings():
+    """No other module of the simulator constructs a KernelError, passes a kind= or records a Warning_."""
+    for path in sorted(ASCENDC.glob("*.py")):
+        if path.name in ("sanitizer.py", "errors.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        assert not _calls(tree, "KernelError"), path.name
+        assert not _calls(tree, "Warning_"), path.name
+        assert not [c for c in ast.walk(tree) if isinstance(c, ast.keyword) and c.arg == "kind"
+                    and isinstance(c.value, ast.Constant) and c.value.value in sanitizer.FINDINGS], path.name
+
+
+def test_the_catalogue_explains_kinds_and_refuses_unknown_ones():
+    f = sanitizer.explain("gm-padding")
+    assert f.warns and not f.stops and "256" in f.meaning
+    assert sanitizer.explain("ub-overrun").stops and sanitizer.explain("ub-overrun").warns
+    with pytest.raises(ValueError, match="unknown sanitizer finding 'ub-out-of-range'"):
+        sanitizer.explain("ub-out-of-range")
+    with pytest.raises(ValueError, match="is a warning"):
+        sanitizer.stop("partial-repeat", "x", instruction="Compare")
+    # each warning of a real run is a catalogue kind
+    kr, *_ = run(kernel=k_overrun, layout="free", count=96)
+    assert {w.kind for w in kr.trace.warnings} <= {k for k, f in sanitizer.FINDINGS.items() if f.warns}

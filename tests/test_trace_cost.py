@@ -11,6 +11,8 @@ What is checked, and where the expectation comes from:
   speed-up bounded by physical limits (no pipe does two things at once);
 * cycles are deterministic; more cores finish a large input sooner, but never faster than the chip's GM
   bandwidth allows (§2.3 "time = (bytes_in + bytes_out) / GM bandwidth");
+* every copy and vector instruction is timed by the one issue rule (``CoreContext.issue``); every vector
+  instruction has a cost row, and an instruction without one is an error, never a silent guess;
 * the Chrome-trace export; the Add-case sanity check (§2.7 case 4, 250.53 us measured) both through
   ``add_case_check`` and by simulating that Add kernel; the UB layout against the kernel's InitBuffer plan.
 """
@@ -38,14 +40,17 @@ from ascend_lab.ascendc import (
     GmAddr,
     TPipe,
     TQue,
+    cost_model,
     half,
+    instructions,
     launch,
 )
-from ascend_lab.ascendc.cost_model import add_case_check
+from ascend_lab.ascendc.core import CoreContext
+from ascend_lab.ascendc.cost_model import BORROWED_ROWS, VECTOR_COST, CostModel, MissingCostRow, add_case_check
 from ascend_lab.base.platform import get_soc, socs
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad import op_kernel as hs_kernel
-from ascend_lab.run import _session, _Tensors
+from ascend_lab.run import DeviceTensors, acl_session
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 PIPES = {"MTE2", "V", "MTE3", "S"}
@@ -70,8 +75,8 @@ def hs_tensors(n: int, dtype=np.float32, seed: int = 0):
     rng = np.random.default_rng(seed)
     g = rng.standard_normal(n).astype(np.float32).astype(dtype)
     x = rng.uniform(-5, 5, n).astype(np.float32).astype(dtype)
-    with _session():
-        h = _Tensors()
+    with acl_session():
+        h = DeviceTensors()
         try:
             yield h.upload(g, "g"), h.upload(x, "x"), h.upload(np.zeros(n, dtype), "out")
         finally:
@@ -318,6 +323,74 @@ def test_more_cores_fewer_cycles_but_never_beyond_gm_bandwidth():
     assert cycles[1] >= 2 * 4 * n / 23.4 * (1 - 1e-6)
 
 
+# --- issue timing and cost rows ----------------------------------------------------------------------------------
+
+def test_copies_and_vector_instructions_are_all_timed_by_core_issue(monkeypatch):
+    """One implementation of issue timing: count the calls of CoreContext.issue per pipe and compare with the
+    events of the trace (a copy of the rule inlined somewhere would make these counts fall short)."""
+    calls: dict[str, int] = defaultdict(int)
+    issue = CoreContext.issue
+
+    def spy(self, pipe, cycles):
+        calls[pipe] += 1
+        return issue(self, pipe, cycles)
+
+    monkeypatch.setattr(CoreContext, "issue", spy)
+    run = hs_run(3 * UB_FACTOR_F32 + 100, core_num=2)
+    events = defaultdict(int)
+    for e in run.trace.events:
+        events[e.pipe] += 1
+    assert calls["V"] > 0 and calls["MTE2"] > 0 and calls["MTE3"] > 0
+    assert {p: calls[p] for p in ("MTE2", "V", "MTE3")} == {p: events[p] for p in ("MTE2", "V", "MTE3")}
+    assert sum(calls.values()) == sum(c.instructions for c in run.trace.cores)
+
+
+def test_vector_events_are_in_order_and_cost_their_row():
+    run = hs_run(UB_FACTOR_F32, core_num=1)
+    v = run.trace.core_events(0, "V")
+    for prev, cur in zip(v, v[1:], strict=False):
+        assert cur.start >= prev.end - EPS                      # in order on PIPE_V
+    k, b = VECTOR_COST["Adds"]["float"]
+    adds = next(e for e in v if e.instr == "Adds")
+    assert adds.end - adds.start == pytest.approx(b + k * adds.count)
+
+
+def test_a_vector_instruction_without_a_cost_row_is_an_error():
+    model = CostModel(get_soc(SOC), 1)
+    with pytest.raises(MissingCostRow, match="no row for the vector instruction 'Frobnicate'"):
+        model.vector("Frobnicate", 128, 4)
+    # a borrowed row is named, not guessed: Not is costed exactly like a UB->UB Copy
+    assert BORROWED_ROWS == {"Not": "Copy"}
+    assert model.vector("Not", 4096, 2) == model.vector("Copy", 4096, 2) == 17.0 + 0.0078 * 4096
+
+
+def test_a_kernel_whose_instruction_lost_its_cost_row_stops(monkeypatch):
+    monkeypatch.delitem(VECTOR_COST, "Muls")
+    cost_model._vector_coeffs.cache_clear()
+    try:
+        with pytest.raises(MissingCostRow, match="'Muls'"):
+            hs_run(1000, core_num=1)
+    finally:
+        cost_model._vector_coeffs.cache_clear()
+
+
+def test_every_vector_instruction_of_the_simulator_has_a_cost_row():
+    """The API names the instructions pass to the V pipe (``_vector_done``, ``_unary_scalar``, ``_binary``)."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(instructions.__file__).read_text(encoding="utf-8"))
+    apis = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("_vector_done", "_unary_scalar", "_binary"):
+            pos = 1 if node.func.id == "_vector_done" else 0
+            if isinstance(node.args[pos], ast.Constant):
+                apis.add(node.args[pos].value)
+    assert {"Muls", "Adds", "Maxs", "Mins", "Mul", "Add", "Not", "Duplicate", "Cast", "CompareScalar", "Compare",
+            "Select", "Copy"} <= apis
+    assert apis <= set(VECTOR_COST) | set(BORROWED_ROWS), apis - set(VECTOR_COST) - set(BORROWED_ROWS)
+
+
 # --- Chrome trace ---------------------------------------------------------------------------------------------
 
 def test_chrome_trace_round_trip(tmp_path, traces):
@@ -405,7 +478,7 @@ def test_simulated_add_case_matches_the_measurement():
     total = 8192 * 8192
     block_len = -(-total // 48 // 16) * 16            # 32-byte multiple per core
     tile = USABLE_910B4 // 6 // 32 * 32 // 2          # 15680 half
-    with _session():
+    with acl_session():
         ptrs = []
         try:
             args = []

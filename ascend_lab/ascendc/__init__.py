@@ -6,6 +6,8 @@ A kernel is written once against these names, as a real AscendC kernel is::
 
 and runs through :func:`launch` on ``blockDim`` simulated cores, each with a Unified Buffer of the SoC's
 size. The same code computes the numbers and (``record=True``) the trace the figures are drawn from.
+The simulator's checks are in :mod:`.sanitizer` (``sanitizer.FINDINGS`` lists every kind of finding with
+its meaning and a hint), its rounding in :mod:`.numerics`, its timing in :mod:`.cost_model`.
 """
 
 from .core import GetBlockIdx, GetBlockNum, reserved_ub_bytes
@@ -32,10 +34,10 @@ from .instructions import (
     Muls,
     Not,
     PipeBarrier,
-    RoundMode,
     Select,
 )
 from .launcher import KernelRun, launch
+from .numerics import RoundMode
 from .options import options
 from .pipe import VECCALC, VECIN, VECOUT, QuePosition, TBuf, TPipe, TPosition, TQue
 from .tensor import (

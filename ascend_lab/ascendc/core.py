@@ -1,11 +1,11 @@
-"""One simulated AI Core (vector side): its Unified Buffer, its pipes' clocks and its sanitizer.
+"""One simulated AI Core (vector side): its Unified Buffer and its pipes' clocks.
 
 The launcher creates a :class:`CoreContext` per core and makes it current while the kernel body
 runs, so that ``GetBlockIdx()`` and every instruction know which core they run on. Time is kept per
 pipe (MTE2, V, MTE3 and the scalar issue clock S): an instruction starts when its pipe is free, when
 the scalar unit has issued it, and after any flag it waits for (the queue operations set and wait
 flags, see :mod:`.pipe`). Nothing here loops over elements: instructions are numpy operations on whole
-tiles.
+tiles. The checks on what a kernel does with the core are in :mod:`.sanitizer`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.platform import NpuArch, SocInfo
+from . import sanitizer
 from .cost_model import ISSUE_CYCLES, CostModel
-from .errors import KernelError
 from .trace import CoreSummary, Event, Trace, UBBuffer, Warning_
 
 #: Top of UB kept by the AscendC library on A2/A3/310P/910: 8 KB for Select modes 1/2 (TMP_UB_OFFSET)
@@ -73,20 +73,11 @@ class CoreContext:
     # --- UB allocation (TPipe.InitBuffer) -----------------------------------------------------------
     def alloc_ub(self, nbytes: int, name: str, kind: str) -> int:
         start = self.ub_top
-        end = start + nbytes
-        if end > self.ub_limit and not self.plan_only:
-            reserved = self.ub_capacity - self.ub_limit
-            raise KernelError(
-                f"UB over capacity: {name} needs {nbytes} B at offset {start}, ending at {end} B, but only "
-                f"{self.ub_limit} B are usable ({self.ub_capacity} B UB"
-                + (f" minus {reserved} B reserved" if reserved else "") + f"); overflow {end - self.ub_limit} B",
-                instruction="TPipe::InitBuffer", core=self.core, kind="ub-overflow")
-        self.ub_top = end
+        sanitizer.check_ub_plan(self, name, start, nbytes)
+        self.ub_top = start + nbytes
         self.buffer_count += 1
-        if self.buffer_count > 64:
-            raise KernelError("more than 64 buffers in one TPipe", instruction="TPipe::InitBuffer",
-                              core=self.core, kind="too-many-buffers")
-        self.regions.append(_Region(name, kind, start, end))
+        sanitizer.check_buffer_count(self)
+        self.regions.append(_Region(name, kind, start, start + nbytes))
         self.trace.ub_layout.setdefault(self.core, []).append(UBBuffer(name, kind, start, nbytes))
         return start
 
@@ -98,7 +89,9 @@ class CoreContext:
 
     # --- time -------------------------------------------------------------------------------------
     def issue(self, pipe: str, cycles: float) -> tuple[float, float]:
-        """Queue an instruction on ``pipe``: returns its (start, end) in cycles."""
+        """Queue an instruction on ``pipe``: the scalar unit spends ISSUE_CYCLES issuing it, and it starts
+        once both that is done and the pipe is free. Returns its (start, end) in cycles. Every copy and
+        vector instruction goes through here (the one implementation of issue timing)."""
         self.s_time += ISSUE_CYCLES
         start = max(self.pipe_free[pipe], self.s_time)
         end = start + cycles
@@ -118,16 +111,6 @@ class CoreContext:
               values: object = None) -> None:
         self.trace.events.append(Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer,
                                        detail, values))
-
-    def warn(self, instr: str, tile: int | None, kind: str, message: str) -> None:
-        """Sanitizer findings that the hardware tolerates are kept as warnings (always, trace or not).
-        Under a ``strict`` policy (see ``launch``) a finding the policy names stops the kernel right here."""
-        w = Warning_(self.core, tile, instr, kind, message)
-        self.trace.warnings.append(w)
-        if self.strict is not None:
-            why = self.strict(w)
-            if why:
-                raise KernelError(f"{message} -- {why}", instruction=instr, core=self.core, tile=tile, kind=kind)
 
     def finish(self) -> CoreSummary:
         self.summary.cycles = max(self.pipe_free.values())

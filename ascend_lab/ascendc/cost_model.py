@@ -4,7 +4,9 @@ Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here
 
 * **Vector (PIPE_V)**: ``cycles = b + k * n`` per API call, n = elements, from Huawei's GE-ATT V1 fits
   (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. Rows missing for a dtype use
-  the float row (4-byte types) or the half row (1-2-byte types).
+  the float row (4-byte types) or the half row (1-2-byte types). An instruction with no row is an error
+  (:class:`MissingCostRow`), never a silent guess; the few without a fit of their own borrow a named row
+  (:data:`BORROWED_ROWS`).
 * **Copies (MTE2 in, MTE3 out)**: ``cycles = latency + bytes / bandwidth`` (§2.4 model 2/3). Each core's
   bandwidth is ``min(per-core cap, chip GM bandwidth / active cores / clock)``, and when a kernel both
   reads and writes GM the two directions split that share in proportion to their bytes -- this is the
@@ -46,6 +48,10 @@ VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
     "Copy":          {"half": (0.0078, 17.00), "float": (0.0156, 17.00)},
 }
 VEC_PIPE_HEAD = 37.37
+
+#: Vector instructions GE-ATT V1 has no fit for, costed with another API's row: ``Not`` (a one-input
+#: bitwise pass over 16-bit elements) like a UB->UB ``Copy``.
+BORROWED_ROWS: dict[str, str] = {"Not": "Copy"}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
 MTE2_CAP_B_PER_CYCLE = 23.4
@@ -108,11 +114,19 @@ class CostModel:
         return cycles / self.soc.clock_mhz
 
 
+class MissingCostRow(LookupError):
+    """A vector instruction the cost model has no row for: add one to VECTOR_COST (or BORROWED_ROWS)."""
+
+
 @cache
 def _vector_coeffs(api: str, itemsize: int) -> tuple[float, float]:
     """(k, b) for an API and operand width: the float row for 4-byte types (int32 Muls has its own),
     the half row for 1-2-byte types, twice the float k for 8-byte types."""
-    row = VECTOR_COST.get(api, VECTOR_COST["Copy"])
+    row = VECTOR_COST.get(BORROWED_ROWS.get(api, api))
+    if row is None:
+        raise MissingCostRow(f"the cost model has no row for the vector instruction {api!r}: add its GE-ATT fit "
+                             f"(k per element, b fixed, per 'half'/'float') to cost_model.VECTOR_COST, or name the "
+                             f"row it borrows in cost_model.BORROWED_ROWS; rows: {', '.join(VECTOR_COST)}")
     if itemsize == 4 and "int32" in row and api == "Muls":
         return row["int32"]
     k, b = row["float"] if itemsize >= 4 else row["half"]

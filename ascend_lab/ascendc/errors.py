@@ -6,10 +6,13 @@ from ..opdev.executor import KernelLaunchError
 
 
 class KernelError(KernelLaunchError):
-    """A sanitizer finding that stops the kernel: names the instruction, core and tile."""
+    """A sanitizer finding that stops the kernel: names the kind, instruction, core and tile.
+
+    Built by :mod:`.sanitizer`, which also fills ``hint`` (what to do about it) from its catalogue of
+    kinds; ``str()`` is ``[kind] message (instruction ..., core ..., tile ...)``."""
 
     def __init__(self, message: str, *, instruction: str = "", core: int | None = None,
-                 tile: int | None = None, kind: str = ""):
+                 tile: int | None = None, kind: str = "", hint: str = ""):
         where = []
         if instruction:
             where.append(f"instruction {instruction}")
@@ -25,3 +28,4 @@ class KernelError(KernelLaunchError):
         self.core = core
         self.tile = tile
         self.detail = message
+        self.hint = hint

@@ -1,9 +1,9 @@
 """The AscendC instructions the kernels use, each one numpy operation over a whole tile.
 
-Every instruction (1) runs the sanitizer checks on its operands, (2) computes in its own dtype --
-``Muls`` on half rounds to half, ``Cast`` uses the requested ``RoundMode`` -- and (3) occupies its pipe for
-the cycles the cost model gives, recording an event when tracing. Pipes: DataCopy/DataCopyPad GM->UB on
-MTE2, UB->GM on MTE3, everything else on V.
+Every instruction (1) runs the sanitizer checks on its operands (:mod:`.sanitizer`), (2) computes in its
+own dtype -- ``Muls`` on half rounds to half, ``Cast`` uses the requested ``RoundMode`` (:mod:`.numerics`)
+-- and (3) occupies its pipe for the cycles the cost model gives (``CoreContext.issue``), recording an
+event when tracing. Pipes: DataCopy/DataCopyPad GM->UB on MTE2, UB->GM on MTE3, everything else on V.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import golden
+from . import sanitizer
 from .core import CoreContext
-from .cost_model import ISSUE_CYCLES, _vector_coeffs
-from .errors import KernelError
-from .tensor import GlobalTensor, LocalTensor, local_span
+from .numerics import RoundMode, cast
+from .numerics import scalar as _scalar
+from .sanitizer import REPEAT_BYTES
+from .tensor import GlobalTensor, LocalTensor
 
 
 class CMPMODE(IntEnum):
@@ -39,20 +40,8 @@ class SELMODE(IntEnum):
     VSEL_TENSOR_TENSOR_MODE = 2
 
 
-class RoundMode(IntEnum):
-    """Cast rounding: NONE (exact or RINT), RINT half-even, FLOOR, CEIL, ROUND half-away, TRUNC, ODD."""
-    CAST_NONE = 0
-    CAST_RINT = 1
-    CAST_FLOOR = 2
-    CAST_CEIL = 3
-    CAST_ROUND = 4
-    CAST_TRUNC = 5
-    CAST_ODD = 6
-
-
 _CMP = {CMPMODE.LT: np.less, CMPMODE.GT: np.greater, CMPMODE.EQ: np.equal, CMPMODE.LE: np.less_equal,
         CMPMODE.GE: np.greater_equal, CMPMODE.NE: np.not_equal}
-REPEAT_BYTES = 256
 
 
 @dataclass(slots=True)
@@ -89,17 +78,8 @@ def _tile_of(*tensors: Any) -> int | None:
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None) -> None:
-    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
-    (``CoreContext.issue`` inlined: this runs for every vector instruction of every tile.)"""
-    k, b = _vector_coeffs(api, width)
-    cycles = b + k * count
-    ctx.s_time += ISSUE_CYCLES
-    free = ctx.pipe_free
-    start = free["V"] if free["V"] > ctx.s_time else ctx.s_time
-    end = free["V"] = start + cycles
-    summary = ctx.summary
-    summary.instructions += 1
-    summary.busy["V"] += cycles
+    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
+    start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
     if ctx.record:
         values = None
         if ctx.snapshot:
@@ -131,12 +111,6 @@ def _show(value: Any) -> str:
 def _type_name(dt: np.dtype) -> str:
     """AscendC's name for an element type (``half``, ``float``, ``bfloat16``, ``int8``...)."""
     return {"float16": "half", "float32": "float"}.get(dt.name, dt.name)
-
-
-def _scalar(dtype: np.dtype, value: Any) -> Any:
-    """The scalar operand converted to the instruction dtype (``T(alpha)``); the launcher silences
-    numpy's overflow warnings, as the hardware has none."""
-    return value if type(value) is dtype.type else dtype.type(value)
 
 
 # --- data movement ----------------------------------------------------------------------------------
@@ -175,9 +149,7 @@ def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadPara
         tensor, gm, to_ub = src, dst, False
     else:
         raise TypeError("DataCopyPad(dst, src, params[, padParams]) takes a LocalTensor and a GlobalTensor")
-    if params.blockLen % item:
-        raise KernelError(f"DataCopyPad blockLen {params.blockLen} B is not a multiple of sizeof(T) = {item}",
-                          instruction="DataCopyPad", core=tensor.ctx.core, tile=tensor.tile, kind="misaligned-copy")
+    sanitizer.check_pad_block(tensor, params.blockLen, item)
     count = params.blockLen // item
     _copy(tensor.ctx, "DataCopyPad", tensor, gm, count, params.blockLen, gm_to_ub=to_ub, pad=True,
           pad_params=pad)
@@ -186,13 +158,7 @@ def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadPara
 def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, count: int, nbytes: int,
           gm_to_ub: bool, pad: bool, pad_params: DataCopyPadParams | None = None) -> None:
     tile = local.tile
-    if local.offset % 32:
-        raise KernelError(f"UB address {local.offset} of {local.buffer} is not 32-byte aligned", instruction=instr,
-                          core=ctx.core, tile=tile, kind="misaligned-copy")
-    if not pad and nbytes % 32:
-        raise KernelError(f"{instr} of {count} elements = {nbytes} B is not a multiple of 32 B (the hardware "
-                          f"would silently drop the last {nbytes % 32} B); copy a 32-byte multiple or use "
-                          "DataCopyPad", instruction=instr, core=ctx.core, tile=tile, kind="misaligned-copy")
+    sanitizer.check_copy(ctx, instr, local, count, nbytes, pad)
     if gm_to_ub:
         ub_count = count
         if pad:
@@ -224,10 +190,11 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
 
 # --- vector arithmetic -----------------------------------------------------------------------------------
 def _span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
-    """``local_span`` with its common case (a live tensor, in bounds) answered without a call."""
+    """``sanitizer.ub_span`` with its common case (a live tensor, in bounds: nothing to report) answered
+    without a call."""
     if count <= t.size and t.life.alive:
         return t.data[:count]
-    return local_span(t, count, instr, write)
+    return sanitizer.ub_span(t, count, instr, write)
 
 
 def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
@@ -303,7 +270,7 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     _check_local("Cast", dst, src)
     mode = RoundMode(round_mode)
     d = _span(dst, count, "Cast", True)
-    d[...] = golden.cast(_span(src, count, "Cast", False), dst.dtype, mode.name)
+    d[...] = cast(_span(src, count, "Cast", False), dst.dtype, mode)
     width = max(dst.dtype.itemsize, src.dtype.itemsize)
     _vector_done(dst.ctx, "Cast", dst, count, width,
                  lambda: f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->{dst.dtype})", src)
@@ -318,25 +285,14 @@ def _mask_span(t: LocalTensor, nbytes: int, instr: str, write: bool) -> np.ndarr
     """The first ``nbytes`` of a mask tensor as raw bytes (whatever its declared element type)."""
     if t.alive and nbytes <= t.nbytes:
         return t.ctx.ub[t.offset:t.offset + nbytes]
-    return local_span(t.ReinterpretCast(np.uint8), nbytes, instr, write)
-
-
-def _repeat_count(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> int:
-    """Only whole 256-byte repeats are computed; the bits of a trailing partial repeat stay stale."""
-    per = REPEAT_BYTES // src.dtype.itemsize
-    whole = count // per * per
-    if whole != count:
-        ctx.warn(api, ctx.current_tile if src.tile is None else src.tile, "partial-repeat",
-                 f"count {count} covers {count * src.dtype.itemsize} B, not a multiple of 256 B: the last "
-                 f"{count - whole} elements are not compared (their mask bits keep stale values)")
-    return whole
+    return sanitizer.ub_span(t.ReinterpretCast(np.uint8), nbytes, instr, write)
 
 
 def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE, count: int) -> None:
     """Bit i of dst (a uint8 bit-mask, little-endian) = src[i] <mode> scalar, over whole 256-B repeats."""
     _check_local("CompareScalar", dst, src)
     ctx = src.ctx
-    n = _repeat_count(ctx, "CompareScalar", src, int(count))
+    n = sanitizer.whole_repeats(ctx, "CompareScalar", src, int(count))
     s = _scalar(src.dtype, scalar)
     packed = np.packbits(_CMP_FN[int(mode)](_span(src, n, "CompareScalar", False), s), bitorder="little")
     _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
@@ -349,7 +305,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     """Tensor-tensor compare into a bit-mask, over whole 256-byte repeats (like CompareScalar)."""
     _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
-    n = _repeat_count(ctx, "Compare", src0, int(count))
+    n = sanitizer.whole_repeats(ctx, "Compare", src0, int(count))
     cond = _CMP_FN[int(mode)](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
     packed = np.packbits(cond, bitorder="little")
     _mask_span(dst, packed.size, "Compare", True)[...] = packed

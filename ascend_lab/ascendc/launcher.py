@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from ..base.platform import SocInfo
+from . import sanitizer
 from .core import CoreContext, PlanComplete, set_current
 from .cost_model import CostModel, kernel_head_cycles
-from .errors import KernelError
+from .options import current as _options
 from .tensor import GmAddr
 from .trace import Trace
 
@@ -61,12 +62,10 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     policy that turns chosen warnings into errors: called with each :class:`~.trace.Warning_`, it returns
     an explanation (raise a KernelError at that instruction) or None (keep it a warning).
     """
-    from .options import current as _options
     if snapshot is None:
         snapshot = _options().snapshot
     name = kernel_name or getattr(entry, "__name__", "kernel")
-    if block_dim < 1:
-        raise KernelError(f"blockDim must be >= 1, got {block_dim}", instruction="launch", kind="bad-launch")
+    sanitizer.check_launch(block_dim)
     out_idx = {i % len(gm_args) for i in outputs}
     bytes_out = sum(a.arg_nbytes for i, a in enumerate(gm_args) if i in out_idx)
     bytes_in = sum(a.arg_nbytes for i, a in enumerate(gm_args) if i not in out_idx)

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from . import sanitizer
 from .core import CoreContext, PlanComplete, current
-from .errors import KernelError
 from .tensor import LocalTensor
 
 
@@ -102,8 +102,7 @@ class TQue:
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
-            raise KernelError(f"{self.name or 'queue'} used before TPipe::InitBuffer", instruction=instr,
-                              core=current().core, kind="queue-uninitialised")
+            raise sanitizer.uninitialised_queue(self.name, instr, current().core)
         return self.ctx
 
     def AllocTensor(self, dtype: Any = None) -> LocalTensor:
@@ -117,9 +116,7 @@ class TQue:
             if b.free:
                 break
         else:
-            raise KernelError(f"AllocTensor on {self.name}: all {n} buffers are still in use (a missing "
-                              f"FreeTensor?) -- on the device this spins forever", instruction="AllocTensor",
-                              core=ctx.core, tile=self.allocs, kind="alloc-exhausted")
+            raise sanitizer.alloc_exhausted(ctx, self.name, n, self.allocs)
         self.next = (b.index + 1) % n
         b.free = False
         ctx.s_time += 1.0
@@ -139,17 +136,7 @@ class TQue:
 
     def EnQue(self, t: LocalTensor) -> bool:
         ctx = self._ctx("EnQue")
-        if not t.alive:
-            raise KernelError(f"EnQue of {t.buffer} after FreeTensor", instruction="EnQue", core=ctx.core,
-                              tile=t.tile, kind="use-after-free")
-        if t.queue is not self:
-            where = f"queue {t.queue.name}" if t.queue is not None else "a TBuf (TBuf tensors cannot be queued)"
-            raise KernelError(f"EnQue of {t.buffer} on {self.name}, but it was allocated from {where}",
-                              instruction="EnQue", core=ctx.core, tile=t.tile, kind="wrong-queue")
-        if len(self.fifo) >= self.depth:
-            raise KernelError(f"EnQue on {self.name} beyond its depth {self.depth} (usedCount exceeds depth): "
-                              "DeQue before enqueuing more", instruction="EnQue", core=ctx.core, tile=t.tile,
-                              kind="enque-overflow")
+        sanitizer.check_enque(ctx, self, t)
         ctx.s_time += 1.0
         if t.block is not None:
             t.block.ready_at = ctx.pipe_free[self.producer]
@@ -162,9 +149,7 @@ class TQue:
 
     def DeQue(self, dtype: Any = None) -> LocalTensor:
         ctx = self._ctx("DeQue")
-        if not self.fifo:
-            raise KernelError(f"DeQue of an empty queue {self.name} (a missing EnQue?)", instruction="DeQue",
-                              core=ctx.core, tile=None, kind="deque-empty")
+        sanitizer.check_deque(ctx, self)
         t = self.fifo.pop(0)
         ctx.s_time += 1.0
         if self.is_vecin:
@@ -181,12 +166,7 @@ class TQue:
 
     def FreeTensor(self, t: LocalTensor) -> None:
         ctx = self._ctx("FreeTensor")
-        if not t.alive:
-            raise KernelError(f"FreeTensor of {t.buffer} twice", instruction="FreeTensor", core=ctx.core,
-                              tile=t.tile, kind="double-free")
-        if t.queue is not self or t.block is None:
-            raise KernelError(f"FreeTensor of {t.buffer} on the wrong queue {self.name}", instruction="FreeTensor",
-                              core=ctx.core, tile=t.tile, kind="wrong-queue")
+        sanitizer.check_free(ctx, self, t)
         t.life.alive = False
         b = t.block
         b.free = True
@@ -219,13 +199,10 @@ class TBuf:
             if cached is not None:
                 return cached                  # TBuf tensors are never freed: one object per dtype is enough
         if self.ctx is None:
-            raise KernelError(f"{self.name or 'TBuf'} used before TPipe::InitBuffer", instruction="TBuf::Get",
-                              core=current().core, kind="buffer-uninitialised")
+            raise sanitizer.uninitialised_tbuf(self.name, current().core)
         dt = np.dtype(dtype)
         n = self.nbytes // dt.itemsize if length is None else int(length)
-        if n * dt.itemsize > self.nbytes:
-            raise KernelError(f"TBuf::Get<{dt}>({n}) asks for {n * dt.itemsize} B from {self.name}, which has "
-                              f"{self.nbytes} B", instruction="TBuf::Get", core=self.ctx.core, kind="tbuf-too-small")
+        sanitizer.check_tbuf_get(self.ctx, self.name, dt, n, self.nbytes)
         t = LocalTensor(self.ctx, dt, self.offset, n, self.name or "TBuf")
         if length is None:
             self._whole[dtype] = t
@@ -253,9 +230,7 @@ class TPipe:
             if length is None:
                 raise TypeError("InitBuffer(queue, num, len) needs the number of blocks and their length")
             num, nbytes = int(num_or_len), _round32(length)
-            if num < 1:
-                raise KernelError(f"InitBuffer({obj.name}, {num}, ...) needs at least one block",
-                                  instruction="TPipe::InitBuffer", core=ctx.core, kind="bad-initbuffer")
+            sanitizer.check_initbuffer_num(ctx, obj.name, num)
             obj.ctx = ctx
             for i in range(num):
                 off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos.value)

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..acl.runtime import DevicePtr
-from .core import CoreContext, current
-from .errors import KernelError
+from . import sanitizer
+from .core import CoreContext
 
 # AscendC scalar type names -> numpy dtypes (``half``, ``float``, ``bfloat16_t``, ...)
 half = np.dtype(np.float16)
@@ -105,33 +105,17 @@ class GlobalTensor:
         return g
 
     def gm_slice(self, ctx: CoreContext, count: int, instr: str, tile: int | None, write: bool) -> np.ndarray:
-        """The numpy view of ``count`` elements at this address, after the sanitizer's GM checks."""
+        """The numpy view of ``count`` elements at this address. The common case (inside the live tensor)
+        is answered here; everything else goes to the sanitizer's GM checks."""
         alloc = self._alloc
         if alloc is None:
-            raise KernelError("GlobalTensor used before SetGlobalBuffer", instruction=instr, core=ctx.core,
-                              tile=tile, kind="gm-unset")
+            raise sanitizer.gm_unset(ctx, instr, tile)
         start = self._start
-        nbytes = count * self.dtype.itemsize
-        end = start + nbytes
+        end = start + count * self.dtype.itemsize
         arg_start = self._arg_start
-        logical_end = arg_start + self._arg_nbytes
-        if start >= arg_start and end <= logical_end and not alloc.freed:
-            return alloc.buffer[start:end].view(self.dtype)          # the common case: inside the tensor
-        if alloc.freed:
-            raise KernelError(f"GM access to {self._name} after its memory was freed", instruction=instr,
-                              core=ctx.core, tile=tile, kind="gm-freed")
-        padded_end = arg_start + -(-self._arg_nbytes // 256) * 256   # the documented ThresholdGradV2D padding
-        if start < arg_start or end > padded_end:
-            rel = start - arg_start
-            raise KernelError(
-                f"GM {'write' if write else 'read'} of {nbytes} B at byte {rel} of {self._name} is outside the "
-                f"tensor ({self._arg_nbytes} B) and its 256-byte padding", instruction=instr, core=ctx.core,
-                tile=tile, kind="gm-out-of-bounds")
-        over = end - logical_end
-        where = ("inside its allocation" if end <= alloc.capacity
-                 else f"{end - alloc.capacity} B of it past the allocation's end, into whatever lies next")
-        ctx.warn(instr, tile, "gm-padding",
-                 f"{'writes' if write else 'reads'} {over} B past the logical end of {self._name} ({where})")
+        if not (start >= arg_start and end <= arg_start + self._arg_nbytes and not alloc.freed):
+            sanitizer.check_gm(ctx, instr, tile, self._name, alloc, start, end - start, arg_start,
+                               self._arg_nbytes, write)
         return alloc.buffer[start:end].view(self.dtype)
 
 
@@ -197,35 +181,3 @@ class LocalTensor:
 
     def __repr__(self) -> str:
         return f"LocalTensor<{self.dtype}>({self.buffer}, UB[{self.offset}:{self.offset + self.nbytes}])"
-
-
-def local_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
-    """The first ``count`` elements of ``t`` after the sanitizer's UB checks (alive, inside UB,
-    overruns into other buffers)."""
-    ctx = t.ctx
-    if not t.life.alive:
-        raise KernelError(f"{t.buffer} is used after FreeTensor", instruction=instr, core=ctx.core, tile=t.tile,
-                          kind="use-after-free")
-    if count <= t.size:
-        return t.data[:count]
-    end = t.offset + count * t.dtype.itemsize
-    if end > ctx.ub_capacity:
-        raise KernelError(f"{count} elements from {t.buffer} run past the end of the Unified Buffer "
-                          f"({end} > {ctx.ub_capacity} B)", instruction=instr, core=ctx.core, tile=t.tile,
-                          kind="ub-out-of-bounds")
-    other = ctx.region_at(t.offset + t.nbytes, end, exclude=-1)
-    over = end - (t.offset + t.nbytes)
-    if write and other is not None and other.name != t.buffer:
-        hit = min(end, other.end) - max(t.offset + t.nbytes, other.start)
-        raise KernelError(f"writes {count} elements into {t.buffer}, which holds only {t.size}: the write runs "
-                          f"{over} B past its end and {hit} B of it land in {other.name}", instruction=instr,
-                          core=ctx.core, tile=t.tile,
-                          kind="ub-overrun")
-    into = other.name if other is not None else "free UB"
-    ctx.warn(instr, ctx.current_tile if t.tile is None else t.tile, "ub-overrun",
-             f"{'writes' if write else 'reads'} {over} B past the end of {t.buffer} (into {into})")
-    return ctx.ub[t.offset:end].view(t.dtype)
-
-
-def current_core() -> CoreContext:
-    return current()

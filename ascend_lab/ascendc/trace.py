@@ -7,8 +7,7 @@ tests all read the same list. Cycles come from :mod:`.cost_model`.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 PIPES = ("MTE2", "V", "MTE3", "S")
@@ -33,11 +32,12 @@ class Event:
 
 @dataclass(frozen=True)
 class Warning_:
-    """A sanitizer finding the hardware tolerates (GM padding, UB overrun into free space, partial repeat)."""
+    """A sanitizer finding the hardware tolerates (GM padding, UB overrun into free space, partial repeat).
+    ``ascendc.sanitizer.explain(w.kind)`` says what the kind means and what to do about it."""
     core: int
     tile: int | None
     instr: str
-    kind: str                 # "gm-padding", "gm-past-allocation", "ub-overrun", "partial-repeat"
+    kind: str                 # "gm-padding", "ub-overrun", "partial-repeat" (sanitizer.FINDINGS)
     message: str
 
 
@@ -93,12 +93,6 @@ class Trace:
     def core_events(self, core: int, pipe: str | None = None) -> list[Event]:
         return [e for e in self.events if e.core == core and (pipe is None or e.pipe == pipe)]
 
-    def pipe_busy(self, core: int) -> dict[str, float]:
-        busy: dict[str, float] = defaultdict(float)
-        for e in self.core_events(core):
-            busy[e.pipe] += e.end - e.start
-        return dict(busy)
-
     def to_chrome_trace(self) -> dict[str, Any]:
         """Chrome-trace JSON (chrome://tracing, Perfetto): one process per core, one thread per pipe.
         Timestamps are microseconds at the SoC clock."""
@@ -123,6 +117,3 @@ class Trace:
     def save_chrome_trace(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_chrome_trace(), fh)
-
-    def as_records(self) -> list[dict[str, Any]]:
-        return [asdict(e) for e in self.events]
