@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
+import json
 import math
 import os
 import sys
@@ -28,6 +30,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from . import __version__, tiling
+from .ascendc import options
+from .base import platform
+from .base.platform import DEFAULT_SOC, get_soc, socs
+from .dtypes import as_acl_dtype, is_floating, to_numpy
+from .opdev.errno import describe
+from .opdev.tiling_data import TilingError
+from .ops import registry
+from .run import call
 
 PROG = "ascend-lab"
 
@@ -57,7 +69,6 @@ class _Parser(argparse.ArgumentParser):
 # --------------------------------------------------------------------------------------------------
 
 def _tiling_op(text: str) -> str:
-    from .ops import registry
     try:
         return registry.get(text).key
     except ValueError as exc:
@@ -65,7 +76,6 @@ def _tiling_op(text: str) -> str:
 
 
 def _run_op(text: str) -> str:
-    from .ops import registry
     try:
         return registry.aclnn_api(text)[1].convenience
     except ValueError as exc:
@@ -73,7 +83,6 @@ def _run_op(text: str) -> str:
 
 
 def _dtype(text: str) -> Any:
-    from .dtypes import as_acl_dtype, to_numpy
     try:
         dt = as_acl_dtype(text)
         to_numpy(dt)
@@ -83,7 +92,6 @@ def _dtype(text: str) -> Any:
 
 
 def _soc(text: str) -> str:
-    from .base.platform import get_soc
     try:
         return get_soc(text).name
     except (TypeError, ValueError) as exc:
@@ -183,7 +191,6 @@ def _print_tiling_fields(td: Any, out: Callable[[str], None]) -> None:
 def core_rows(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
     """What each core does (the op kernel's ``core_ranges``), with ``padding`` on every row; without the
     per-tile lists when the input has more than ``_MAX_LISTED_TILES`` tiles."""
-    from .ops import registry
     spec, kernel = registry.op_for_tiling(td)
     tile_elems = max(getattr(td, kernel.tile_field), 1)
     rows = kernel.core_ranges(td, dtype, n, tiles=n // tile_elems <= _MAX_LISTED_TILES)
@@ -237,10 +244,6 @@ def _attrs_given(args: argparse.Namespace, allowed: Any, op: str) -> dict[str, f
 
 
 def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-    from . import tiling
-    from .base.platform import get_soc
-    from .opdev.tiling_data import TilingError
-    from .ops import registry
     spec = registry.get(args.op)
     kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc}
     kwargs.update(_attrs_given(args, spec.attrs, spec.key))
@@ -271,8 +274,6 @@ def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 
 def supported_run_dtypes(op: str) -> tuple[Any, ...]:
     """Every dtype the aclnn API accepts on at least one SoC (a SoC that refuses one returns 161002)."""
-    from .base import platform
-    from .ops import registry
     _, api = registry.aclnn_api(op)
     seen: dict[Any, None] = {}
     for name in platform.socs():
@@ -288,7 +289,6 @@ def random_inputs(shape: tuple[int, ...], dtype: Any, seed: int) -> tuple[np.nda
     Floats: grad ~ N(0, 1), x ~ N(0, 4^2), so hardsigmoid's (-3, 3) window and a threshold of 1.0 cut
     through the data. Integers: uniform over int8/uint8's range, or [-1000, 1000] for wider types.
     """
-    from .dtypes import is_floating, to_numpy
     np_dt = to_numpy(dtype)
     rng = np.random.default_rng(seed)
     if is_floating(dtype):
@@ -309,9 +309,6 @@ def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None =
 
     The kernel node names its op; the op's spec names its oracle (``module:function``) and the node
     attributes the oracle takes, so the check follows whatever kernel the graph chose."""
-    import importlib
-
-    from .ops import registry
     node = next((n for n in getattr(run, "nodes", []) if "tiling" in n.attrs), None)
     if node is None:   # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
         return "empty output", np.zeros(x.shape, dtype=x.dtype)
@@ -337,7 +334,6 @@ def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
 
 def _validate_run(args: argparse.Namespace) -> tuple[Any, dict[str, float]]:
     """Refuse a bad ``run`` invocation before any device work: the API's dtypes, its scalars, the size."""
-    from .ops import registry
     _, api = registry.aclnn_api(args.op)
     if args.dtype not in supported_run_dtypes(args.op):
         names = ", ".join(d.short for d in supported_run_dtypes(args.op))
@@ -356,8 +352,6 @@ def _validate_run(args: argparse.Namespace) -> tuple[Any, dict[str, float]]:
 
 def _execute_run(args: argparse.Namespace, api: Any, scalars: dict[str, float]) -> tuple[Any, np.ndarray, np.ndarray]:
     """Seeded inputs through the whole simulated stack; returns (run, grad, x)."""
-    from .ascendc import options
-    from .run import call
     g, x = random_inputs(args.shape, args.dtype, args.seed)
     with options(buffer_num=args.buffer_num):
         run = call(api.api, g, x, *scalars.values(), soc=args.soc, trace=args.trace is not None)
@@ -367,7 +361,6 @@ def _execute_run(args: argparse.Namespace, api: Any, scalars: dict[str, float]) 
 def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], run: Any, g: np.ndarray,
                 x: np.ndarray, out: Callable[[str], None]) -> int:
     """Print what happened, check it against the oracle, write the trace; the exit code."""
-    from .opdev.errno import describe
     shape_txt = "[" + ", ".join(map(str, args.shape)) + "]"
     extra = "".join(f", {name} {value}" for name, value in scalars.items())
     bufs = f", BUFFER_NUM {args.buffer_num}" if args.buffer_num is not None else ""
@@ -416,7 +409,6 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
             out(f"trace: wrote {len(run.trace.events)} events to {args.trace} "
                 "(open in https://ui.perfetto.dev or chrome://tracing)")
         else:
-            import json
             with open(args.trace, "w", encoding="utf-8") as fh:
                 json.dump({"traceEvents": [], "displayTimeUnit": "ns", "otherData": {"kernel": None}}, fh)
             out(f"trace: no kernel ran; wrote an empty trace to {args.trace}")
@@ -434,7 +426,6 @@ def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 # --------------------------------------------------------------------------------------------------
 
 def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-    from .base.platform import DEFAULT_SOC, get_soc, socs
     head = ("name", "NpuArch", "SocVersion", "family", "vector cores", "UB bytes", "clock MHz", "GM GB/s")
     rows = []
     for name in socs():
@@ -465,7 +456,6 @@ def cmd_socs(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 
 def _option_names() -> list[str]:
     """Every ``--<name>`` value option the registry's ops and APIs contribute (attributes and scalars)."""
-    from .ops import registry
     names = {name for spec in registry.ops() for name in spec.attrs}
     names |= {sc.name for _, api in registry.aclnn_apis() for sc in api.scalars}
     return sorted(names)
@@ -479,8 +469,6 @@ def _add_value_options(p: argparse.ArgumentParser, options: dict[str, tuple[str,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .base.platform import DEFAULT_SOC
-    from .ops import registry
     parser = _Parser(prog=PROG, description="ascend_lab: CANN's aclnnHardsigmoidBackward / aclnnThresholdBackward "
                                             "simulated down to the AscendC kernel.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
@@ -523,7 +511,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _version() -> str:
-    from . import __version__
     return __version__
 
 

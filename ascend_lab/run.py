@@ -20,9 +20,11 @@ import numpy as np
 from . import acl
 from .acl import runtime as rt
 from .acl.tensor import aclScalar, aclTensor
+from .ascendc import options
 from .base import log as oplog
 from .base import platform
 from .dtypes import as_acl_dtype, to_numpy
+from .opdev.errno import describe
 from .opdev.executor import L0Node
 from .ops import registry
 
@@ -68,7 +70,6 @@ class Run:
 
     def explain(self) -> str:
         """One paragraph for a reader: the status, the graph and why each node is there."""
-        from .opdev.errno import describe
         lines = [f"{self.op} on {self.soc}: {describe(self.status)}"]
         lines += [f"  log: {m}" for m in self.messages]
         for n in self.nodes:
@@ -243,7 +244,6 @@ def call(api_name: str, *args: Any, soc: str | None = None, out: Any = None, out
     ``None`` is a nullptr; ``out`` defaults to the array torch_npu would allocate (``None``), or pass an
     array to write into, or ``NULLPTR``. Each scalar ``s`` takes its dtype from ``s_dtype`` (default float32).
     """
-    from .ascendc import options  # the simulation options; imported here to keep this module's import light
     _, api = registry.aclnn_api(api_name)
     names = [py for py, _ in api.tensors] + [sc.name for sc in api.scalars]
     if len(args) > len(names):
@@ -321,7 +321,6 @@ def validation_case(op: str = "hardsigmoid_backward", *, grad_dtype: Any = "floa
     ``null`` names arguments passed as nullptr ("grad", "self", "out", or a scalar such as "threshold").
     Returns the status, its meaning, the logged message (the check that fired) and the graph -- the data of
     the validation playground (``viz.validation_playground``)."""
-    from .opdev.errno import describe  # status text; imported here with the other late imports of this module
     _, api = registry.aclnn_api(op)
     scalar_values = {sc.name: scalars.get(sc.name, threshold if sc.name == "threshold" else sc.default)
                      for sc in api.scalars}

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..acl.runtime import DeviceAllocation, DevicePtr
 from ..acl.tensor import aclTensor
+from ..ascendc.options import current
 from ..ascendc.tensor import GmAddr
 
 
@@ -20,7 +21,6 @@ def gm_arg(t: aclTensor, name: str) -> GmAddr:
 def launch_options(record: bool | None, buffer_num: int | None, default_buffer_num: int) -> tuple[bool, int]:
     """Tracing and BUFFER_NUM for a launch: explicit arguments win, else the simulation options in force
     (``ascendc.options(trace=..., buffer_num=...)``), else the kernel's own BUFFER_NUM."""
-    from ..ascendc.options import current
     opts = current()
     rec = opts.trace if record is None else record
     if buffer_num is None:

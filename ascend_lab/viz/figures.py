@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
-from ..dtypes import as_acl_dtype
+from ..dtypes import BOOK_DTYPES, as_acl_dtype
 from . import data as D
 from . import style as S
 
@@ -565,7 +565,6 @@ def _category(name: str) -> str:
 
 def plot_dtype_tables(dtypes: Sequence[Any] | None = None) -> Figure:
     """PromoteType(row, column) and CanCast(row -> column) as coloured matrices (opbase's own tables)."""
-    from ..dtypes import BOOK_DTYPES
     dts = list(dtypes or BOOK_DTYPES)
     names, promote = D.promote_matrix(dts)
     _, cancast = D.cancast_matrix(dts)
