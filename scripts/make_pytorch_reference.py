@@ -13,8 +13,10 @@ Small cases store their inputs and PyTorch's output bit for bit. The two exhaust
 float16 / bfloat16 gradient, ``self = 0``) store the SHA-256 of the output bits instead of 64 K values; their
 inputs are rebuilt by :func:`inputs_of`.
 
-``tests/test_pytorch_reference.py`` keeps the table, the golden model and the chapter from drifting apart, and
-chapter 14 loads this file by path to read the table or, when torch is importable, to recompute it.
+Reading the table (load it, decode a case, answer "what does PyTorch give for case X") is the package's job:
+:mod:`ascend_lab.book.pytorch_reference`, which chapter 14 and the tests use. This script only builds the
+table and compares it with a fresh one; ``tests/test_pytorch_reference.py`` keeps the table, the golden model
+and the chapter from drifting apart.
 
 Usage::
 
@@ -26,8 +28,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib.util
 import json
 import re
 import sys
@@ -41,67 +41,24 @@ if str(ROOT) not in sys.path:  # run as a script from a checkout without install
     sys.path.insert(0, str(ROOT))
 
 from ascend_lab import golden  # noqa: E402
-from ascend_lab.dtypes import bfloat16  # noqa: E402
-from ascend_lab.dtypes import to_numpy as _acl_to_numpy  # noqa: E402
-from ascend_lab.opdev.data_type_utils import PromoteType  # noqa: E402
+from ascend_lab.book.pytorch_reference import (  # noqa: E402
+    DTYPES,
+    FORMAT,
+    GOLDEN_SOURCE,
+    all_finite,
+    case,
+    dtype_name,
+    encode,
+    eval_golden,
+    eval_torch,
+    inputs_of,
+    load,
+    sha256_bits,
+    torch_version,
+)
 
+#: The checkout's copy of the package data file, which this script rewrites.
 JSON_PATH = ROOT / "ascend_lab" / "data" / "pytorch_reference.json"
-GOLDEN_SOURCE = "golden-pytorch-model"
-FORMAT = 1
-
-DTYPES: dict[str, np.dtype] = {
-    "float32": np.dtype(np.float32), "float16": np.dtype(np.float16), "bfloat16": bfloat16,
-    "int32": np.dtype(np.int32), "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8),
-}
-_UINT = {2: np.uint16, 4: np.uint32}
-
-
-def dtype_name(dt: Any) -> str:
-    dt = np.dtype(dt)
-    for name, d in DTYPES.items():
-        if d == dt:
-            return name
-    raise ValueError(f"dtype {dt} is not used by the reference table")
-
-
-# ------------------------------------------------------------------------------------------------------------
-# Encoding: floats as hex bit patterns (exact, NaN-safe), integers as JSON integers
-# ------------------------------------------------------------------------------------------------------------
-
-def encode(a: np.ndarray) -> dict[str, Any]:
-    a = np.ascontiguousarray(a)
-    if a.dtype.kind in "iu":
-        values: list[Any] = [int(v) for v in a.ravel()]
-    else:
-        width = a.dtype.itemsize * 2
-        values = [f"0x{int(v):0{width}x}" for v in a.view(_UINT[a.dtype.itemsize]).ravel()]
-    return {"dtype": dtype_name(a.dtype), "shape": list(a.shape), "values": values}
-
-
-def decode(d: dict[str, Any]) -> np.ndarray:
-    dt = DTYPES[d["dtype"]]
-    if dt.kind in "iu":
-        flat = np.array(d["values"], dtype=dt)
-    else:
-        flat = np.array([int(v, 16) for v in d["values"]], dtype=_UINT[dt.itemsize]).view(dt)
-    return flat.reshape(d["shape"])
-
-
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    return a if a.dtype.kind in "iu" else a.view(_UINT[a.dtype.itemsize])
-
-
-def sha256_bits(a: np.ndarray) -> str:
-    return hashlib.sha256(np.ascontiguousarray(bits(a)).tobytes()).hexdigest()
-
-
-def all_finite(dtype_name_: str) -> np.ndarray:
-    """Every finite value of a 16-bit float dtype, in ascending bit-pattern order."""
-    dt = DTYPES[dtype_name_]
-    v = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt)
-    with np.errstate(invalid="ignore"):
-        return v[np.isfinite(v.astype(np.float32))]
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -163,66 +120,9 @@ def _cases() -> list[dict[str, Any]]:
     ]
 
 
-def inputs_of(case: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, float | None]:
-    """(grad, self, threshold) of a stored case (decoded, or rebuilt from its generator)."""
-    gen = case.get("generator")
-    if gen:
-        kind, dt = gen.split(":")
-        if kind != "all_finite":
-            raise ValueError(f"unknown generator {gen!r}")
-        g = all_finite(dt)
-        return g, np.zeros_like(g), case.get("threshold")
-    return decode(case["grad"]), decode(case["self"]), case.get("threshold")
-
-
 # ------------------------------------------------------------------------------------------------------------
-# Evaluators
+# The table
 # ------------------------------------------------------------------------------------------------------------
-
-def torch_version() -> str | None:
-    """``torch.__version__`` if torch can be imported, else None."""
-    if importlib.util.find_spec("torch") is None:
-        return None
-    import torch
-    return str(torch.__version__)
-
-
-def eval_golden(op: str, g: np.ndarray, s: np.ndarray, thr: float | None) -> np.ndarray:
-    """The golden model of PyTorch. Mixed dtypes are promoted first, as PyTorch's TensorIterator does
-    (CANN's ``PromoteType`` table is PyTorch's, cann_facts §7)."""
-    if g.dtype != s.dtype:
-        common = _acl_to_numpy(PromoteType(g.dtype, s.dtype))
-        g = golden.cast(g, common)
-        s = golden.cast(s, common)
-    if op == "hardsigmoid_backward":
-        return golden.hard_sigmoid_grad_pytorch(g, s)
-    return golden.threshold_backward_pytorch(g, s, thr)
-
-
-def _to_torch(a: np.ndarray) -> Any:
-    import torch
-    a = np.ascontiguousarray(a)
-    if a.dtype == bfloat16:
-        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
-    return torch.from_numpy(a.copy())
-
-
-def _from_torch(t: Any) -> np.ndarray:
-    import torch
-    t = t.contiguous()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.int16).numpy().view(bfloat16).copy()
-    return t.numpy().copy()
-
-
-def eval_torch(op: str, g: np.ndarray, s: np.ndarray, thr: float | None) -> np.ndarray:
-    """Real PyTorch on the CPU (``torch.ops.aten``), called with a Python-float threshold as autograd does."""
-    import torch
-    tg, ts = _to_torch(g), _to_torch(s)
-    if op == "hardsigmoid_backward":
-        return _from_torch(torch.ops.aten.hardsigmoid_backward(tg, ts))
-    return _from_torch(torch.ops.aten.threshold_backward(tg, ts, thr))
-
 
 def evaluator(use_torch: bool | None = None) -> tuple[str, Any]:
     """(source, function): torch when importable (or forced), else the golden model."""
@@ -235,10 +135,6 @@ def evaluator(use_torch: bool | None = None) -> tuple[str, Any]:
         return f"torch {version}", eval_torch
     return GOLDEN_SOURCE, eval_golden
 
-
-# ------------------------------------------------------------------------------------------------------------
-# The table
-# ------------------------------------------------------------------------------------------------------------
 
 def build(use_torch: bool | None = None) -> dict[str, Any]:
     source, fn = evaluator(use_torch)
@@ -271,52 +167,6 @@ def dumps(table: dict[str, Any]) -> str:
                   lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text) + "\n"
 
 
-def load(path: Path = JSON_PATH) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def case(table: dict[str, Any], name: str) -> dict[str, Any]:
-    for c in table["cases"]:
-        if c["name"] == name:
-            return c
-    raise KeyError(f"no case {name!r} in the PyTorch reference table")
-
-
-def stored_output(entry: dict[str, Any]) -> np.ndarray | None:
-    """The stored PyTorch output of a small case (None for generator cases, which store a hash)."""
-    return decode(entry["out"]) if "out" in entry else None
-
-
-def matches(entry: dict[str, Any], out: np.ndarray) -> bool:
-    """Does ``out`` agree bit for bit (dtype, shape, bits) with what the table stores for ``entry``?"""
-    if "out_summary" in entry:
-        summ = entry["out_summary"]
-        return (dtype_name(out.dtype) == summ["dtype"] and list(out.shape) == summ["shape"]
-                and sha256_bits(out) == summ["sha256"])
-    want = decode(entry["out"])
-    return out.dtype == want.dtype and out.shape == want.shape and np.array_equal(bits(out), bits(want))
-
-
-def pytorch(name: str, table: dict[str, Any] | None = None) -> tuple[np.ndarray, str]:
-    """PyTorch's output for case ``name`` and where it came from.
-
-    Live torch when importable; otherwise the stored table (small cases) or the golden PyTorch model checked
-    against the stored SHA-256 (generator cases). Raises if the golden model disagrees with the table.
-    """
-    table = load() if table is None else table
-    entry = case(table, name)
-    g, s, thr = inputs_of(entry)
-    version = torch_version()
-    if version is not None:
-        return eval_torch(entry["op"], g, s, thr), f"torch {version} (live)"
-    if "out" in entry:
-        return decode(entry["out"]), f"ascend_lab/data/pytorch_reference.json ({table['source']})"
-    out = eval_golden(entry["op"], g, s, thr)
-    if not matches(entry, out):
-        raise AssertionError(f"golden PyTorch model disagrees with the stored hash of {name}")
-    return out, f"golden PyTorch model, hash-checked against ascend_lab/data/pytorch_reference.json ({table['source']})"
-
-
 def compare(stored: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     """Differences between two tables, ignoring ``source``."""
     problems = []
@@ -341,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     fresh = build(use_torch=False if args.golden else None)
     if args.check:
-        problems = compare(load(), fresh)
+        problems = compare(load(JSON_PATH), fresh)
         for p in problems:
             print(p)
         print(f"{len(fresh['cases'])} cases checked against {fresh['source']}: "

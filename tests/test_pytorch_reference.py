@@ -1,5 +1,7 @@
 """``ascend_lab/data/pytorch_reference.json``: the PyTorch numbers chapter 14 shows when torch is not installed.
 
+* The package reads it (``ascend_lab.book.pytorch_reference``, through importlib.resources); the script
+  ``scripts/make_pytorch_reference.py`` only builds and checks it.
 * With torch importable: the table is regenerated with torch and must equal the stored one bit for bit.
 * Always: every stored case must agree with the package's golden PyTorch model
   (``golden.hard_sigmoid_grad_pytorch`` / ``golden.threshold_backward_pytorch``), so the table, the model and
@@ -9,10 +11,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from ascend_lab.book import pytorch_reference as ref
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "make_pytorch_reference.py"
@@ -32,7 +37,7 @@ def _load_script():
     return mod
 
 
-ref = _load_script()
+script = _load_script()
 TABLE = ref.load()
 HAS_TORCH = ref.torch_version() is not None
 
@@ -52,7 +57,33 @@ def test_table_holds_the_chapter_cases():
 
 def test_table_is_small():
     assert SCRIPT.exists()
-    assert ref.JSON_PATH.stat().st_size < 64_000
+    assert script.JSON_PATH.stat().st_size < 64_000
+
+
+def test_package_reads_the_file_the_script_writes():
+    """The resource the package reads is the checkout's data file (editable install), byte for byte."""
+    assert ref.load() == json.loads(script.JSON_PATH.read_text(encoding="utf-8"))
+    assert ref.load(script.JSON_PATH) == TABLE
+
+
+def test_script_reads_through_the_package():
+    """The script keeps only generate/--check: its readers are the package module's own functions."""
+    for name in ("load", "case", "inputs_of", "decode", "eval_golden", "torch_version"):
+        if hasattr(script, name):
+            assert getattr(script, name) is getattr(ref, name), name
+    assert not hasattr(script, "pytorch") and not hasattr(script, "stored_output")
+
+
+def test_load_refuses_another_format(tmp_path):
+    bad = tmp_path / "t.json"
+    bad.write_text(json.dumps({**TABLE, "format": ref.FORMAT + 1}), encoding="utf-8")
+    with pytest.raises(ValueError, match="format"):
+        ref.load(bad)
+
+
+def test_unknown_case_names_the_known_ones():
+    with pytest.raises(KeyError, match="hs_fp32_boundary"):
+        ref.case(TABLE, "no_such_case")
 
 
 @pytest.mark.parametrize("name", [c["name"] for c in TABLE["cases"]])
@@ -71,6 +102,14 @@ def test_encoding_round_trips_nan_and_bf16():
         assert b.dtype == a.dtype and np.array_equal(ref.bits(a), ref.bits(b))
 
 
+def test_matches_notices_one_flipped_bit():
+    entry = ref.case(TABLE, "hs_fp32_boundary")
+    out = ref.stored_output(entry).copy()
+    assert ref.matches(entry, out)
+    out.view(np.uint32)[2] ^= 1
+    assert not ref.matches(entry, out)
+
+
 def test_known_values_in_the_table():
     """A few entries checked against the formula by hand (not through any model)."""
     hs = ref.stored_output(ref.case(TABLE, "hs_fp32_boundary"))
@@ -86,10 +125,23 @@ def test_known_values_in_the_table():
     assert ref.stored_output(ref.case(TABLE, "th_broadcast")).shape == (2, 3)
 
 
+def test_case_inputs_rebuilds_the_exhaustive_sweep():
+    g, s, thr = ref.case_inputs("hs_fp16_all_finite", TABLE)
+    assert g.dtype == np.float16 and g.size == 63488 and np.isfinite(g).all() and not s.any() and thr is None
+
+
+def test_script_check_agrees_with_a_fresh_golden_build():
+    fresh = script.build(use_torch=False)
+    assert script.compare(TABLE, fresh) == []
+    broken = json.loads(json.dumps(fresh))
+    broken["cases"][0]["out"]["values"][0] = "0x00000001"
+    assert script.compare(TABLE, broken) == [f"{broken['cases'][0]['name']}: out differs"]
+
+
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (it is not a project dependency)")
 def test_regenerated_with_torch_equals_stored_table():
-    fresh = ref.build(use_torch=True)
-    assert ref.compare(TABLE, fresh) == []
+    fresh = script.build(use_torch=True)
+    assert script.compare(TABLE, fresh) == []
 
 
 def test_pytorch_accessor_falls_back_without_torch(monkeypatch):
@@ -98,3 +150,11 @@ def test_pytorch_accessor_falls_back_without_torch(monkeypatch):
     assert "ascend_lab/data/pytorch_reference.json" in src and out.size == 63488
     out, src = ref.pytorch("th_eps_threshold", TABLE)
     assert src.startswith("ascend_lab/data/pytorch_reference.json") and out.shape == (4,)
+
+
+def test_pytorch_accessor_refuses_a_table_the_model_disagrees_with(monkeypatch):
+    monkeypatch.setattr(ref, "torch_version", lambda: None)
+    bad = json.loads(json.dumps(TABLE))
+    ref.case(bad, "hs_fp16_all_finite")["out_summary"]["sha256"] = "0" * 64
+    with pytest.raises(ValueError, match="hs_fp16_all_finite"):
+        ref.pytorch("hs_fp16_all_finite", bad)

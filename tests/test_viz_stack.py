@@ -1,0 +1,71 @@
+"""``viz.plot_cann_stack``: chapter 1's picture of one aclnn call, drawn from the Run and the SoC's data."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgb
+from matplotlib.patches import Rectangle
+
+import ascend_lab as al
+from ascend_lab import viz
+from ascend_lab.viz import stack
+from ascend_lab.viz.style import PIPE_COLORS
+
+
+@pytest.fixture(scope="module")
+def run():
+    return al.hardsigmoid_backward(np.ones(8, np.float32), np.arange(8, dtype=np.float32))
+
+
+def test_layers_say_what_this_call_did(run):
+    soc = al.platform.get_soc(run.soc)
+    layers = stack.stack_layers(run, soc.vector_core_num)
+    assert [name for name, _ in layers] == ["aclnn L2 API", "L0 graph (executor)",
+                                            "op_host: def, infer-shape, tiling", "op_kernel: AscendC on the AIV"]
+    api, graph, host, kernel = (did for _, did in layers)
+    assert f"status {run.status}, workspace {run.workspace_size} B" in api
+    assert " -> ".join(run.graph) in graph and "no-op: 2 x Contiguous" in graph
+    td = run.tiling
+    assert f"blockDim {td.blockDim}" in host and f"ubFactor {td.ubFactor}" in host
+    assert f"tilingKey {td.tilingKey} (float32)" in host
+    assert f"{td.blockDim} of {soc.vector_core_num} vector cores" in kernel
+    assert f"{run.kernel_runs[0].cycles:.0f} cycles" in kernel
+
+
+def test_tiling_key_names_the_kernel_dtype():
+    g = np.ones(8, al.dtypes.bfloat16)
+    r = al.hardsigmoid_backward(g, g, soc="Ascend950PR")
+    host = stack.stack_layers(r, 64)[2][1]
+    assert f"tilingKey {r.tiling.tilingKey} (bfloat16)" in host and r.tiling.tilingKey != 0
+
+
+def test_figure_fills_one_square_per_used_core(run):
+    soc = al.platform.get_soc(run.soc)
+    fig = viz.plot_cann_stack(run, soc)
+    ax = fig.axes[0]
+    cores = [p for p in ax.patches if isinstance(p, Rectangle) and not hasattr(p, "get_boxstyle")]
+    assert len(cores) == soc.vector_core_num
+    filled = [p for p in cores if p.get_facecolor()[:3] != (1.0, 1.0, 1.0)]
+    assert len(filled) == run.tiling.blockDim
+    assert all(p.get_facecolor()[:3] == pytest.approx(to_rgb(PIPE_COLORS["V"])) for p in filled)
+    texts = [t.get_text() for t in ax.texts]
+    assert "op_api/aclnn_hardsigmoid_backward.cpp" in texts
+    assert ax.get_title() == (f"One aclnnHardsigmoidBackward call: {run.tiling.totalLength} float32 elements "
+                              f"on {soc.name}, layer by layer")
+
+
+def test_a_failed_call_has_no_stack_to_draw():
+    bad = al.hardsigmoid_backward(np.ones(4, np.int32), np.ones(4, np.float32))
+    with pytest.raises(ValueError, match="launched no kernel"):
+        viz.plot_cann_stack(bad, al.platform.get_soc(bad.soc))
+
+
+def test_viz_stack_does_not_import_the_book_layer():
+    tree = ast.parse(Path(stack.__file__).read_text(encoding="utf-8"))
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any("book" in m for m in imported), imported
