@@ -9,6 +9,7 @@ the ``.pth`` hooks of the folder it adds), so ``import ascend_lab`` can only fin
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -29,7 +30,11 @@ def _run(*cmd: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
-    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(ROOT), cwd=tmp)
+    # build from a copy, so setuptools' build/ folder never lands in the checkout
+    src = tmp / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "_build", "_vendor", "build", "*.egg-info",
+                                                             "__pycache__", ".pytest_cache", ".hypothesis"))
+    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(src), cwd=tmp)
     wheel = next((tmp / "dist").glob("ascend_lab-*.whl"))
     base = getattr(sys, "_base_executable", sys.executable)
     _run(base, "-m", "venv", "--without-pip", str(tmp / "env"), cwd=tmp)
