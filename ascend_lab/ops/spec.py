@@ -97,6 +97,8 @@ class AclnnSpec:
     support_cases: tuple[Mapping[str, float], ...] = ({},)
     #: The L0 ops this API can reach (for the CLI's help and the book's tables).
     l0_ops: tuple[str, ...] = ()
+    #: When only some ``support_cases`` accept a dtype: (cell text, legend text) for the support figure.
+    partial_support: tuple[str, str] = ("", "")
 
     @property
     def name(self) -> str:

@@ -453,7 +453,7 @@ def support_table(socs: Sequence[str] | None = None) -> dict[str, Any]:
     """
     names = list(socs or platform.socs())
     dts = [as_acl_dtype(d) for d in SUPPORT_DTYPES]
-    out: dict[str, Any] = {"socs": names, "dtypes": [d.short for d in dts]}
+    out: dict[str, Any] = {"socs": names, "dtypes": [d.short for d in dts], "apis": []}
     for _, api in registry.aclnn_apis():
         table = np.zeros((len(names), len(dts)), dtype=int)
         for i, name in enumerate(names):
@@ -462,6 +462,8 @@ def support_table(socs: Sequence[str] | None = None) -> dict[str, Any]:
             for j, d in enumerate(dts):
                 table[i, j] = sum(d in lst for lst in lists)
         out[api.name] = table.astype(bool) if len(api.support_cases) == 1 else table
+        out["apis"].append({"name": api.name, "api": api.api, "cases": len(api.support_cases),
+                            "partial": api.partial_support})
     return out
 # --- L0 graph ------------------------------------------------------------------------------------------------------
 def _tensor_text(t: Any) -> str:

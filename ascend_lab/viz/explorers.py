@@ -243,8 +243,10 @@ def validation_playground(static: bool = False, cases: Sequence[tuple[str, dict[
         return static_slider(cards, [label for label, _ in cases], "case")
     style = {"description_width": "initial"}
     dtypes = ["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "bool", "float64"]
+    apis = [api for _, api in registry.aclnn_apis()]
+    scalars = {sc.name: sc.default for api in apis for sc in api.scalars}
     controls = {
-        "op": W.Dropdown(options=["hardsigmoid_backward", "threshold_backward"], description="API", style=style),
+        "op": W.Dropdown(options=[api.convenience for api in apis], description="API", style=style),
         "soc": W.Dropdown(options=platform.socs(), value=platform.DEFAULT_SOC, description="SoC", style=style),
         "grad_dtype": W.Dropdown(options=dtypes, description="grad dtype", style=style),
         "self_dtype": W.Dropdown(options=dtypes, description="self dtype", style=style),
@@ -252,8 +254,8 @@ def validation_playground(static: bool = False, cases: Sequence[tuple[str, dict[
         "grad_shape": W.Text(value="2, 3", description="grad shape", style=style),
         "self_shape": W.Text(value="2, 3", description="self shape", style=style),
         "out_shape": W.Text(value="", description="out shape (empty = default)", style=style),
-        "threshold": W.FloatText(value=1.0, description="threshold", style=style),
-        "null": W.SelectMultiple(options=["grad", "self", "out", "threshold"], description="nullptr", style=style,
+        **{name: W.FloatText(value=value, description=name, style=style) for name, value in scalars.items()},
+        "null": W.SelectMultiple(options=["grad", "self", "out", *scalars], description="nullptr", style=style,
                                  rows=4),
     }
     card = W.HTML()
@@ -266,7 +268,7 @@ def validation_playground(static: bool = False, cases: Sequence[tuple[str, dict[
         try:
             case = {"op": v["op"], "soc": v["soc"], "grad_dtype": v["grad_dtype"], "self_dtype": v["self_dtype"],
                     "grad_shape": shape(v["grad_shape"]), "self_shape": shape(v["self_shape"]),
-                    "null": tuple(v["null"]), "threshold": v["threshold"]}
+                    "null": tuple(v["null"]), **{name: v[name] for name in scalars}}
             if v["out_dtype"] != "default":
                 case["out_dtype"] = v["out_dtype"]
             if v["out_shape"].strip():

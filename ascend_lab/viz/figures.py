@@ -610,31 +610,32 @@ def plot_support(socs: Sequence[str] | None = None) -> Figure:
     table = D.support_table(socs)
     names, dts = table["socs"], [abbr(d) for d in table["dtypes"]]
     yes, zero_only, no = "#A1D99B", "#FFE699", "#F3F3F3"
+    apis = table["apis"]
     with S.rc():
         fig = S.new_figure(S.PAGE_WIDTH, 1.8 + 0.26 * len(names))
-        a1, a2 = fig.subplots(1, 2, sharey=True)
-        hs, th = table["HardsigmoidBackward"], table["ThresholdBackward"]
-        a1.imshow(np.where(hs[..., None], to_rgb(yes), to_rgb(no)), aspect="auto", interpolation="nearest")
-        pal = np.array([to_rgb(no), to_rgb(zero_only), to_rgb(yes)])
-        a2.imshow(pal[th], aspect="auto", interpolation="nearest")
-        for i in range(len(names)):
-            for j in range(len(dts)):
-                a1.text(j, i, "yes" if hs[i, j] else "", ha="center", va="center", fontsize=S.SMALL)
-                a2.text(j, i, {2: "yes", 1: "thr=0", 0: ""}[int(th[i, j])], ha="center", va="center",
-                        fontsize=S.SMALL)
-        a1.set_title("aclnnHardsigmoidBackward", fontsize=S.FONT)
-        a2.set_title("aclnnThresholdBackward", fontsize=S.FONT)
-        for ax in (a1, a2):
+        axes = np.atleast_1d(fig.subplots(1, len(apis), sharey=True))
+        handles = [Patch(facecolor=yes, edgecolor=S.EDGE, label="in the dtype support list")]
+        for ax, api in zip(axes, apis, strict=True):
+            counts = np.asarray(table[api["name"]], dtype=int)       # cases (scalar values) that accept the dtype
+            level = np.where(counts == api["cases"], 2, np.where(counts > 0, 1, 0))
+            pal = np.array([to_rgb(no), to_rgb(zero_only), to_rgb(yes)])
+            ax.imshow(pal[level], aspect="auto", interpolation="nearest")
+            cell, legend = api["partial"]
+            for i in range(len(names)):
+                for j in range(len(dts)):
+                    ax.text(j, i, {2: "yes", 1: cell, 0: ""}[int(level[i, j])], ha="center", va="center",
+                            fontsize=S.SMALL)
+            ax.set_title(api["api"], fontsize=S.FONT)
             ax.set_xticks(range(len(dts)), dts)
             ax.set_xlabel("input dtype")
             ax.tick_params(length=0)
             for sp in ax.spines.values():
                 sp.set_visible(False)
-        a1.set_yticks(range(len(names)), names)
-        handles = [Patch(facecolor=yes, edgecolor=S.EDGE, label="in the dtype support list"),
-                   Patch(facecolor=zero_only, edgecolor=S.EDGE, label="only if |threshold| <= FLT_EPSILON (ReluGrad)"),
-                   Patch(facecolor=no, edgecolor=S.EDGE, label="rejected: 161002")]
-        _legend(fig, True, a1, handles, ncols=3)
+            if legend and (level == 1).any():
+                handles.append(Patch(facecolor=zero_only, edgecolor=S.EDGE, label=legend))
+        axes[0].set_yticks(range(len(names)), names)
+        handles.append(Patch(facecolor=no, edgecolor=S.EDGE, label="rejected: 161002"))
+        _legend(fig, True, axes[0], handles, ncols=3)
         fig.suptitle("dtype support list per SoC (each operator's GetDtypeSupportList)", fontsize=S.FONT)
     return fig
 

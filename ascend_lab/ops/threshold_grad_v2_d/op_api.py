@@ -208,4 +208,5 @@ ACLNN = AclnnSpec(
     dtype_support=GetDtypeSupportList,
     scalars=(ScalarArg("threshold", "threshold", 1.0, "the threshold scalar (0 selects ReluGrad)"),),
     support_cases=({"threshold": 1.0}, {"threshold": 0.0}), l0_ops=("ThresholdGradV2D", "ReluGrad"),
+    partial_support=("thr=0", "only if |threshold| <= FLT_EPSILON (ReluGrad)"),
 )
