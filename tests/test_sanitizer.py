@@ -56,8 +56,8 @@ from ascend_lab.ascendc import (
 from ascend_lab.base.platform import get_soc
 from ascend_lab.ops import kernel_args
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
-from ascend_lab.ops.hard_sigmoid_grad import op_kernel as hs_kernel
-from ascend_lab.ops.threshold_grad_v2_d import op_kernel as th_kernel
+from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
+from ascend_lab.ops.threshold_grad_v2_d.op_kernel import experimental as th_kernel
 from ascend_lab.run import DeviceTensors, acl_session
 
 F32 = np.dtype(np.float32)

@@ -49,7 +49,7 @@ from ascend_lab.ascendc.core import CoreContext
 from ascend_lab.ascendc.cost_model import BORROWED_ROWS, VECTOR_COST, CostModel, MissingCostRow, add_case_check
 from ascend_lab.base.platform import get_soc, socs
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
-from ascend_lab.ops.hard_sigmoid_grad import op_kernel as hs_kernel
+from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
 from ascend_lab.run import DeviceTensors, acl_session
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -365,13 +365,16 @@ def test_a_vector_instruction_without_a_cost_row_is_an_error():
 
 
 def test_a_kernel_whose_instruction_lost_its_cost_row_stops(monkeypatch):
+    hs_run(1000, core_num=1)                           # the costs of Muls are now cached ...
     monkeypatch.delitem(VECTOR_COST, "Muls")
-    cost_model._vector_coeffs.cache_clear()
+    cost_model.clear_caches()                          # ... and forgotten with its row
     try:
         with pytest.raises(MissingCostRow, match="'Muls'"):
             hs_run(1000, core_num=1)
     finally:
-        cost_model._vector_coeffs.cache_clear()
+        monkeypatch.undo()
+        cost_model.clear_caches()
+    assert hs_run(1000, core_num=1).cycles > 0
 
 
 def test_every_vector_instruction_of_the_simulator_has_a_cost_row():

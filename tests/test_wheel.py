@@ -32,8 +32,9 @@ def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
     # build from a copy, so setuptools' build/ folder never lands in the checkout
     src = tmp / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "_build", "_vendor", "build", "*.egg-info",
-                                                             "__pycache__", ".pytest_cache", ".hypothesis"))
+    skip = shutil.ignore_patterns(".git", ".venv", "_build", "_vendor", "build", "*.egg-info", "__pycache__",
+                                  ".pytest_cache", ".hypothesis")
+    shutil.copytree(ROOT, src, ignore=skip)
     _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(src), cwd=tmp)
     wheel = next((tmp / "dist").glob("ascend_lab-*.whl"))
     base = getattr(sys, "_base_executable", sys.executable)

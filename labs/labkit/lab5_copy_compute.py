@@ -1,6 +1,6 @@
 """Lab 5 -- write CopyIn / Compute / CopyOut of a double-buffered elementwise kernel, LeakyReluGrad.
 
-The learner's kernel is a class in the style of ``ops/hard_sigmoid_grad/op_kernel.py``::
+The learner's kernel is a class in the style of ``ops/hard_sigmoid_grad/op_kernel/experimental.py``::
 
     class KernelLeakyReluGrad:
         def __init__(self, T): ...             # given: TPipe, 3 TQues (BUFFER_NUM = 2), a mask TBuf

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ascendc import KernelRun
-from ..threshold_grad_v2_d import op_kernel as _tgv2d
+from ....ascendc import KernelRun
+from ...threshold_grad_v2_d.op_kernel import experimental as _tgv2d
 
 #: The ``__global__`` entry: ThresholdGradV2D's, run with ``relu=True``.
 relu_grad = _tgv2d.threshold_grad_v2_d

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ascendc import (
+from ....ascendc import (
     CMPMODE,
     SELMODE,
     VECCALC,
@@ -42,12 +42,12 @@ from ...ascendc import (
     sizeof,
     uint8_t,
 )
-from ...ascendc import (
+from ....ascendc import (
     launch as _launch,
 )
-from ...opdev.tiling_data import GET_TILING_DATA
-from ..kernel_args import gm_arg, launch_options
-from .op_host import HardSigmoidGradTilingData
+from ....opdev.tiling_data import GET_TILING_DATA
+from ...kernel_args import gm_arg, launch_options
+from ..op_host import HardSigmoidGradTilingData
 
 BUFFER_NUM = 2
 REPEAT_BYTES = 256

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ascendc import (
+from ....ascendc import (
     CMPMODE,
     SELMODE,
     VECCALC,
@@ -45,12 +45,12 @@ from ...ascendc import (
     sizeof,
     uint8_t,
 )
-from ...ascendc import launch as _launch
-from ...ascendc.instructions import Not
-from ...dtypes import bfloat16, to_numpy
-from ...opdev.tiling_data import GET_TILING_DATA
-from ..kernel_args import gm_arg, launch_options
-from .op_host import ThresholdGradV2DTilingData
+from ....ascendc import launch as _launch
+from ....ascendc.instructions import Not
+from ....dtypes import bfloat16, to_numpy
+from ....opdev.tiling_data import GET_TILING_DATA
+from ...kernel_args import gm_arg, launch_options
+from ..op_host import ThresholdGradV2DTilingData
 
 BUFFER_NUM = 2
 I8 = (np.dtype(np.int8), np.dtype(np.uint8))
