@@ -2,7 +2,7 @@
 
 From the bottom: ``base`` (SoC catalogue, op log) -> ``acl`` and ``dtypes`` (runtime, aclTensor) -> ``opdev``
 (status codes, dtype rules, executor, L0 graph) -> ``ascendc`` (the simulated AI Core, with its own numerics)
--> ``ops`` (operators, registry) -> the convenience layer and CLI -> ``viz`` -> ``book``. A module may import
+-> the kernel templates (``atvoss``, the elementwise/broadcast template) and the TBE DSL model (``tbe``) -> ``ops`` (operators, registry) -> the convenience layer and CLI -> ``viz`` -> ``book``. A module may import
 its own layer and the layers below. ``golden``, the test oracle, stands apart: it uses only the bottom
 layers and no simulator module imports it. Imports inside functions count too, and each needs a comment
 (on its line or the line above) saying why it is not at the top of the module.
@@ -23,16 +23,17 @@ LAYERS: dict[str, int] = {
     "ascend_lab.acl": 1, "ascend_lab.dtypes": 1,
     "ascend_lab.opdev": 2,
     "ascend_lab.ascendc": 3,
-    "ascend_lab.ops": 4,
-    "ascend_lab": 5, "ascend_lab.run": 5, "ascend_lab.cli": 5, "ascend_lab.tiling": 5, "ascend_lab.aclnn": 5,
-    "ascend_lab.__main__": 5,
-    "ascend_lab.viz": 6,
-    "ascend_lab.book": 7,
+    "ascend_lab.atvoss": 4, "ascend_lab.tbe": 4,
+    "ascend_lab.ops": 5,
+    "ascend_lab": 6, "ascend_lab.run": 6, "ascend_lab.cli": 6, "ascend_lab.tiling": 6, "ascend_lab.aclnn": 6,
+    "ascend_lab.__main__": 6,
+    "ascend_lab.viz": 7,
+    "ascend_lab.book": 8,
 }
 ORACLE = "ascend_lab.golden"
 ORACLE_MAY_IMPORT = ("ascend_lab.dtypes", "ascend_lab.acl.types", "ascend_lab.base")
 SIMULATOR = ("ascend_lab.base", "ascend_lab.acl", "ascend_lab.dtypes", "ascend_lab.opdev", "ascend_lab.ascendc",
-             "ascend_lab.ops")
+             "ascend_lab.atvoss", "ascend_lab.tbe", "ascend_lab.ops")
 
 
 def _module_name(path: Path) -> str:
