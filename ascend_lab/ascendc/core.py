@@ -92,12 +92,15 @@ class CoreContext:
         """Queue an instruction on ``pipe``: the scalar unit spends ISSUE_CYCLES issuing it, and it starts
         once both that is done and the pipe is free. Returns its (start, end) in cycles. Every copy and
         vector instruction goes through here (the one implementation of issue timing)."""
-        self.s_time += ISSUE_CYCLES
-        start = max(self.pipe_free[pipe], self.s_time)
-        end = start + cycles
-        self.pipe_free[pipe] = end
-        self.summary.instructions += 1
-        self.summary.busy[pipe] += cycles
+        issued = self.s_time = self.s_time + ISSUE_CYCLES
+        free = self.pipe_free
+        start = free[pipe]
+        if start < issued:                  # max() without the builtin call: this runs for every instruction
+            start = issued
+        end = free[pipe] = start + cycles
+        summary = self.summary
+        summary.instructions += 1
+        summary.busy[pipe] += cycles
         return start, end
 
     def wait(self, pipe: str, until: float) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 
 from ..base.platform import SocInfo
 
@@ -107,8 +107,8 @@ class CostModel:
         return cached
 
     def vector(self, api: str, n: int, itemsize: int) -> float:
-        k, b = _vector_coeffs(api, itemsize)
-        return b + k * n
+        """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes: ``b + k * n``."""
+        return vector_cycles(api, itemsize, n)
 
     def us(self, cycles: float) -> float:
         return cycles / self.soc.clock_mhz
@@ -131,6 +131,20 @@ def _vector_coeffs(api: str, itemsize: int) -> tuple[float, float]:
         return row["int32"]
     k, b = row["float"] if itemsize >= 4 else row["half"]
     return (2 * k if itemsize == 8 else k), b
+
+
+@lru_cache(maxsize=4096)
+def vector_cycles(api: str, itemsize: int, n: int) -> float:
+    """``b + k * n`` for one vector instruction (MissingCostRow if ``api`` has no row). Cached: a kernel
+    repeats the same few tile sizes, and this runs for every vector instruction of every tile."""
+    k, b = _vector_coeffs(api, itemsize)
+    return b + k * n
+
+
+def clear_caches() -> None:
+    """Forget cached vector costs (after editing VECTOR_COST or BORROWED_ROWS at run time)."""
+    vector_cycles.cache_clear()
+    _vector_coeffs.cache_clear()
 
 
 def add_case_check(soc: SocInfo) -> dict[str, float]:

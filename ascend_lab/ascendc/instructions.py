@@ -17,6 +17,7 @@ import numpy as np
 
 from . import sanitizer
 from .core import CoreContext
+from .cost_model import vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
@@ -79,7 +80,7 @@ def _tile_of(*tensors: Any) -> int | None:
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None) -> None:
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
-    start, end = ctx.issue("V", ctx.cost.vector(api, count, width))
+    start, end = ctx.issue("V", vector_cycles(api, width, count))
     if ctx.record:
         values = None
         if ctx.snapshot:
