@@ -316,11 +316,13 @@ def hard_sigmoid_grad(grad: np.ndarray, x: np.ndarray, alpha: Any = ALPHA_EXPERI
 
 def hard_sigmoid_grad_main950(grad: np.ndarray, x: np.ndarray, alpha: Any = ALPHA_MAIN950,
                               beta: Any = 0.5) -> np.ndarray:
-    """Main-tree Ascend950 kernel (§2.5): alpha = 1/6f, every dtype computed in fp32.
+    """Main-tree Ascend950 kernel, the one a stock CANN runs there (kernel_flavours.md §2.2; cann_facts §2.5):
+    ``alpha*g`` where ``0 < fl(fl(alpha*x) + beta) < 1``, else +0, alpha = 1/6f, every dtype computed in fp32.
 
-    fp16/bf16 are widened exactly (CAST_NONE) and cast back with CAST_RINT (fp16) or
-    CAST_ROUND (bf16). The main tiling rejects a non-finite or zero alpha and a non-finite beta
-    (§2.2), so this raises ValueError for them.
+    fp16/bf16 are widened exactly (CAST_NONE), the mask is computed on the fp32 values (so a NaN x gives 0),
+    the product ``fl(g*alpha)`` is kept bit for bit inside the band (an inf or NaN grad propagates) and
+    rounded exactly once at the end: CAST_RINT to fp16, CAST_ROUND (ties away from zero) to bf16. The main
+    tiling rejects a non-finite or zero alpha and a non-finite beta (§2.1), so this raises ValueError for them.
     """
     g, f = _pair(grad, x, _HS_DTYPES, "hard_sigmoid_grad_main950")
     a32, b32 = _scalar_f32(alpha, "alpha"), _scalar_f32(beta, "beta")

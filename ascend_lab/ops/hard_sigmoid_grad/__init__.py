@@ -2,6 +2,7 @@
 
 from ..spec import KernelSpec, OpSpec
 from . import op_api, op_host, op_kernel
+from .op_kernel import main as main_kernel
 
 SPEC = OpSpec(
     key="hard_sigmoid_grad", op_type="HardSigmoidGrad", op_def=op_host.OP_DEF, infer_shape=op_host.infer_shape,
@@ -14,6 +15,14 @@ SPEC = OpSpec(
             args=("gradOutput", "self", "gradInput"), buffer_num=op_kernel.BUFFER_NUM,
             tiling_dtype=op_host.tiling_dtype,
             source="ops-nn:experimental/activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
+        # the built-in AscendC kernel a stock CANN runs on 950 (kernel_flavours.md §1, §2)
+        "main": KernelSpec(
+            flavour="main", socs=("ascend950",), tiling=op_host.tiling_main950,
+            tiling_data=op_host.HardSigmoidGradTilingData, core_ranges=op_host.core_ranges, tile_field="ubFactor",
+            entry=main_kernel.hard_sigmoid_grad, template=main_kernel.template_args, launch=main_kernel.launch,
+            args=("gradOutput", "self", "gradInput"), buffer_num=main_kernel.BUFFER_NUM,
+            tiling_dtype=op_host.tiling_dtype,
+            source="ops-nn:activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
     },
     aclnn=op_api.ACLNN, oracle="ascend_lab.golden:hard_sigmoid_grad", oracle_attrs=("alpha", "beta"),
     summary="grad_input = grad*alpha where 0 < alpha*x+beta < 1, else 0",

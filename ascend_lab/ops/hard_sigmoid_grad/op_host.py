@@ -2,9 +2,10 @@
 
 Mirrors ``ops-nn:experimental/activation/hard_sigmoid_grad/op_host/``: ``hard_sigmoid_grad_def.cpp``
 (``OP_DEF``), the infer-shape registration (``infer_shape``) and ``arch35/hard_sigmoid_grad_tiling.cpp``
-(``tiling``; ``cann_facts.md`` §2.1). ``tiling_main950`` is the later main-tree tiling
-(``activation/hard_sigmoid_grad/op_host/arch35/hard_sigmoid_grad_tiling_arch35.cpp``, §2.2), kept so
-the book can compare the two. ``core_ranges`` shows what each core of the kernel does (§2.3).
+(``tiling``; ``cann_facts.md`` §2.1). ``tiling_main950`` is the main-tree tiling
+(``activation/hard_sigmoid_grad/op_host/arch35/hard_sigmoid_grad_tiling_arch35.cpp``, kernel_flavours.md
+§2.1) that the shipping 950 kernel (``op_kernel/main.py``) runs with. ``core_ranges`` shows what each core
+of either kernel does (§2.3; the two split the work the same way).
 """
 
 from __future__ import annotations
@@ -112,15 +113,18 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
 
 def tiling_main950(total_length: int, dtype: Any, core_num: int, ub_size: int,
                    alpha: float = ALPHA_MAIN, beta: float = BETA) -> HardSigmoidGradTilingData:
-    """Main-tree arch35 tiling (§2.2), for comparison with the experimental one.
+    """Main-tree arch35 tiling: the one the shipping 950 kernel (``op_kernel.main``) runs with
+    (kernel_flavours.md §2.1, ``hard_sigmoid_grad_tiling_arch35.cpp``).
 
-    Differences: alpha must be finite and non-zero and beta finite; fewer than 1024 elements use one core;
-    every dtype budgets 4 B/element (fp16/bf16 compute in fp32) with 7 buffers for fp16/bf16, 8 for fp32;
-    ubFactor is aligned to 64 elements (256 B / 4 B) and must be positive; an empty input keeps the
-    dtype's tiling key. Assumed, not stated in the notes: blockDim = CeilDiv(N, blockFactor) as in §2.1,
-    the schMode numbering of §2.1, and an all-zero struct for empty input.
+    Differences from the experimental one: a UB size of 0 fails; alpha must be finite and non-zero and beta
+    finite; fewer than 1024 elements use one core; every dtype budgets 4 B/element (fp16/bf16 compute in
+    fp32) with 7 buffers for fp16/bf16, 8 for fp32; ubFactor is aligned to 64 elements (256 B / 4 B) so
+    CompareScalar's 256-byte-rounded count stays inside the buffers, and must be positive; an empty input
+    gives an all-zero struct with blockDim 1 and keeps the dtype's tiling key.
     """
     dt, total_length, core_num, ub_size = _common_checks(total_length, dtype, core_num, ub_size)
+    if ub_size == 0:
+        raise TilingError("HardSigmoidGrad tiling: ub_size is 0 (GetCoreMemSize(UB) returned 0)")
     a, b = float(np.float32(alpha)), float(np.float32(beta))
     if not math.isfinite(a) or a == 0.0 or not math.isfinite(b):
         raise TilingError(f"HardSigmoidGrad tiling: alpha must be finite and non-zero and beta finite; "
