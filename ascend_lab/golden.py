@@ -41,6 +41,7 @@ __all__ = [
     "threshold_grad_v2_d_legacy_tbe",
     "threshold_backward_pytorch",
     "relu_grad",
+    "relu_grad_experimental",
     "ALPHA_EXPERIMENTAL",
     "ALPHA_MAIN950",
     "ALPHA_PYTORCH",
@@ -168,6 +169,8 @@ def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
     src = x.dtype
     if src not in _FLOATS + _INTS or dst not in _FLOATS + _INTS:
         raise TypeError(f"cast {src} -> {dst} is not modelled; dtypes: {', '.join(map(str, _FLOATS + _INTS))}")
+    if mode == "CAST_ODD":
+        raise _unsupported(src, dst, mode, "round-to-odd is not needed by any oracle")
     with np.errstate(invalid="ignore", over="ignore"):     # overflow to inf and NaN -> int are intended
         if src == dst:
             if mode == "CAST_NONE" or src.kind in "iu":
@@ -178,8 +181,6 @@ def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
                 info = np.iinfo(dst)
                 return np.clip(x.astype(np.int64), info.min, info.max).astype(dst)
             return _to_int(x, dst, mode)
-        if mode == "CAST_ODD":
-            raise _unsupported(src, dst, mode, "round-to-odd is not needed by any oracle")
         if src in _FLOATS and dst.itemsize > src.itemsize:
             return x.astype(dst)                           # widening: exact
         if dst == BF16:
@@ -508,3 +509,45 @@ def relu_grad(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
     g_h, f_h = cast(g, F16), cast(f, F16)
     out = np.where(f_h <= 0, np.float16(0), g_h)
     return cast(out, dt, "CAST_TRUNC")
+
+
+_RELU_EXP_DTYPES = (F32, F16, BF16, I8, U8, I32)
+
+
+def _cxx_int(literal: int) -> int:
+    """``constexpr int c = literal;``: a literal outside ``int`` wraps modulo 2^32."""
+    return (literal + 2**31) % 2**32 - 2**31
+
+
+def relu_grad_experimental(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
+    """ReluGrad of the ops-nn experimental custom package (ascend910b), from ``kernel_flavours.md`` §4.
+
+    * fp32, fp16: CompareScalar(x, 0, LE) + Duplicate(0) + Select mode 2, so ``x <= 0 -> +0``, else ``grad``
+      bit for bit: a NaN feature keeps its gradient, an inf/NaN gradient with ``x <= 0`` gives 0.
+    * bf16, in fp32: ``m = max(min(x, 2^-126), 0) * C * D * D`` with C and D the ``constexpr int`` 2^38 and
+      2^44, which wrap to 0; then ``bf16_RINT(m * grad)``. The output is grad * 0 = +-0, or NaN for inf/NaN
+      gradients and NaN features: the source defect (UNCONFIRMED on device).
+    * int8, uint8, in half: ``m = max(min(x, 2^-24), 0) * 4096 * 4096`` (a half subnormal times 2^24 is 1),
+      then ``RINT(m * grad)`` back to the integer type: exactly ``x > 0 ? grad : 0``.
+    * int32: ``m = max(min(x, 1), 0) * 1 * 1``, then ``grad * m`` in int32: exact.
+
+    Min/Max are taken as numpy's ``minimum``/``maximum`` (a NaN operand gives NaN; ``max(-0, +0)`` keeps the
+    first operand): what the vector unit does with NaN and signed zeros is not documented (UNCONFIRMED);
+    for bf16 these choices decide only the sign of a zero and whether a NaN feature gives NaN.
+    """
+    g, f = _pair(grad, feature, _RELU_EXP_DTYPES, "relu_grad_experimental")
+    dt = g.dtype
+    if dt in (F32, F16):
+        return np.where(f <= 0, _zero(dt), g)
+    with np.errstate(invalid="ignore"):              # 0 * inf = NaN is the result the kernel computes
+        if dt == BF16:
+            m = np.maximum(np.minimum(cast(f, F32), np.float32(2.0**-126)), np.float32(0))
+            for scale in (2**38, 2**44, 2**44):
+                m = np.multiply(m, np.float32(_cxx_int(scale)), dtype=F32)
+            return cast(np.multiply(m, cast(g, F32), dtype=F32), BF16, "CAST_RINT")
+        if dt in (I8, U8):
+            m = np.maximum(np.minimum(cast(f, F16), np.float16(2.0**-24)), np.float16(0))
+            m = rounded_mul(rounded_mul(m, 4096.0), 4096.0)
+            return cast(rounded_mul(m, cast(g, F16)), dt, "CAST_RINT")
+    m = np.maximum(np.minimum(f, np.int32(1)), np.int32(0))
+    return np.multiply(g, m, dtype=I32)
