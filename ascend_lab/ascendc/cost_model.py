@@ -50,8 +50,9 @@ VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
 VEC_PIPE_HEAD = 37.37
 
 #: Vector instructions GE-ATT V1 has no fit for, costed with another API's row: ``Not`` (a one-input
-#: bitwise pass over 16-bit elements) like a UB->UB ``Copy``.
-BORROWED_ROWS: dict[str, str] = {"Not": "Copy"}
+#: bitwise pass over 16-bit elements) like a UB->UB ``Copy``; tensor-tensor ``Min``/``Max`` (two inputs,
+#: one output per element) like ``Add``.
+BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add"}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
 MTE2_CAP_B_PER_CYCLE = 23.4

@@ -248,6 +248,17 @@ def Add(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> N
     _binary("Add", np.add, dst, src0, src1, count)
 
 
+def Min(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+    """dst = min(src0, src1) elementwise (float, half, int32...). A NaN operand gives NaN, as ``Mins`` does
+    (UNCONFIRMED on device: the vector unit's NaN and signed-zero choice is not documented)."""
+    _binary("Min", np.minimum, dst, src0, src1, count)
+
+
+def Max(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+    """dst = max(src0, src1) elementwise; NaN propagates as in :func:`Min` (UNCONFIRMED on device)."""
+    _binary("Max", np.maximum, dst, src0, src1, count)
+
+
 def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:
     """Bitwise NOT over ``count`` int16/uint16 elements (used here to invert a compare bit-mask)."""
     _check_local("Not", dst, src)

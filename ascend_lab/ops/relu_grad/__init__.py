@@ -12,9 +12,8 @@ SPEC = OpSpec(
             tiling_data=op_host.ReluGradTilingData, core_ranges=op_host.core_ranges, tile_field="tileDataNum",
             entry=op_kernel.relu_grad, template=op_kernel.template_args, launch=op_kernel.launch,
             args=("gradients", "features", "backprops"), buffer_num=op_kernel.BUFFER_NUM,
-            source="ops-nn:experimental/activation/relu_grad/op_kernel/relu_grad.h (modelled on "
-                   "ThresholdGradV2D's skeleton, see op_kernel.py)"),
+            source="ops-nn:experimental/activation/relu_grad/op_kernel/relu_grad.h"),
     },
-    oracle="ascend_lab.golden:relu_grad",
+    oracle="ascend_lab.golden:relu_grad_experimental",
     summary="out = grad where feature > 0, else 0",
 )

@@ -1,12 +1,22 @@
-"""ReluGrad host side: op definition, infer-shape and the experimental 256-byte-block tiling.
+"""ReluGrad host side: op definition, infer-shape, the experimental tiling and its workspace request.
 
 aclnnThresholdBackward calls ReluGrad instead of ThresholdGradV2D when ``|threshold| <= FLT_EPSILON``
-(``cann_facts.md`` §3.2 step 10). Mirrors ``ops-nn:experimental/activation/relu_grad/op_host/``
-(``relu_grad_def.cpp`` and ``relu_grad_tiling.cpp``, §5): the same block split as ThresholdGradV2D
-(shared code: ``threshold_grad_v2_d.op_host._block_tiling``) with ReluGrad's own UB budget per dtype.
+(``cann_facts.md`` §3.2 step 10). The tiling mirrors the ops-nn experimental custom package,
+``experimental/activation/relu_grad/op_host/relu_grad_tiling.cpp`` (``kernel_flavours.md`` §4):
 
-The op definition lists both families of the two ops-nn copies: the experimental AscendC kernel is
-registered for ascend910b, the main-tree one (atvoss broadcast template) for ascend950.
+* ``BLOCK_SIZE = 256`` and ``UB_NUM`` = {f32/f16: 7, bf16/int8/uint8: 10, int32: 6};
+* ``core = GetCoreNum()`` (the vector-core count on A2/A3) and ``ub = GetCoreMemSize(UB)``;
+* ``tileBlocks = (ub / 256) / UB_NUM``, ``tileData = tileBlocks * 256 / bytes``,
+  ``L = roundUp(N * bytes, 256)``; one core if ``tileData >= N``, else ``min(core, L / 256)``;
+* the big/small core split over 256-byte blocks, which is the same code as the experimental
+  ThresholdGradV2D's (shared here: ``threshold_grad_v2_d.op_host._block_tiling``);
+* tilingKey ``GET_TPL_TILING_KEY(0)``, TilingData 8 x uint64, and one workspace of
+  ``GetLibApiWorkSpaceSize()`` bytes (:func:`workspace_size`).
+
+The op definition. ops-nn has two ReluGrad op definitions: the experimental one (``ascend910b``:
+f32, f16, bf16, int8, uint8, int32) and the main-tree one (``ascend950``: the same plus int64). ``OP_DEF``
+is their union, as one L0 op type is; the experimental package is built only for
+:data:`EXPERIMENTAL_DTYPES`, so its tiling refuses int64 (the int64 kernel is the 950 main-tree one).
 """
 
 from __future__ import annotations
@@ -15,13 +25,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...acl.types import aclDataType as DT
-from ...dtypes import itemsize
+from ...base.platform import NpuArch, SocInfo, get_soc
+from ...dtypes import as_acl_dtype, itemsize
 from ...opdev.op_def import Input, OpDef, Output
 from ...opdev.tiling_data import TilingData, require_count, uint64
 from ..threshold_grad_v2_d import op_host as _tgv2d
 
-__all__ = ["OP_DEF", "EXPERIMENTAL_UB_NUM", "UB_DATA_NUMBER", "ReluGradTilingData", "core_ranges", "infer_shape",
-           "tiling"]
+__all__ = ["BLOCK_SIZE", "EXPERIMENTAL_DTYPES", "OP_DEF", "UB_NUM", "ReluGradTilingData", "core_ranges",
+           "infer_shape", "tiling", "ub_num", "workspace_size"]
 
 _DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT32, DT.ACL_INT64)
 
@@ -30,26 +41,55 @@ OP_DEF = OpDef(
     inputs=(Input("gradients", dtypes=_DTYPES), Input("features", dtypes=_DTYPES)),
     outputs=(Output("backprops", dtypes=_DTYPES),),
     aicore_configs=("ascend910b", "ascend950"),
-    source="ops-nn:experimental/activation/relu_grad/op_host/relu_grad_def.cpp (ascend910b) + "
-           "activation/relu_grad/op_host/relu_grad_def.cpp (ascend950)",
+    source="ops-nn:experimental/activation/relu_grad/op_host/relu_grad_def.cpp (ascend910b; no int64) + "
+           "activation/relu_grad/op_host/relu_grad_def.cpp (ascend950; with int64)",
 )
 
-#: The experimental AscendC ReluGrad declares UB_NUM_FLOAT_FLOAT16 = 7, UB_NUM_BF16_INT8_UINT8 = 10 and
-#: UB_NUM_INT32 = 6 (§5). Those cannot hold three double-buffered queues plus a mask for int32 once the
-#: 8 KB Select reserve is taken, so the simulator runs ReluGrad on ThresholdGradV2D's kernel skeleton and
-#: uses ThresholdGradV2D's numbers (§4.1); int64 (ascend950 only) gets 7 (8-byte elements: 6 x 8 B of
-#: queues + mask fit in 7 x 8 B). ``EXPERIMENTAL_UB_NUM`` keeps the declared values for the book.
-EXPERIMENTAL_UB_NUM: dict[DT, int] = {
+#: The dtypes the experimental op definition registers (``relu_grad_def.cpp``, ascend910b): no int64.
+EXPERIMENTAL_DTYPES: tuple[DT, ...] = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8,
+                                       DT.ACL_INT32)
+
+#: Bytes of one tiling block: one 256-byte vector repeat (``#define BLOCK_SIZE 256U``).
+BLOCK_SIZE = 256
+
+#: ``ubDataNumber``: how many tile-sized slices of UB one tile needs, per dtype (``UB_NUM_FLOAT_FLOAT16 7``,
+#: ``UB_NUM_BF16_INT8_UINT8 10``, ``UB_NUM_INT32 6``). The source tests int32, then float/float16, and gives
+#: every other dtype 10. The kernel's real plan (mask or temporaries, then 3 double-buffered queues) needs
+#: 6.25, 6.5, 10, 10 and 6 slices: the int32 plan uses 6 of 6, close to the whole UB.
+UB_NUM: dict[DT, int] = {
     DT.ACL_FLOAT: 7, DT.ACL_FLOAT16: 7, DT.ACL_BF16: 10, DT.ACL_INT8: 10, DT.ACL_UINT8: 10, DT.ACL_INT32: 6,
 }
-UB_DATA_NUMBER: dict[DT, int] = {
-    DT.ACL_FLOAT: 7, DT.ACL_FLOAT16: 7, DT.ACL_INT32: 8, DT.ACL_BF16: 10,
-    DT.ACL_INT8: 14, DT.ACL_UINT8: 14, DT.ACL_INT64: 7,
-}
+
+#: ``GetLibApiWorkSpaceSize()``: 16 MiB on DAV_2201 and DAV_3510, 2 MiB elsewhere (``kernel_flavours.md`` §6).
+_LIB_API_WORKSPACE = {NpuArch.DAV_2201: 16 * 1024 * 1024, NpuArch.DAV_3510: 16 * 1024 * 1024}
+_LIB_API_WORKSPACE_OTHER = 2 * 1024 * 1024
+
+
+def _require_experimental(dtype: Any) -> DT:
+    dt = OP_DEF.require_dtype(dtype)
+    if dt not in EXPERIMENTAL_DTYPES:
+        raise ValueError(f"the experimental ReluGrad has no kernel for {dt.short}: its op definition (ascend910b) "
+                         f"lists {', '.join(d.short for d in EXPERIMENTAL_DTYPES)}; int64 ReluGrad is the "
+                         "Ascend950 main-tree kernel")
+    return dt
+
+
+def ub_num(dtype: Any) -> int:
+    """``ubDataNumber`` of the experimental tiling for ``dtype`` (ValueError for a dtype it is not built for)."""
+    return UB_NUM[_require_experimental(dtype)]
+
+
+def workspace_size(soc: str | SocInfo | None = None) -> int:
+    """The workspace the experimental ReluGrad tiling requests: ``usrSize (0) + GetLibApiWorkSpaceSize()``,
+    i.e. 16 MiB on DAV_2201 (910B, 910_93) and DAV_3510 (950), 2 MiB on the other architectures.
+    ``soc`` is a catalogue name or entry (default: the SoC in force). The executor, not this function,
+    turns it into ``workspaceSize`` (its bucket rule adds 512 B of rounding)."""
+    info = get_soc(soc)
+    return _LIB_API_WORKSPACE.get(info.npu_arch, _LIB_API_WORKSPACE_OTHER)
 
 
 class ReluGradTilingData(TilingData):
-    """``ReluGradTilingData`` of the experimental ``relu_grad_tiling.h`` (8 x uint64 = 64 bytes)."""
+    """``ReluGradTilingData`` of the experimental ``relu_grad_tiling_data.h`` (8 x uint64 = 64 bytes)."""
 
     smallCoreDataNum: uint64
     bigCoreDataNum: uint64
@@ -67,17 +107,25 @@ def infer_shape(input_shape: Iterable[int], other_shape: Iterable[int] | None = 
 
 
 def tiling(input_num: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradTilingData:
-    """Experimental ReluGrad tiling (§5 = §4.1 with ReluGrad's UB_NUM). ``core_num`` is ``GetCoreNum()``,
-    which for this vector-only kernel is the AIV count. tilingKey 0."""
-    dt = OP_DEF.require_dtype(dtype)
+    """The experimental ReluGrad tiling (``relu_grad_tiling.cpp``; ``kernel_flavours.md`` §4).
+
+    ``input_num`` is input 0's element count, ``core_num`` is ``GetCoreNum()`` (on A2/A3 the AIV count; the
+    kernel is vector-only), ``ub_size`` is ``GetCoreMemSize(UB)`` (196352 B on 910B/910_93 as CANN reports
+    it). Returns the eight fields plus ``blockDim`` and tilingKey 0. Raises ``TilingError`` where CANN
+    returns GRAPH_FAILED (0 elements, 0 cores) and where CANN would divide by zero (a UB too small for one
+    block per slice), ValueError for a dtype the experimental package is not built for.
+    """
+    dt = _require_experimental(dtype)
     input_num = require_count("input_num", input_num)
     core_num = require_count("core_num", core_num)
     ub_size = require_count("ub_size", ub_size)
-    fields = _tgv2d._block_tiling(input_num, itemsize(dt), core_num, ub_size, UB_DATA_NUMBER[dt], OP_DEF.name)
+    fields = _tgv2d._block_tiling(input_num, itemsize(dt), core_num, ub_size, UB_NUM[dt], OP_DEF.name)
     return ReluGradTilingData(**fields, tilingKey=0)
 
 
 def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None, *,
                 tiles: bool = True) -> list[dict[str, Any]]:
-    """Per-core work of the ReluGrad kernel: identical offsets and tiles to ThresholdGradV2D's kernel."""
-    return _tgv2d.core_ranges(td, dtype, input_num, tiles=tiles)
+    """Per-core work of the experimental kernel (``relu_grad.h`` ``Init``/``Process``): the first
+    ``tailBlockNum`` cores are big, offsets and tiles are computed as in the experimental ThresholdGradV2D,
+    so this is that op's ``core_ranges`` (same fields, see there)."""
+    return _tgv2d.core_ranges(td, as_acl_dtype(dtype), input_num, tiles=tiles)
