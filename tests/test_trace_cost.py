@@ -19,10 +19,12 @@ What is checked, and where the expectation comes from:
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import math
 from collections import defaultdict
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -379,9 +381,6 @@ def test_a_kernel_whose_instruction_lost_its_cost_row_stops(monkeypatch):
 
 def test_every_vector_instruction_of_the_simulator_has_a_cost_row():
     """The API names the instructions pass to the V pipe (``_vector_done``, ``_unary_scalar``, ``_binary``)."""
-    import ast
-    from pathlib import Path
-
     tree = ast.parse(Path(instructions.__file__).read_text(encoding="utf-8"))
     apis = set()
     for node in ast.walk(tree):
