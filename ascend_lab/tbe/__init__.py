@@ -1,0 +1,23 @@
+"""``ascend_lab.tbe`` -- a model of the TBE DSL and its automatic elementwise schedule.
+
+The legacy kernels of HardSigmoidGrad, ThresholdGradV2D and ReluGrad (910A, 910B, 910_93, 310P) are TBE
+compute descriptions: Python functions that describe the result with DSL calls, scheduled automatically
+(``kernel_flavours.md`` §5). Here:
+
+* :mod:`.dsl` -- placeholders, the elementwise operations those kernels use and TBE's dtype rules; a
+  description is a small graph (:class:`~.dsl.Compute`);
+* :mod:`.schedule` -- the elementwise schedule: a *modelled* compile-time count (``coexist``, ``maxUb``) and
+  the public run-time tiling of ``elewise_v3.cc`` (block split, UB split, double buffering, tiling key);
+* :mod:`.lowering` -- the description as vector instructions of the simulated AI Core in a CopyIn/Compute/
+  CopyOut kernel, so a TBE run has a trace, a UB layout and a cost estimate like an AscendC run.
+"""
+
+from . import dsl, lowering, schedule
+from .dsl import Compute, Tensor, compile_for
+from .lowering import Program, build, make_entry
+from .schedule import SCHEDULE_LABEL, CompileInfo, TbeElewiseTilingData, compile_info, core_ranges, elewise_tiling
+
+__all__ = [
+    "SCHEDULE_LABEL", "CompileInfo", "Compute", "Program", "TbeElewiseTilingData", "Tensor", "build",
+    "compile_for", "compile_info", "core_ranges", "dsl", "elewise_tiling", "lowering", "make_entry", "schedule",
+]

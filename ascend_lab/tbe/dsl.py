@@ -1,0 +1,444 @@
+"""The TBE DSL, small: placeholders, the elementwise operations the three legacy kernels use, and
+TBE's dtype rules. A compute description written with it is a small graph (:class:`Tensor` nodes).
+
+Legacy CANN operators (the ones 910A, 910B, 910_93 and 310P run for HardSigmoidGrad, ThresholdGradV2D and
+ReluGrad) are not AscendC programs: their source is a Python function that *describes* the result with
+``tbe.dsl`` calls on ``tvm.placeholder`` tensors, and ``tbe.auto_schedule`` decides the tiling, the buffers
+and the instructions (``shared/reference/kernel_flavours.md`` §5). This module models the describing half:
+
+* :func:`placeholder` (``tvm.placeholder``), scalar constants converted to the operation's dtype
+  (``tvm.const(v, dtype)``: nearest-even, as the attribute helper ``get_attr_by_cls`` does);
+* :func:`vabs`, :func:`vmuls`, :func:`vadds`, :func:`vmins`, :func:`vmaxs` (tensor-scalar), :func:`vmul`,
+  :func:`vmin`, :func:`vmax` (tensor-tensor), :func:`broadcast` (a scalar to a tensor, or a tensor to its
+  own shape), :func:`vcmp` ('bit' or 'bool' mode), :func:`vsel`, :func:`vcmpsel`, :func:`cast_to` (with
+  TBE's cast route and truncation rule and ``f1628IntegerFlag``) and :func:`round`;
+* the dtype rules of §5.4: ``vcmpsel``/``vcmp``/``vsel``/``vabs`` take fp16/fp32 (``vcmp`` also int64 in
+  'bool' mode), every operand of one operation shares one dtype, scalars take the tensor's dtype;
+* the platform queries the sources branch on (:func:`api_check_support`, :func:`after_v200`), answered for
+  the SoC a description is built for (:func:`compile_for`), as TBE answers them for the SoC it compiles for.
+
+A description's result is turned into a kernel by :mod:`.schedule` (tiling) and :mod:`.lowering`
+(instructions on the simulated AI Core). Nothing here computes values.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..ascendc.numerics import scalar as _const
+from ..base.platform import SocInfo, get_soc
+from ..dtypes import bfloat16
+
+__all__ = [
+    "DTYPES", "Compute", "Tensor", "after_v200", "api_check_support", "broadcast", "cast_to", "compile_for",
+    "compile_soc", "placeholder", "round", "storage", "vabs", "vadds", "vcmp", "vcmpsel", "vmax", "vmaxs",
+    "vmin", "vmins", "vmul", "vmuls", "vsel",
+]
+
+#: TBE dtype names and their numpy storage; ``uint1`` is vcmp's 'bit' result (one bit per element).
+DTYPES: dict[str, np.dtype] = {
+    "float16": np.dtype(np.float16), "float32": np.dtype(np.float32), "bfloat16": bfloat16,
+    "int8": np.dtype(np.int8), "uint8": np.dtype(np.uint8), "int32": np.dtype(np.int32),
+    "int64": np.dtype(np.int64), "bool": np.dtype(np.bool_), "uint1": np.dtype(np.uint8),
+}
+_FLOAT = ("float16", "float32")
+_CMP_OPS = ("lt", "gt", "le", "ge", "eq", "ne")
+
+
+def storage(dtype: str) -> np.dtype:
+    """The numpy dtype that stores a TBE dtype (``uint1`` masks are stored as packed uint8)."""
+    try:
+        return DTYPES[dtype]
+    except KeyError:
+        raise ValueError(f"unknown TBE dtype {dtype!r}; use one of {', '.join(DTYPES)}") from None
+
+
+def _dtype_name(dtype: Any) -> str:
+    if isinstance(dtype, str):
+        name = dtype.lower()
+        if name in DTYPES:
+            return name
+    else:
+        dt = np.dtype(dtype)
+        for name, stored in DTYPES.items():
+            if stored == dt and name != "uint1":
+                return name
+    raise ValueError(f"unknown TBE dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+
+
+# --- the SoC a description is built for ---------------------------------------------------------------------
+#: ``api_check_support("tik.vcopy")`` per op_def family. §5.3 calls it UNCONFIRMED and suggests this split
+#: (vcopy on 310P, 910B and 910_93 but not on Ascend910); the simulator takes the suggestion, so 910A runs
+#: ThresholdGradV2D's vcmpsel path and ReluGrad's min/max/mul path for fp16/fp32.
+VCOPY: dict[str, bool] = {"ascend910": False, "ascend910b": True, "ascend910_93": True, "ascend310p": True}
+#: ``api_check_support("tbe.dsl.vcmpsel", "float32")``: §5.4 lists fp16/fp32 on training, inference, A2 and A3,
+#: so every TBE SoC here has it (only the Ascend310 class, not modelled, drops fp32 to fp16).
+VCMPSEL_FP32: dict[str, bool] = dict.fromkeys(VCOPY, True)
+
+_compile_soc: SocInfo | None = None
+
+
+@contextlib.contextmanager
+def compile_for(soc: str | SocInfo) -> Iterator[SocInfo]:
+    """``with compile_for("Ascend910A"): ...`` builds descriptions for that SoC (TBE's compile target)."""
+    global _compile_soc
+    info = get_soc(soc)
+    if info.family not in VCOPY:
+        raise ValueError(f"the legacy TBE kernels are built for {', '.join(VCOPY)}; {info.name} is "
+                         f"{info.family}")
+    previous, _compile_soc = _compile_soc, info
+    try:
+        yield info
+    finally:
+        _compile_soc = previous
+
+
+def compile_soc() -> SocInfo:
+    """The SoC descriptions are being built for (ValueError outside :func:`compile_for`)."""
+    if _compile_soc is None:
+        raise ValueError("no TBE compile target: build the description inside tbe.compile_for(soc)")
+    return _compile_soc
+
+
+def api_check_support(api: str, dtype: str | None = None) -> bool:
+    """``tbe_platform.api_check_support``: the two questions these kernels ask, for the compile SoC."""
+    family = compile_soc().family
+    if api == "tik.vcopy":
+        return VCOPY[family]
+    if api == "tbe.dsl.vcmpsel":
+        return dtype in ("float16", None) or (dtype == "float32" and VCMPSEL_FP32[family])
+    raise ValueError(f"api_check_support({api!r}) is not modelled; the kernels ask about 'tik.vcopy' and "
+                     "'tbe.dsl.vcmpsel'")
+
+
+def after_v200() -> bool:
+    """``impl.util.util_soc_common.after_v200()``: ReluGrad's test, which is ``api_check_support("tik.vcopy")``
+    (§5.3)."""
+    return api_check_support("tik.vcopy")
+
+
+# --- the graph ------------------------------------------------------------------------------------------
+@dataclass(eq=False, frozen=True)
+class Tensor:
+    """One node of a compute description: an operation, its dtype and its operands.
+
+    ``args`` holds the operands in the DSL call's order: :class:`Tensor` nodes or numpy scalars already
+    converted to the operation's dtype; ``attrs`` the rest (comparison, cast rounding...)."""
+    op: str
+    dtype: str
+    shape: tuple[int, ...]
+    args: tuple[Any, ...] = ()
+    attrs: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        """The tensor operands."""
+        return tuple(a for a in self.args if isinstance(a, Tensor))
+
+    @property
+    def is_scalar_broadcast(self) -> bool:
+        """A scalar broadcast to a tensor (``tbe.broadcast(tvm.const(0, dt), shape)``)."""
+        return self.op == "broadcast"
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.name or self.op}: {self.dtype}{list(self.shape)})"
+
+
+def _shape(shape: Sequence[int]) -> tuple[int, ...]:
+    out = tuple(int(d) for d in shape)
+    if any(d < 0 for d in out):
+        raise ValueError(f"a shape has non-negative dims, got {shape}")
+    return out
+
+
+def placeholder(shape: Sequence[int], dtype: Any, name: str = "") -> Tensor:
+    """``tvm.placeholder(shape, dtype, name)``: an input of the operator."""
+    return Tensor("placeholder", _dtype_name(dtype), _shape(shape), name=name or "placeholder")
+
+
+def _tensor(t: Any, what: str) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{what} must be a tbe Tensor, got {type(t).__name__}")
+    return t
+
+
+def _check(t: Tensor, allowed: tuple[str, ...], api: str) -> None:
+    if t.dtype not in allowed:
+        raise TypeError(f"tbe.{api} supports {', '.join(allowed)}, got {t.dtype}")
+
+
+def _scalar(value: Any, dtype: str, api: str) -> Any:
+    """``tvm.const(value, dtype)``: a Python number converted (nearest-even) to the operation's dtype."""
+    if isinstance(value, Tensor):
+        raise TypeError(f"tbe.{api}: expected a scalar, got a tensor")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"tbe.{api}: a scalar operand must be a number, got {value!r}")
+    with np.errstate(over="ignore"):
+        return _const(storage(dtype), value)
+
+
+def _same(a: Tensor, b: Tensor, api: str) -> None:
+    if a.dtype != b.dtype:
+        raise TypeError(f"tbe.{api}: operands must share one dtype, got {a.dtype} and {b.dtype}")
+    if a.shape != b.shape:
+        raise ValueError(f"tbe.{api}: operand shapes {a.shape} and {b.shape} differ; broadcast them first")
+
+
+def vabs(raw: Tensor) -> Tensor:
+    """``tbe.vabs``: |x| (fp16/fp32)."""
+    raw = _tensor(raw, "vabs operand")
+    _check(raw, _FLOAT, "vabs")
+    return Tensor("vabs", raw.dtype, raw.shape, (raw,))
+
+
+def _tensor_scalar(api: str, allowed: tuple[str, ...], raw: Tensor, scalar: Any) -> Tensor:
+    raw = _tensor(raw, f"{api} operand")
+    _check(raw, allowed, api)
+    return Tensor(api, raw.dtype, raw.shape, (raw, _scalar(scalar, raw.dtype, api)))
+
+
+def vmuls(raw: Tensor, scalar: Any) -> Tensor:
+    """``tbe.vmuls``: x * s, s converted to x's dtype (fp16/fp32/int32)."""
+    return _tensor_scalar("vmuls", (*_FLOAT, "int32"), raw, scalar)
+
+
+def vadds(raw: Tensor, scalar: Any) -> Tensor:
+    """``tbe.vadds``: x + s, s converted to x's dtype (fp16/fp32/int32)."""
+    return _tensor_scalar("vadds", (*_FLOAT, "int32"), raw, scalar)
+
+
+def vmins(raw: Tensor, scalar: Any) -> Tensor:
+    """``tbe.vmins``: min(x, s) (fp16/fp32/int32)."""
+    return _tensor_scalar("vmins", (*_FLOAT, "int32"), raw, scalar)
+
+
+def vmaxs(raw: Tensor, scalar: Any) -> Tensor:
+    """``tbe.vmaxs``: max(x, s) (fp16/fp32/int32)."""
+    return _tensor_scalar("vmaxs", (*_FLOAT, "int32"), raw, scalar)
+
+
+def _binary(api: str, lhs: Tensor, rhs: Tensor) -> Tensor:
+    lhs, rhs = _tensor(lhs, f"{api} lhs"), _tensor(rhs, f"{api} rhs")
+    _check(lhs, (*_FLOAT, "int32"), api)
+    _same(lhs, rhs, api)
+    return Tensor(api, lhs.dtype, lhs.shape, (lhs, rhs))
+
+
+def vmul(lhs: Tensor, rhs: Tensor) -> Tensor:
+    """``tbe.vmul``: elementwise product of two tensors of one dtype (fp16/fp32/int32)."""
+    return _binary("vmul", lhs, rhs)
+
+
+def vmin(lhs: Tensor, rhs: Tensor) -> Tensor:
+    """``tbe.vmin``: elementwise minimum (fp16/fp32/int32). How the hardware treats NaN is UNCONFIRMED (§5.3);
+    the simulator's Mins propagates it."""
+    return _binary("vmin", lhs, rhs)
+
+
+def vmax(lhs: Tensor, rhs: Tensor) -> Tensor:
+    """``tbe.vmax``: elementwise maximum (fp16/fp32/int32); NaN as for :func:`vmin`."""
+    return _binary("vmax", lhs, rhs)
+
+
+def broadcast(var: Any, shape: Sequence[int], output_dtype: Any = None) -> Tensor:
+    """``tbe.broadcast``: a scalar to a tensor of ``shape`` (dtype ``output_dtype``, default float16 as in TBE),
+    or a tensor to ``shape``. The model fuses everything to one dimension, so a tensor must already have
+    ``shape`` (it is returned as is, as TBE does); a real broadcast between shapes is not modelled."""
+    shape = _shape(shape)
+    if isinstance(var, Tensor):
+        if var.shape != shape:
+            raise NotImplementedError(f"tbe.broadcast of {var.shape} to {shape}: the elementwise model fuses equal "
+                                      "shapes to one dimension; broadcasting between shapes is not modelled")
+        return var
+    dtype = _dtype_name(output_dtype) if output_dtype is not None else "float16"
+    return Tensor("broadcast", dtype, shape, (_scalar(var, dtype, "broadcast"),))
+
+
+def vcmp(lhs: Tensor, rhs: Any, operation: str = "lt", mode: str = "bool") -> Tensor:
+    """``tbe.vcmp``: compare ``lhs`` with a tensor or scalar ``rhs``. 'bit' mode gives a ``uint1`` bit-mask
+    (one bit per element, 8 per byte), 'bool' mode a ``bool`` tensor. fp16/fp32 (+int64 in 'bool' mode)."""
+    lhs = _tensor(lhs, "vcmp lhs")
+    if operation not in _CMP_OPS:
+        raise ValueError(f"tbe.vcmp operation must be one of {_CMP_OPS}, got {operation!r}")
+    if mode not in ("bit", "bool"):
+        raise ValueError(f"tbe.vcmp mode must be 'bit' or 'bool', got {mode!r}")
+    _check(lhs, _FLOAT + (("int64",) if mode == "bool" else ()), "vcmp")
+    if isinstance(rhs, Tensor):
+        _same(lhs, rhs, "vcmp")
+    else:
+        rhs = _scalar(rhs, lhs.dtype, "vcmp")
+    return Tensor("vcmp", "uint1" if mode == "bit" else "bool", lhs.shape, (lhs, rhs),
+                  {"operation": operation, "mode": mode})
+
+
+def _sel_dtype(api: str, a: Any, b: Any, allowed: tuple[str, ...]) -> str:
+    tensors = [t for t in (a, b) if isinstance(t, Tensor)]
+    if not tensors:
+        raise TypeError(f"tbe.{api}: at least one of the selected operands must be a tensor")
+    dtype = tensors[0].dtype
+    if dtype not in allowed:
+        raise TypeError(f"tbe.{api} supports {', '.join(allowed)}, got {dtype}")
+    if len(tensors) == 2:
+        _same(tensors[0], tensors[1], api)
+    return dtype
+
+
+def vsel(condition: Tensor, x: Any, y: Any) -> Tensor:
+    """``tbe.vsel``: ``condition ? x : y``; x and y are tensors or scalars (fp16/fp32). A 'bit' condition is
+    tested bit by bit (§5.4: TBE also wants the last dim divisible by 8; the 1-D model does not check it)."""
+    condition = _tensor(condition, "vsel condition")
+    if condition.dtype not in ("uint1", "bool"):
+        raise TypeError(f"tbe.vsel condition must be a vcmp result ('bit' or 'bool'), got {condition.dtype}")
+    allowed = _FLOAT + (("int64",) if condition.dtype == "bool" else ())
+    dtype = _sel_dtype("vsel", x, y, allowed)
+    args = tuple(v if isinstance(v, Tensor) else _scalar(v, dtype, "vsel") for v in (x, y))
+    for t in args:
+        if isinstance(t, Tensor) and t.shape != condition.shape:
+            raise ValueError(f"tbe.vsel: condition shape {condition.shape} and operand shape {t.shape} differ")
+    return Tensor("vsel", dtype, condition.shape, (condition, *args))
+
+
+def vcmpsel(lhs: Tensor, rhs: Any, operation: str, slhs: Any, srhs: Any) -> Tensor:
+    """``tbe.vcmpsel``: ``(lhs <op> rhs) ? slhs : srhs``, every operand in lhs's dtype (fp16/fp32, §5.4).
+    All five arguments are required here (the DSL's own defaults are not modelled)."""
+    lhs = _tensor(lhs, "vcmpsel lhs")
+    _check(lhs, _FLOAT, "vcmpsel")
+    if operation not in _CMP_OPS:
+        raise ValueError(f"tbe.vcmpsel operation must be one of {_CMP_OPS}, got {operation!r}")
+    args = []
+    for v in (rhs, slhs, srhs):
+        if isinstance(v, Tensor):
+            _same(lhs, v, "vcmpsel")
+            args.append(v)
+        else:
+            args.append(_scalar(v, lhs.dtype, "vcmpsel"))
+    return Tensor("vcmpsel", lhs.dtype, lhs.shape, (lhs, *args), {"operation": operation})
+
+
+# --- casts --------------------------------------------------------------------------------------------
+#: ``vconv`` conversions with an instruction of their own (TBE's ``is_cast_support``); others go through
+#: fp32, else fp16 (``cast._cast``). bf16<->fp32 exist on A2/A3, the only SoCs whose kernels see bf16.
+_DIRECT = {("float16", "float32"), ("float32", "float16"), ("float16", "int8"), ("float16", "uint8"),
+           ("int8", "float16"), ("uint8", "float16"), ("float16", "int32"), ("float32", "int32"),
+           ("int32", "float32"), ("int32", "float16"), ("bfloat16", "float32"), ("float32", "bfloat16")}
+
+
+def _cast_node(raw: Tensor, dst: str, mode: str, api: str = "cast") -> Tensor:
+    return Tensor(api, dst, raw.shape, (raw,), {"round": mode})
+
+
+def _one_cast(raw: Tensor, dst: str) -> Tensor:
+    """One ``vconv``: a float to an int truncates (TBE picks the ``...z`` instruction, §5.4's table: "drop
+    the fraction"); everything else is the instruction's default, round to nearest even (exact when it can be)."""
+    mode = "CAST_TRUNC" if dst.startswith(("int", "uint")) and raw.dtype.startswith(("float", "bfloat")) \
+        else "CAST_RINT"
+    return _cast_node(raw, dst, mode)
+
+
+def cast_to(data: Tensor, dtype: Any, f1628IntegerFlag: bool = True) -> Tensor:
+    """``tbe.cast_to``: convert, through fp32 or else fp16 when there is no direct ``vconv``.
+
+    ``f1628IntegerFlag`` says the data are already integral: when it is False, an fp16 -> int8/uint8 cast
+    first adds -0.5 (``vadds``), as TBE does. int8/uint8 -> fp32 therefore goes int8 -> fp16 -> fp32 (exact),
+    fp32 -> int8 goes fp32 -> fp16 (nearest even) -> int8 (truncating), int32 <-> fp32 is one instruction."""
+    data = _tensor(data, "cast_to data")
+    dst = _dtype_name(dtype)
+    src = data.dtype
+    if src in ("uint1", "bool") or dst in ("uint1", "bool"):
+        raise NotImplementedError(f"tbe.cast_to {src} -> {dst} is not modelled")
+    if src == "float16" and dst in ("int8", "uint8") and not f1628IntegerFlag:
+        data = vadds(data, -0.5)
+    if src == dst:
+        return data
+    if (src, dst) in _DIRECT:
+        return _one_cast(data, dst)
+    for via in ("float32", "float16"):
+        if src != via and (src, via) in _DIRECT and (via, dst) in _DIRECT:
+            return _one_cast(_one_cast(data, via), dst)
+    raise TypeError(f"tbe.cast_to: unsupported cast {src} -> {dst}")
+
+
+def round(raw_tensor: Tensor, dtype: Any = "int32") -> Tensor:
+    """``tbe.round``: round half to even, to int32 or (fp32 -> bf16, as the bf16 paths use it) to bfloat16."""
+    raw_tensor = _tensor(raw_tensor, "round operand")
+    dst = _dtype_name(dtype)
+    if (raw_tensor.dtype, dst) not in {("float32", "bfloat16"), ("float32", "int32"), ("float16", "int32")}:
+        raise TypeError(f"tbe.round {raw_tensor.dtype} -> {dst} is not modelled")
+    return _cast_node(raw_tensor, dst, "CAST_RINT", "round")
+
+
+# --- a whole description -----------------------------------------------------------------------------------
+@dataclass(eq=False)
+class Compute:
+    """A compute description: its placeholders (in argument order) and its result.
+
+    ``nodes`` lists every node once, operands before users (placeholders first, in order). The schedule reads
+    ``coexist``/``max_dtype_bytes`` from it, the lowering its ``nodes``."""
+    name: str
+    inputs: tuple[Tensor, ...]
+    output: Tensor
+    nodes: tuple[Tensor, ...] = ()
+
+    def __post_init__(self) -> None:
+        for t in self.inputs:
+            if t.op != "placeholder":
+                raise TypeError(f"{self.name}: inputs must be placeholders, got {t!r}")
+        if self.output.op == "placeholder":
+            raise ValueError(f"{self.name}: the result is an input; there is nothing to compute")
+        order: list[Tensor] = list(self.inputs)
+        seen = {id(t) for t in order}
+
+        def visit(t: Tensor) -> None:
+            if id(t) in seen:
+                return
+            if t.op == "placeholder":
+                raise ValueError(f"{self.name}: {t!r} is used but is not one of the inputs")
+            for a in t.inputs:
+                visit(a)
+            seen.add(id(t))
+            order.append(t)
+
+        visit(self.output)
+        self.nodes = tuple(order)
+
+    @property
+    def fp32_cast_live(self) -> bool:
+        """Whether a narrower input is cast up to fp32 (the PROPOSAL's +1 in ``coexist``)."""
+        return any(t.op == "cast" and t.dtype == "float32" and t.inputs[0].dtype != "float32" for t in self.nodes)
+
+    @property
+    def max_dtype_bytes(self) -> int:
+        """The widest element of any tensor in the description (masks excluded): ``_base_info[1]``."""
+        return max(storage(t.dtype).itemsize for t in self.nodes if t.dtype not in ("uint1", "bool"))
+
+    @property
+    def coexist(self) -> int:
+        """PROPOSAL (§5.5): #inputs + #outputs + 1, +1 when a cast to fp32 is live."""
+        return len(self.inputs) + 1 + 1 + (1 if self.fp32_cast_live else 0)
+
+    def describe(self) -> str:
+        """The description as text, one line per node (for the book)."""
+        names = {id(t): (t.name if t.op == "placeholder" else f"t{i}") for i, t in enumerate(self.nodes)}
+        lines = []
+        for t in self.nodes:
+            if t.op == "placeholder":
+                lines.append(f"{names[id(t)]} = placeholder({list(t.shape)}, {t.dtype!r})")
+                continue
+            args = [names[id(a)] if isinstance(a, Tensor) else _show(a) for a in t.args]
+            args += [repr(v) for k, v in t.attrs.items() if k in ("operation", "mode")]
+            if t.op in ("cast", "round"):
+                args.append(repr(t.dtype))
+            lines.append(f"{names[id(t)]} = {t.op}({', '.join(args)})   # {t.dtype}")
+        return "\n".join(lines)
+
+
+def _show(value: Any) -> str:
+    dt = np.asarray(value).dtype
+    return repr(builtins.float(value)) if dt.kind in "fV" else str(builtins.int(value))

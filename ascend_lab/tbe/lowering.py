@@ -1,0 +1,464 @@
+"""From a TBE compute description to instructions on the simulated AI Core.
+
+TBE's ``auto_schedule`` emits CCE code; this model emits the simulator's AscendC-like instructions instead,
+inside the same CopyIn -> Compute -> CopyOut pipeline an AscendC kernel has, so a TBE run has a trace, a UB
+layout and a cost estimate like any other run. Per tile of ``n`` elements:
+
+* **CopyIn**: one ``DataCopyPad`` per placeholder (exact bytes: 32-byte aligned in UB, nothing read past the
+  tensor's end in GM) into a VECIN queue;
+* **Compute**: the description's nodes in order, each a few vector instructions over the whole tile
+  (table below), results in VECCALC buffers that are reused once their value is dead, the last node
+  writing into the VECOUT queue;
+* **CopyOut**: one ``DataCopyPad`` back to GM.
+
+Queues have two blocks when the tiling key says double buffer (+10000) and one otherwise: TBE's schedule,
+not the caller, decides double buffering. Each tile buffer holds ``roundUp(ubFactor, 128)`` elements.
+
+============================  ================================================================================
+DSL node                      instructions
+============================  ================================================================================
+vmuls / vadds / vmins / vmaxs  Muls / Adds / Mins / Maxs
+vmul / vmin / vmax             Mul; with a broadcast scalar operand Muls / Mins / Maxs (see *workarounds*)
+broadcast (a scalar)           nothing when every user takes a scalar operand, else Duplicate
+vcmp (bit)                     CompareScalar (Compare for a tensor rhs) over whole 256-byte repeats
+vsel                           Select, TENSOR_SCALAR mode when the second value is a scalar, TENSOR_TENSOR
+                               when both are tensors; a scalar first value: Not on the mask, then Select
+vcmpsel                        CompareScalar into a mask buffer, then Select as for vsel
+vabs                           CompareScalar(sign bit) + Muls(-1) + Select (see *workarounds*)
+cast_to / round                Cast with the node's RoundMode (TRUNC float -> int, RINT otherwise)
+============================  ================================================================================
+
+**Workarounds** (the simulated AscendC API lacks three instructions this lowering would use): there is no
+``Abs``, so ``vabs`` is the sign-bit test on the integer view, ``-x`` and a bitwise Select (bit-exact, signed
+zeros and infinities included; a NaN keeps its sign bit, which no consumer here can see); there is no
+tensor-tensor ``Min``/``Max``, so ``vmin``/``vmax`` need one operand to be a broadcast scalar (the ReluGrad
+constants are) and become Mins/Maxs (same values; the Duplicate the source's broadcast implies is not
+issued); ``vmul`` by a broadcast scalar becomes Muls for the same reason of uniformity. TBE pairs ``vcmp``
+and ``vsel`` per repeat through the CMPMASK register (910A's Select offers only that mode); the model
+collapses each pair into one compare and one Select over the tile: same values, two instructions' cost.
+The 8 KB the AscendC library reserves at the top of UB stays reserved in the simulator; the buffers this
+lowering allocates stay below it because dead values share buffers (the schedule's ``coexist`` budget is
+an upper bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..ascendc import (
+    CMPMODE,
+    SELMODE,
+    VECCALC,
+    VECIN,
+    VECOUT,
+    Adds,
+    Cast,
+    Compare,
+    CompareScalar,
+    DataCopyPad,
+    DataCopyParams,
+    Duplicate,
+    GetBlockIdx,
+    GlobalTensor,
+    GmAddr,
+    KernelRun,
+    LocalTensor,
+    Maxs,
+    Mins,
+    Mul,
+    Muls,
+    Not,
+    RoundMode,
+    Select,
+    TBuf,
+    TPipe,
+    TQue,
+)
+from ..ascendc import launch as _launch
+from ..ascendc.core import current
+from ..ascendc.options import current as _options
+from ..ascendc.sanitizer import REPEAT_BYTES
+from ..base.platform import SocInfo, get_soc
+from ..dtypes import to_numpy
+from ..opdev.tiling_data import GET_TILING_DATA, TilingData
+from .dsl import Compute, Tensor, compile_for, storage
+from .schedule import ALIGN, double_buffered
+
+__all__ = ["Program", "TbeElewiseKernel", "build", "make_entry", "template_args"]
+
+_CMP = {"lt": CMPMODE.LT, "gt": CMPMODE.GT, "le": CMPMODE.LE, "ge": CMPMODE.GE, "eq": CMPMODE.EQ,
+        "ne": CMPMODE.NE}
+_SCALAR_FORM = {"vmul": Muls, "vmin": Mins, "vmax": Maxs}
+_TENSOR_SCALAR = {"vmuls": Muls, "vadds": Adds, "vmins": Mins, "vmaxs": Maxs}
+_INT_VIEW = {2: np.dtype(np.int16), 4: np.dtype(np.int32)}
+_U16 = np.dtype(np.uint16)
+_U8 = np.dtype(np.uint8)
+#: Where an operand can be a scalar: (op, position in args) -- a broadcast scalar there is folded.
+_SCALAR_OK = {("vmul", 0), ("vmul", 1), ("vmin", 0), ("vmin", 1), ("vmax", 0), ("vmax", 1), ("vcmp", 1),
+              ("vsel", 1), ("vsel", 2), ("vcmpsel", 1), ("vcmpsel", 2), ("vcmpsel", 3)}
+#: Nodes whose result may overwrite a dead tensor operand of the same width (elementwise, read before write).
+_IN_PLACE = {"vmuls", "vadds", "vmins", "vmaxs", "vmul", "vmin", "vmax", "vsel", "vcmpsel"}
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One buffer of the plan: a per-tile queue block (``in``/``out``) or a VECCALC temporary."""
+    name: str
+    kind: str          # "in", "out", "tile" (VECCALC, elements of ``itemsize`` bytes) or "mask" (bits)
+    itemsize: int      # bytes per element (1 for masks' bytes)
+    dtype: np.dtype
+
+
+def _round_up(a: int, b: int) -> int:
+    return -(-a // b) * b
+
+
+@dataclass
+class Program:
+    """A lowered description: the buffers (:attr:`slots`, inputs first, then the output, then temporaries)
+    and the instruction steps. ``listing`` is the plan as text (one line per instruction)."""
+    compute: Compute
+    soc: SocInfo
+    slots: list[Slot] = field(default_factory=list)
+    steps: list[Callable[[list[LocalTensor], int], None]] = field(default_factory=list)
+    listing: list[str] = field(default_factory=list)
+
+    @property
+    def n_inputs(self) -> int:
+        return len(self.compute.inputs)
+
+
+def build(compute: Compute, soc: str | SocInfo) -> Program:
+    """Plan buffers and instructions for ``compute`` (already built for ``soc``)."""
+    return _Planner(compute, get_soc(soc)).program
+
+
+class _Planner:
+    def __init__(self, compute: Compute, soc: SocInfo):
+        self.p = Program(compute, soc)
+        nodes = compute.nodes
+        index = {id(t): i for i, t in enumerate(nodes)}
+        self.last_use: dict[int, int] = {}
+        users: dict[int, list[tuple[Tensor, int]]] = {}
+        for t in nodes:
+            for pos, a in enumerate(t.args):
+                if isinstance(a, Tensor):
+                    self.last_use[id(a)] = index[id(t)]
+                    users.setdefault(id(a), []).append((t, pos))
+        # a broadcast scalar whose every user takes a scalar there needs no buffer
+        self.folded = {id(t) for t in nodes if t.is_scalar_broadcast and t is not compute.output
+                       and all((u.op, pos) in _SCALAR_OK for u, pos in users.get(id(t), ()))}
+        self.loc: dict[int, int] = {}
+        self.free: dict[tuple[str, int], list[int]] = {}
+        for i, t in enumerate(compute.inputs):
+            dt = storage(t.dtype)
+            self._slot(Slot(f"inQueue_{t.name}", "in", dt.itemsize, dt))
+            self.loc[id(t)] = i
+        out_dt = storage(compute.output.dtype)
+        self.out = self._slot(Slot("outQueue", "out", out_dt.itemsize, out_dt))
+        for i, t in enumerate(nodes):
+            if t.op == "placeholder" or id(t) in self.folded:
+                continue
+            self._lower(i, t)
+
+    # -- buffers ----------------------------------------------------------------------------------------
+    def _slot(self, slot: Slot) -> int:
+        self.p.slots.append(slot)
+        return len(self.p.slots) - 1
+
+    def _key(self, loc: int) -> tuple[str, int]:
+        s = self.p.slots[loc]
+        return ("mask", 1) if s.kind == "mask" else ("tile", s.itemsize)
+
+    def _take(self, kind: str, dtype: np.dtype, avoid: Sequence[int] = ()) -> int:
+        key = ("mask", 1) if kind == "mask" else ("tile", dtype.itemsize)
+        pool = self.free.get(key, [])
+        for k, loc in enumerate(pool):
+            if loc not in avoid:
+                return pool.pop(k)
+        n = sum(1 for s in self.p.slots if s.kind == kind)
+        name = f"mask{n}" if kind == "mask" else f"tmp{n}_{dtype.name}"
+        return self._slot(Slot(name, kind, 1 if kind == "mask" else dtype.itemsize, _U8 if kind == "mask" else dtype))
+
+    def _release(self, loc: int) -> None:
+        if loc != self.out:
+            self.free.setdefault(self._key(loc), []).append(loc)
+
+    # -- operands ---------------------------------------------------------------------------------------
+    def _operand(self, a: Any) -> tuple[str, Any]:
+        """("scalar", value) for a scalar or a folded broadcast, else ("tensor", location)."""
+        if not isinstance(a, Tensor):
+            return "scalar", a
+        if id(a) in self.folded:
+            return "scalar", a.args[0]
+        return "tensor", self.loc[id(a)]
+
+    def _name(self, loc: int) -> str:
+        return self.p.slots[loc].name
+
+    def _emit(self, text: str, fn: Callable[[list[LocalTensor], int], None]) -> None:
+        self.p.listing.append(text)
+        self.p.steps.append(fn)
+
+    # -- one node -------------------------------------------------------------------------------------
+    def _lower(self, i: int, t: Tensor) -> None:
+        dying = [self.loc[id(a)] for a in dict.fromkeys(t.inputs)
+                 if id(a) not in self.folded and self.last_use.get(id(a)) == i]
+        dt = storage(t.dtype)
+        kind = "mask" if t.dtype == "uint1" else "tile"
+        if t is self.p.compute.output:
+            dst = self.out
+        elif t.op in _IN_PLACE:
+            same = [loc for loc in dying if self._key(loc) == ("tile", dt.itemsize) and kind == "tile"]
+            dst = same[0] if same else self._take(kind, dt)
+        else:
+            dst = self._take(kind, dt, avoid=dying)
+        self.loc[id(t)] = dst
+        getattr(self, "_op_" + t.op)(t, dst, dt, dying)
+        for loc in dying:
+            if loc != dst:
+                self._release(loc)
+
+    def _unsupported(self, t: Tensor, why: str) -> None:
+        raise NotImplementedError(f"TBE lowering of {t.op}: {why}")
+
+    def _op_broadcast(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        value = t.args[0]
+        self._emit(f"Duplicate({self._name(dst)}, {value})",
+                   lambda b, n: Duplicate(_view(b[dst], dt), value, n))
+
+    def _tensor_scalar(self, t: Tensor, dst: int, dt: np.dtype, instr: Any, src: int, value: Any) -> None:
+        self._emit(f"{instr.__name__}({self._name(dst)}, {self._name(src)}, {value})",
+                   lambda b, n: instr(_view(b[dst], dt), _view(b[src], dt), value, n))
+
+    def _op_vmuls(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        self._tensor_scalar(t, dst, dt, _TENSOR_SCALAR[t.op], self.loc[id(t.args[0])], t.args[1])
+
+    _op_vadds = _op_vmins = _op_vmaxs = _op_vmuls
+
+    def _op_vmul(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        (ka, a), (kb, b_) = self._operand(t.args[0]), self._operand(t.args[1])
+        if ka == "scalar" and kb == "scalar":
+            self._unsupported(t, "both operands are broadcast scalars")
+        if ka == "scalar" or kb == "scalar":
+            src, value = (b_, a) if ka == "scalar" else (a, b_)
+            self._tensor_scalar(t, dst, dt, _SCALAR_FORM[t.op], src, value)
+            return
+        if t.op != "vmul":
+            self._unsupported(t, "the simulator has no tensor-tensor Min/Max instruction; one operand must be "
+                                 "a broadcast scalar (use vmins/vmaxs)")
+        self._emit(f"Mul({self._name(dst)}, {self._name(a)}, {self._name(b_)})",
+                   lambda b, n: Mul(_view(b[dst], dt), _view(b[a], dt), _view(b[b_], dt), n))
+
+    _op_vmin = _op_vmax = _op_vmul
+
+    def _op_vabs(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        src = self.loc[id(t.args[0])]
+        mask = self._take("mask", _U8)
+        iv = _INT_VIEW[dt.itemsize]
+        per = REPEAT_BYTES // dt.itemsize
+        self._emit(f"CompareScalar({self._name(mask)}, {self._name(src)} as {iv.name}, 0, LT)   # sign bit",
+                   lambda b, n: CompareScalar(b[mask], _view(b[src], iv), iv.type(0), CMPMODE.LT,
+                                              _round_up(n, per)))
+        self._emit(f"Muls({self._name(dst)}, {self._name(src)}, -1)",
+                   lambda b, n: Muls(_view(b[dst], dt), _view(b[src], dt), dt.type(-1), n))
+        self._emit(f"Select({self._name(dst)}, {self._name(mask)}, {self._name(dst)}, {self._name(src)}, "
+                   "TENSOR_TENSOR)",
+                   lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[dst], dt), _view(b[src], dt),
+                                       SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
+        self._release(mask)
+
+    def _compare(self, mask: int, lhs: int, rhs: tuple[str, Any], operation: str, src_dt: np.dtype) -> None:
+        mode = _CMP[operation]
+        per = REPEAT_BYTES // src_dt.itemsize
+        kind, r = rhs
+        if kind == "scalar":
+            self._emit(f"CompareScalar({self._name(mask)}, {self._name(lhs)}, {r}, {mode.name})",
+                       lambda b, n: CompareScalar(b[mask], _view(b[lhs], src_dt), r, mode, _round_up(n, per)))
+        else:
+            self._emit(f"Compare({self._name(mask)}, {self._name(lhs)}, {self._name(r)}, {mode.name})",
+                       lambda b, n: Compare(b[mask], _view(b[lhs], src_dt), _view(b[r], src_dt), mode,
+                                            _round_up(n, per)))
+
+    def _op_vcmp(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        if t.attrs["mode"] != "bit":
+            self._unsupported(t, "'bool' mode (ReluGrad's int64 path, which aclnn sends only to Ascend950) is "
+                                 "not lowered")
+        lhs = t.args[0]
+        self._compare(dst, self.loc[id(lhs)], self._operand(t.args[1]), t.attrs["operation"], storage(lhs.dtype))
+
+    def _select(self, dst: int, dt: np.dtype, mask: int, x: tuple[str, Any], y: tuple[str, Any],
+                mask_dies: bool) -> None:
+        (kx, vx), (ky, vy) = x, y
+        d = self._name(dst)
+        if kx == "tensor" and ky == "scalar":
+            self._emit(f"Select({d}, {self._name(mask)}, {self._name(vx)}, {vy}, TENSOR_SCALAR)",
+                       lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[vx], dt), vy,
+                                           SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+        elif kx == "tensor":
+            self._emit(f"Select({d}, {self._name(mask)}, {self._name(vx)}, {self._name(vy)}, TENSOR_TENSOR)",
+                       lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[vx], dt), _view(b[vy], dt),
+                                           SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
+        elif ky == "tensor":        # cond ? scalar : tensor  ==  ~cond ? tensor : scalar (bitwise, NaN-safe)
+            inv = mask if mask_dies else self._take("mask", _U8)
+            self._emit(f"Not({self._name(inv)}, {self._name(mask)})   # invert the bit-mask",
+                       lambda b, n: Not(_view(b[inv], _U16), _view(b[mask], _U16), _round_up(n, 256) // 16))
+            self._emit(f"Select({d}, {self._name(inv)}, {self._name(vy)}, {vx}, TENSOR_SCALAR)",
+                       lambda b, n: Select(_view(b[dst], dt), b[inv], _view(b[vy], dt), vx,
+                                           SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+            if inv != mask:
+                self._release(inv)
+        else:
+            self._emit(f"Duplicate({d}, {vx})", lambda b, n: Duplicate(_view(b[dst], dt), vx, n))
+            self._emit(f"Select({d}, {self._name(mask)}, {d}, {vy}, TENSOR_SCALAR)",
+                       lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[dst], dt), vy,
+                                           SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+
+    def _op_vsel(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        cond = t.args[0]
+        if cond.dtype != "uint1":
+            self._unsupported(t, "a 'bool' condition is not lowered (only ReluGrad's int64 path uses one)")
+        mask = self.loc[id(cond)]
+        self._select(dst, dt, mask, self._operand(t.args[1]), self._operand(t.args[2]), mask in dying)
+
+    def _op_vcmpsel(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        mask = self._take("mask", _U8)
+        self._compare(mask, self.loc[id(t.args[0])], self._operand(t.args[1]), t.attrs["operation"], dt)
+        self._select(dst, dt, mask, self._operand(t.args[2]), self._operand(t.args[3]), True)
+        self._release(mask)
+
+    def _op_cast(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
+        src_t = t.args[0]
+        src, sdt = self.loc[id(src_t)], storage(src_t.dtype)
+        mode = RoundMode[t.attrs["round"]]
+        self._emit(f"Cast({self._name(dst)}, {self._name(src)}, {mode.name})   # {src_t.dtype} -> {t.dtype}",
+                   lambda b, n: Cast(_view(b[dst], dt), _view(b[src], sdt), mode, n))
+
+    _op_round = _op_cast
+
+
+def _view(t: LocalTensor, dt: np.dtype) -> LocalTensor:
+    return t if t.dtype is dt or t.dtype == dt else t.ReinterpretCast(dt)
+
+
+# --- the kernel ------------------------------------------------------------------------------------------
+class TbeElewiseKernel:
+    """The kernel TBE's elementwise schedule produces, as CopyIn/Compute/CopyOut over queues."""
+
+    def __init__(self, program: Program, buffer_num: int):
+        self.program = program
+        self.bufferNum = buffer_num
+        self.pipe = TPipe()
+        slots = program.slots
+        self.inQueues = [TQue(VECIN, buffer_num, name=s.name) for s in slots[:program.n_inputs]]
+        self.outQueue = TQue(VECOUT, buffer_num, name="outQueue")
+        self.tmpBufs = [TBuf(VECCALC, name=s.name) for s in slots[program.n_inputs + 1:]]
+        self.gms = [GlobalTensor(s.dtype) for s in slots[:program.n_inputs + 1]]
+
+    def Init(self, gm_addrs: Sequence[GmAddr], td: TilingData) -> bool:
+        block_idx = GetBlockIdx()
+        self.ubFactor = td.ubFactor
+        self.blockLength = min(td.blockFactor, td.dim0 - td.blockFactor * block_idx)
+        if self.blockLength <= 0:
+            return False
+        slots = self.program.slots
+        offset = td.blockFactor * block_idx
+        for gm, addr, s in zip(self.gms, gm_addrs, slots, strict=False):
+            gm.SetGlobalBuffer(addr + offset * s.itemsize, self.blockLength)
+        capacity = _round_up(max(self.ubFactor, 1), ALIGN)
+        for q, s in zip(self.inQueues, slots, strict=False):
+            self.pipe.InitBuffer(q, self.bufferNum, capacity * s.itemsize)
+        self.pipe.InitBuffer(self.outQueue, self.bufferNum, capacity * slots[self.program.n_inputs].itemsize)
+        self.temps: list[LocalTensor] = []
+        for buf, s in zip(self.tmpBufs, slots[self.program.n_inputs + 1:], strict=True):
+            self.pipe.InitBuffer(buf, _round_up(capacity // 8, 32) if s.kind == "mask" else capacity * s.itemsize)
+            self.temps.append(buf.Get(s.dtype))
+        return True
+
+    def Process(self) -> None:
+        ub = self.ubFactor
+        loops = -(-self.blockLength // ub)
+        for i in range(loops):
+            n = ub if i < loops - 1 else self.blockLength - ub * i
+            self.CopyIn(i, n)
+            self.Compute(n)
+            self.CopyOut(i, n)
+
+    def CopyIn(self, i: int, n: int) -> None:
+        for q, gm in zip(self.inQueues, self.gms, strict=False):
+            t = q.AllocTensor(gm.dtype)
+            DataCopyPad(t, gm[i * self.ubFactor], DataCopyParams(1, n * gm.dtype.itemsize, 0, 0))
+            q.EnQue(t)
+
+    def Compute(self, n: int) -> None:
+        ins = [q.DeQue(gm.dtype) for q, gm in zip(self.inQueues, self.gms, strict=False)]
+        out = self.outQueue.AllocTensor(self.gms[-1].dtype)
+        bufs = [*ins, out, *self.temps]
+        for step in self.program.steps:
+            step(bufs, n)
+        self.outQueue.EnQue(out)
+        for q, t in zip(self.inQueues, ins, strict=True):
+            q.FreeTensor(t)
+
+    def CopyOut(self, i: int, n: int) -> None:
+        out_dt = self.gms[-1].dtype
+        out = self.outQueue.DeQue(out_dt)
+        DataCopyPad(self.gms[-1][i * self.ubFactor], out, DataCopyParams(1, n * out_dt.itemsize, 0, 0))
+        self.outQueue.FreeTensor(out)
+
+
+def template_args(td: TilingData, dtype: Any, buffer_num: int | None = None) -> dict[str, Any]:
+    """The entry's template arguments: the input dtype and the queue depth the *schedule* chose (2 when the
+    tiling key carries +10000, else 1). A requested ``buffer_num`` is ignored: a TBE binary's double buffering
+    is decided by its schedule, not by its caller."""
+    return {"dtype": to_numpy(dtype), "bufferNum": 2 if double_buffered(td) else 1}
+
+
+def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[TilingData],
+               attrs: Sequence[str] = ()) -> Callable[..., None]:
+    """The ``__global__`` entry of a TBE kernel: ``entry(*gm_args, workspace, tiling, dtype=, bufferNum=)``.
+
+    ``describe(dtype_name, **attrs)`` builds the compute description; it runs (once per SoC family, dtype and
+    attribute values, then cached) inside :func:`~.dsl.compile_for` for the SoC of the core running the
+    kernel, as a TBE binary is compiled for one SoC. Attribute values come from the tiling struct."""
+
+    @lru_cache(maxsize=64)
+    def program(dtype_name: str, soc_name: str, values: tuple[Any, ...]) -> Program:
+        with compile_for(soc_name) as soc:
+            return build(describe(dtype_name, **dict(zip(attrs, values, strict=True))), soc)
+
+    def entry(*args: Any, dtype: Any, bufferNum: int) -> None:
+        *gm, _workspace, tiling = args
+        td = GET_TILING_DATA(tiling_cls, tiling)
+        soc = current().soc
+        prog = program(np.dtype(dtype).name, soc.name, tuple(getattr(td, a) for a in attrs))
+        if len(gm) != prog.n_inputs + 1:
+            raise TypeError(f"{name}: expected {prog.n_inputs} inputs and one output, got {len(gm)} GM arguments")
+        kernel = TbeElewiseKernel(prog, bufferNum)
+        if kernel.Init(gm, td):
+            kernel.Process()
+
+    entry.__name__ = name
+    entry.__qualname__ = name
+    entry.program = program          # type: ignore[attr-defined]
+    return entry
+
+
+def launch(entry: Callable[..., None], td: TilingData, tensors: Sequence[Any], names: Sequence[str], soc: Any,
+           kernel_name: str, record: bool | None = None, cores: Any = None) -> KernelRun:
+    """Launch a TBE kernel with aclTensors from the L0 graph (inputs, then the output)."""
+    rec = _options().trace if record is None else record
+    args = [_gm(t, name) for t, name in zip(tensors, names, strict=True)]
+    return _launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=rec,
+                   kernel_name=kernel_name, tiling_data=td, cores=cores, **template_args(td, tensors[0].dtype))
+
+
+def _gm(t: Any, name: str) -> GmAddr:
+    if t.data is None:
+        raise ValueError(f"{name} has no device memory bound")
+    return GmAddr(t.data + t.offset * t.itemsize, name, arg_nbytes=t.Size() * t.itemsize)
