@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +83,7 @@ VCOPY: dict[str, bool] = {"ascend910": False, "ascend910b": True, "ascend910_93"
 VCMPSEL_FP32: dict[str, bool] = dict.fromkeys(VCOPY, True)
 
 _compile_soc: SocInfo | None = None
+_SERIAL = itertools.count()
 
 
 @contextlib.contextmanager
@@ -126,7 +128,7 @@ def after_v200() -> bool:
 # --- the graph ------------------------------------------------------------------------------------------
 @dataclass(eq=False, frozen=True)
 class Tensor:
-    """One node of a compute description: an operation, its dtype and its operands.
+    """One node of a compute description: an operation, its dtype and its operands (``serial`` orders them).
 
     ``args`` holds the operands in the DSL call's order: :class:`Tensor` nodes or numpy scalars already
     converted to the operation's dtype; ``attrs`` the rest (comparison, cast rounding...)."""
@@ -136,6 +138,8 @@ class Tensor:
     args: tuple[Any, ...] = ()
     attrs: dict[str, Any] = field(default_factory=dict)
     name: str = ""
+    #: creation order: a description's nodes are listed in the order the compute function wrote them
+    serial: int = field(default_factory=lambda: next(_SERIAL), repr=False)
 
     @property
     def inputs(self) -> tuple[Tensor, ...]:
@@ -329,6 +333,9 @@ _DIRECT = {("float16", "float32"), ("float32", "float16"), ("float16", "int8"), 
            ("int8", "float16"), ("uint8", "float16"), ("float16", "int32"), ("float32", "int32"),
            ("int32", "float32"), ("int32", "float16"), ("bfloat16", "float32"), ("float32", "bfloat16")}
 
+#: Widening conversions: every value is representable, so the instruction needs no rounding (CAST_NONE).
+_EXACT = {("float16", "float32"), ("bfloat16", "float32"), ("int8", "float16"), ("uint8", "float16")}
+
 
 def _cast_node(raw: Tensor, dst: str, mode: str, api: str = "cast") -> Tensor:
     return Tensor(api, dst, raw.shape, (raw,), {"round": mode})
@@ -337,8 +344,12 @@ def _cast_node(raw: Tensor, dst: str, mode: str, api: str = "cast") -> Tensor:
 def _one_cast(raw: Tensor, dst: str) -> Tensor:
     """One ``vconv``: a float to an int truncates (TBE picks the ``...z`` instruction, §5.4's table: "drop
     the fraction"); everything else is the instruction's default, round to nearest even (exact when it can be)."""
-    mode = "CAST_TRUNC" if dst.startswith(("int", "uint")) and raw.dtype.startswith(("float", "bfloat")) \
-        else "CAST_RINT"
+    if dst.startswith(("int", "uint")) and raw.dtype.startswith(("float", "bfloat")):
+        mode = "CAST_TRUNC"
+    elif (raw.dtype, dst) in _EXACT:
+        mode = "CAST_NONE"
+    else:
+        mode = "CAST_RINT"
     return _cast_node(raw, dst, mode)
 
 
@@ -406,7 +417,8 @@ class Compute:
             order.append(t)
 
         visit(self.output)
-        self.nodes = tuple(order)
+        computed = sorted(order[len(self.inputs):], key=lambda t: t.serial)   # as the compute function wrote them
+        self.nodes = (*self.inputs, *computed)
 
     @property
     def fp32_cast_live(self) -> bool:

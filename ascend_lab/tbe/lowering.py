@@ -135,7 +135,7 @@ class Program:
 
 def build(compute: Compute, soc: str | SocInfo) -> Program:
     """Plan buffers and instructions for ``compute`` (already built for ``soc``)."""
-    return _Planner(compute, get_soc(soc)).program
+    return _Planner(compute, get_soc(soc)).p
 
 
 class _Planner:

@@ -18,16 +18,19 @@ coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2) and UB 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..dtypes import itemsize
+from ..dtypes import name as dtype_name
 from ..opdev.tiling_data import TilingData, TilingError, ceil_div, int32, require_count
-from .dsl import Compute, storage
+from .dsl import Compute, compile_for, storage
 
 __all__ = [
     "ALIGN", "COMMON_TILING_KEY", "DB_TILING_KEY", "EMPTY_TILING_KEY", "SCHEDULE_LABEL", "SPLIT_FACTORS",
     "CompileInfo", "TbeElewiseTilingData", "compile_info", "core_ranges", "double_buffered", "elewise_tiling",
+    "op_tiling",
 ]
 
 #: How the book and UI name this schedule: the compile-time half is a model, not the shipping code.
@@ -159,3 +162,18 @@ def core_ranges(td: TilingData, dtype: Any = None, n: int | None = None, *,
                               for i in range(tile_num)]
         out.append(entry)
     return out
+
+
+def op_tiling(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence[str], n: int, dtype: Any,
+              core_num: int, ub_size: int, cls: type[TbeElewiseTilingData] = TbeElewiseTilingData,
+              **extra: Any) -> TbeElewiseTilingData:
+    """An operator's TBE tiling: its description's compile info, then :func:`elewise_tiling`.
+
+    ``describe(dtype_name)`` is built for a representative TBE SoC: ``coexist`` and ``maxDtypeBytes`` count
+    inputs, outputs, casts to fp32 and dtypes, which every per-SoC path of these kernels shares."""
+    name = dtype_name(dtype)
+    if name not in dtypes:
+        raise TilingError(f"TBE {op_type} supports {', '.join(dtypes)}, got {name}")
+    with compile_for("Ascend910B4"):
+        compute = describe(name)
+    return elewise_tiling(n, compile_info(compute, core_num, ub_size), cls, **extra)

@@ -1,0 +1,108 @@
+"""The legacy TBE ThresholdGradV2D (910A, 910B, 910_93, 310P) as a compute description on the TBE model.
+
+Written as the TBE source states it (``kernel_flavours.md`` §5.2; the dynamic ``threshold_grad_v2_d.py``):
+
+1. int8/int32/uint8 are cast to fp32 (``cast_to``: int8/uint8 through fp16, exact; int32 -> fp32 rounds to
+   nearest even above 2^24) and the result is cast back (``f1628IntegerFlag`` True; float -> int truncates);
+2. if fp32 ``vcmpsel`` is missing on the SoC, fp32 drops to fp16 (no TBE SoC here lacks it, §5.4);
+3. the threshold becomes a constant of the compute dtype (fp16: ``half(thr)``);
+4. with ``tik.vcopy``: ``vsel(vcmp(x, thr, 'le', 'bit'), 0, g)`` -- a NaN feature passes its gradient;
+   without: ``vcmpsel(x, thr, 'gt', g, 0)`` -- a NaN feature gives 0. Which SoC has ``tik.vcopy`` is
+   UNCONFIRMED (§5.3); the simulator follows §5.3's suggestion: all but Ascend910 (see ``tbe.dsl.VCOPY``).
+
+bf16: the operator registers ``support_bfp16=True``; how bf16 reaches the compute is UNCONFIRMED. The
+simulator presumes the framework casts it to fp32 and rounds the result back to nearest even, and
+writes that into the description. The source's broadcast of the two inputs is the identity here (equal
+shapes, fused to one dimension). The threshold travels in the tiling struct (a compile-time constant in TBE).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .... import tbe
+from ....ascendc import KernelRun
+from ....opdev.tiling_data import float32
+from ....tbe import dsl
+from ....tbe.lowering import launch as _launch
+from ....tbe.lowering import template_args
+
+__all__ = ["DTYPES", "ThresholdGradV2DTbeTilingData", "core_ranges", "describe", "launch", "template_args",
+           "threshold_grad_v2_d", "threshold_grad_v2_d_compute", "tiling"]
+
+#: The TBE check list (§5.2); bf16 reaches it only where aclnn allows bf16 (910B, 910_93).
+DTYPES = ("bfloat16", "float16", "float32", "int32", "int8", "uint8")
+FLOAT_16, FLOAT_32 = "float16", "float32"
+
+
+class ThresholdGradV2DTbeTilingData(tbe.TbeElewiseTilingData):
+    """The elementwise variables plus the threshold (a compile-time constant in TBE, carried here)."""
+
+    threshold: float32
+
+
+def threshold_grad_v2_d_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor,
+                                threshold: float) -> dsl.Tensor:
+    """``threshold_grad_v2_d_compute``, line for line."""
+    shape_max = input_gradients.shape
+    dtype = input_gradients.dtype
+    ori_dtype = dtype
+    has_improve_precision = False
+    if dtype in ("int8", "int32", "uint8"):
+        input_features = dsl.cast_to(input_features, FLOAT_32)
+        input_gradients = dsl.cast_to(input_gradients, FLOAT_32)
+        has_improve_precision = True
+        dtype = FLOAT_32
+    input_gradients = dsl.broadcast(input_gradients, shape_max)
+    input_features = dsl.broadcast(input_features, shape_max)
+    check_support_flag = False
+    if dtype == FLOAT_32 and not dsl.api_check_support("tbe.dsl.vcmpsel", "float32"):
+        check_support_flag = True
+        dtype = FLOAT_16
+        input_features = dsl.cast_to(input_features, FLOAT_16)
+        input_gradients = dsl.cast_to(input_gradients, FLOAT_16)
+    # get_attr_by_cls(threshold, ..., dtype): the scalar is converted to `dtype` by the operation using it
+    if dsl.api_check_support("tik.vcopy"):
+        condition = dsl.vcmp(input_features, threshold, "le", "bit")
+        result = dsl.vsel(condition, 0, input_gradients)
+    else:
+        result = dsl.vcmpsel(input_features, threshold, "gt", input_gradients, 0)
+    if check_support_flag:
+        result = dsl.cast_to(result, FLOAT_32)
+    if has_improve_precision:
+        result = dsl.cast_to(result, ori_dtype)
+    return result
+
+
+def _support_bfp16(compute: Any, g: dsl.Tensor, x: dsl.Tensor, *attrs: Any) -> dsl.Tensor:
+    """``register_operator_compute(..., support_bfp16=True)`` as presumed: bf16 in through fp32, rounded back."""
+    if g.dtype != "bfloat16":
+        return compute(g, x, *attrs)
+    return dsl.round(compute(dsl.cast_to(g, FLOAT_32), dsl.cast_to(x, FLOAT_32), *attrs), "bfloat16")
+
+
+def describe(dtype: str, threshold: float = 1.0, n: int = 1) -> dsl.Compute:
+    """The description for one dtype, built for the SoC of :func:`ascend_lab.tbe.compile_for`."""
+    if dtype not in DTYPES:
+        raise TypeError(f"TBE ThresholdGradV2D supports {', '.join(DTYPES)}, got {dtype}")
+    g = dsl.placeholder((n,), dtype, "data_input_gradients")
+    x = dsl.placeholder((n,), dtype, "data_input_features")
+    return dsl.Compute("threshold_grad_v2_d", (g, x), _support_bfp16(threshold_grad_v2_d_compute, g, x, threshold))
+
+
+def tiling(n: int, dtype: Any, core_num: int, ub_size: int,
+           threshold: float = 1.0) -> ThresholdGradV2DTbeTilingData:
+    """The modelled compile info of the description, then elewise_v3's run-time tiling."""
+    return tbe.schedule.op_tiling("ThresholdGradV2D", describe, DTYPES, n, dtype, core_num, ub_size,
+                                  ThresholdGradV2DTbeTilingData, threshold=threshold)
+
+
+core_ranges = tbe.core_ranges
+threshold_grad_v2_d = tbe.make_entry("threshold_grad_v2_d", describe, ThresholdGradV2DTbeTilingData, ("threshold",))
+
+
+def launch(td: ThresholdGradV2DTbeTilingData, grad: Any, x: Any, out: Any, soc: Any, record: bool | None = None,
+           buffer_num: int | None = None, cores: Any = None) -> KernelRun:
+    """Launch with aclTensors from the L0 graph. ``buffer_num`` is ignored: the schedule decides (key +10000)."""
+    return _launch(threshold_grad_v2_d, td, (grad, x, out), ("input_gradient", "input_feature", "output_backprops"),
+                   soc, "ThresholdGradV2D", record=record, cores=cores)
