@@ -1,0 +1,138 @@
+"""An operator on the template: its DAG per dtype, host tiling, template arguments and per-core ranges.
+
+An ops-nn operator built on atvoss writes three small things -- the DAG header (one DAG per dtype family),
+the arch35 tiling (dtype checks, ``BroadcastBaseTiling<Dag>::DoTiling``, ``SetScalar``, the tiling key with
+its own dtype ids) and the kernel entry (``BroadcastSch<schMode, Dag>``). :class:`TemplateOp` holds the
+first two as data and gives the registry what a ``KernelSpec`` needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import to_numpy
+from ..opdev.tiling_data import TilingData, TilingError
+from .dag import Dag
+from .tiling import (
+    advance_split,
+    broadcast_base_tiling,
+    dimension_collapse,
+    sch_mode_of,
+    workspace_size,
+)
+
+__all__ = ["TemplateOp"]
+
+
+@dataclass(frozen=True)
+class TemplateOp:
+    """``dag_for(dtype)`` -> the op's DAG for that input dtype; ``dtype_ids`` -> the key's dtype id per dtype
+    (the op's ``*_struct.h``); ``scalars(attrs)`` -> the values the host passes to ``SetScalar<float>``."""
+    name: str
+    dag_for: Callable[[np.dtype], Dag]
+    dtype_ids: Mapping[np.dtype, int]
+    scalars: Callable[[Mapping[str, Any]], Sequence[float]] = lambda attrs: ()
+
+    def dtype(self, dtype: Any) -> np.dtype:
+        dt = np.dtype(dtype) if isinstance(dtype, (np.dtype, type)) else to_numpy(dtype)
+        if dt not in self.dtype_ids:
+            names = ", ".join(str(d) for d in self.dtype_ids)
+            raise TilingError(f"{self.name} (atvoss) supports {names}; got {dt}")
+        return dt
+
+    def tiling_for_shapes(self, shapes: Sequence[Sequence[int]], out_shape: Sequence[int], dtype: Any,
+                          core_num: int, ub_size: int, **attrs: Any) -> TilingData:
+        """The op's arch35 tiling on the inputs' own shapes (broadcast allowed)."""
+        dt = self.dtype(dtype)
+        return broadcast_base_tiling(self.dag_for(dt), shapes, out_shape, core_num, ub_size,
+                                     dtype_id=self.dtype_ids[dt], scalars=self.scalars(attrs))
+
+    def tiling(self, n: int, dtype: Any, core_num: int, ub_size: int, **attrs: Any) -> TilingData:
+        """The tiling for two inputs of ``n`` elements each (the registry's one-dimensional call)."""
+        if n <= 0:
+            raise TilingError(f"{self.name}: the template's tiling fails on an empty tensor (dimLength is zero)")
+        return self.tiling_for_shapes([(n,), (n,)], (n,), dtype, core_num, ub_size, **attrs)
+
+    def template_args(self, td: TilingData, dtype: Any, buffer_num: int = 2) -> dict[str, Any]:
+        """``BroadcastSch<schMode, Dag>``: the DAG of the dtype, the schMode the key selects, the struct.
+
+        ``buffer_num`` is accepted for a uniform signature and ignored: the template's double buffering is
+        its ping/pong slots, not a BUFFER_NUM constant."""
+        dt = self.dtype(dtype)
+        return {"dag": self.dag_for(dt), "sch_mode": sch_mode_of(td.tilingKey), "tiling_class": type(td)}
+
+    def workspace_size(self, soc: Any = None) -> int:
+        """16 MiB, as every BroadcastBaseTiling requests (kernel_flavours.md §3.1)."""
+        return workspace_size(soc)
+
+    def core_ranges(self, td: TilingData, dtype: Any = None, n: int | None = None, *,
+                    tiles: bool = True) -> list[dict[str, Any]]:
+        """What each core writes of the **output** (rows as the other kernels' ``core_ranges``).
+
+        One-dim schedules: core b starts at ``blockFormer * tile * b`` and runs ``blockFormer`` tiles
+        (``blockTail`` on the last core); only the last tile of the last core is ``ubTail`` long. kind is
+        "big" for a full share, "small" for a shorter last core. General broadcast: each UB loop writes one
+        contiguous run of the output; ``tiles`` lists them as (index, start, length). DataCopyPad moves exact
+        bytes, so ``padding`` is 0. ``dtype`` sets ``bytes`` (default: the key's dtype via the DAG)."""
+        mode = sch_mode_of(td.tilingKey)
+        if dtype is not None:
+            size = self.dtype(dtype).itemsize
+        else:                                   # the key's dtype id (the first dtype with that id)
+            size = next((d.itemsize for d, i in self.dtype_ids.items() if i == td.tilingKey >> 16), 1)
+        rows: list[dict[str, Any]] = []
+        if mode in (201, 202):
+            if mode == 201:
+                tile, block_num, bf, bt, ub_tail = td.ubFormer, td.blockNum, td.blockFormer, td.blockTail, td.ubTail
+            else:
+                sp = advance_split(td)
+                tile, block_num, bf, bt, ub_tail = td.tileNum, td.blockNum, sp["blockFormer"], sp["blockTail"], \
+                    sp["ubTail"]
+            for core in range(block_num):
+                last = core == block_num - 1
+                tile_num = bt if last else bf
+                lengths = [tile] * tile_num
+                if last:
+                    lengths[-1] = ub_tail
+                offset = bf * tile * core
+                data_num = sum(lengths)
+                row: dict[str, Any] = {
+                    "core": core, "kind": "big" if tile_num == bf and data_num == bf * tile else "small",
+                    "offset": offset, "data_num": data_num, "tile_num": tile_num, "tail": lengths[-1],
+                    "padded_end": offset + data_num, "padding": 0,
+                    "bytes": data_num * size}
+                if tiles:
+                    row["tiles"] = [(i, offset + i * tile, ln) for i, ln in enumerate(lengths)]
+                rows.append(row)
+            return rows
+        rank, axis = td.shapeLen, td.ubSplitAxis
+        dims = td.array("outputDims")[:rank]
+        strides = td.array("outputStrides")[:rank]
+        inner = int(np.prod(dims[axis + 1:], dtype=np.int64))
+        for core in range(td.blockNum):
+            n_loops = td.blockTail if core == td.blockNum - 1 else td.blockFormer
+            runs = []
+            for i in range(n_loops):
+                u = core * td.blockFormer + i
+                split_idx, rest = u % td.ubOuter, u // td.ubOuter
+                outer = np.unravel_index(rest, dims[:axis]) if axis else ()
+                ln = (td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer) * inner
+                start = sum(int(o) * s for o, s in zip(outer, strides, strict=False)) + \
+                    split_idx * td.ubFormer * strides[axis]
+                runs.append((i, start, ln))
+            data_num = sum(r[2] for r in runs)
+            offset = runs[0][1]
+            row = {"core": core, "kind": "big" if n_loops == td.blockFormer else "small", "offset": offset,
+                   "data_num": data_num, "tile_num": n_loops, "tail": runs[-1][2],
+                   "padded_end": runs[-1][1] + runs[-1][2], "padding": 0, "bytes": data_num * size}
+            if tiles:
+                row["tiles"] = runs
+            rows.append(row)
+        return rows
+
+    def collapse(self, shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> tuple[list, list]:
+        """DimensionCollapse of these shapes (for explanations)."""
+        return dimension_collapse(shapes, out_shape)

@@ -1,0 +1,336 @@
+"""The template's kernel side: ``BroadcastSch<schMode, Dag>`` walking a DAG on the simulated cores (§3.5).
+
+Every schedule cuts the output into tiles, and for each tile walks ``dag.funlist`` in order:
+
+* **CopyInBrc** -- ``DataCopyPad`` of the tile's ``len * sizeof(T)`` bytes GM -> UB into the node's ping
+  (even tiles) or pong (odd tiles) slot; an input of one element (``scalarFlag``) is instead read once
+  and ``Duplicate``-d into both slots on the first two tiles; a broadcast input of the general schedule
+  is one multi-dimensional "NDDMA" copy whose broadcast axes have stride 0;
+* **compute nodes** (Cast, Duplicate, Compare, Select, Mul) -- one AscendC instruction each on exactly
+  ``len`` elements, into the node's temp slot (shared by all tiles) or, for the node a CopyOut reads, its
+  ping/pong MTE3 slot;
+* **CopyOut** -- ``DataCopyPad`` UB -> GM.
+
+The buffer pool is laid out as the real one, one tile-sized slot per live buffer in ``dag.slots`` order
+(slot k at ``k * tile * MaxDtypeBytes``). The real schedules keep that pool in one TBuf and order the
+pipes with hardware buffer mutexes (``Mutex::Lock/Unlock<pipe>(slot)``, OB ``util/sync.h``); here each
+ping and each pong slot is a one-block ``TQue`` -- its AllocTensor/EnQue/DeQue/FreeTensor flags are the
+same per-slot waits -- and each temp slot a ``TBuf``. Double buffering therefore comes only from the
+ping/pong copy slots, as on the device; compute is serial on PIPE_V.
+
+Schedules: 201 (``broadcast_sch_one_dim.h``), 202 (``broadcast_sch_one_dim_advance.h``: the split is
+recomputed from the 16-byte struct) and NDDMA 1/2 (``broadcast_sch_nddma.h``). The UB-broadcast
+schedules (101-109) need AscendC's vector ``Broadcast`` on UB, which the simulated AscendC does not
+have; they are refused with that reason (their tiling is complete, see :mod:`.tiling`).
+
+Two places where the simulated AscendC differs from what this template needs on Ascend950, worked
+around here only:
+
+* ``Compare`` simulates whole 256-byte repeats (the documented A2/A3 rule, ascendc_facts §1.5); the
+  DAV_3510 count form masks the tail with a predicate instead (kernel_flavours.md §6, open question 7).
+  A Compare node therefore runs over ``len`` rounded up to a whole repeat -- inside the pool, whose
+  slots are contiguous -- and the extra mask bits are never read (Select and the copy-out use ``len``).
+* There is no multi-dimensional (NDDMA) ``DataCopy`` and no ``GlobalTensor::GetValue``: the broadcast
+  copy and the scalar read are modelled here (:func:`nddma_copy`, :func:`gm_value`) with the simulator's
+  own GM checks, MTE2 timing and trace events.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ascendc import (
+    CMPMODE,
+    SELMODE,
+    VECCALC,
+    VECIN,
+    VECOUT,
+    Cast,
+    Compare,
+    DataCopyPad,
+    DataCopyParams,
+    Duplicate,
+    GetBlockIdx,
+    GlobalTensor,
+    GmAddr,
+    LocalTensor,
+    Mul,
+    RoundMode,
+    Select,
+    TBuf,
+    TPipe,
+    TQue,
+)
+from ..ascendc.core import current
+from ..ascendc.sanitizer import REPEAT_BYTES
+from ..opdev.tiling_data import GET_TILING_DATA
+from .dag import Const, Dag, Node, Var
+from .tiling import advance_split
+
+__all__ = ["broadcast_sch", "gm_value", "nddma_copy"]
+
+
+def gm_value(gm: GlobalTensor, tile: int | None = None) -> Any:
+    """``gm.GetValue(0)``: a scalar read of GM by the scalar unit (bounds-checked like a copy)."""
+    return gm.gm_slice(current(), 1, "GlobalTensor::GetValue", tile, write=False)[0]
+
+
+def nddma_copy(dst: LocalTensor, gm: GlobalTensor, base: int, dims: list[int], strides: list[int]) -> int:
+    """One NDDMA ``DataCopy`` GM -> UB: ``dims`` elements (row-major) read at element ``base + sum(i*stride)``
+    of ``gm``; a stride of 0 repeats the same elements (a broadcast axis). Lands contiguously at ``dst``.
+
+    Timed on MTE2 as a copy of the distinct GM bytes it reads (the NDDMA cache serves the repeats) and
+    recorded as a ``DataCopy`` event. Returns the element count written."""
+    ctx = dst.ctx
+    item = gm.dtype.itemsize
+    count = math.prod(dims)
+    span = 1 + sum((d - 1) * s for d, s in zip(dims, strides, strict=True))
+    src = gm[base].gm_slice(ctx, span, "DataCopy(NDDMA)", dst.tile, write=False)
+    view = np.lib.stride_tricks.as_strided(src, shape=tuple(dims), strides=tuple(s * item for s in strides),
+                                           writeable=False)
+    if count > dst.size or not dst.alive:
+        raise ValueError(f"NDDMA copy of {count} elements does not fit {dst!r}")
+    dst.data[:count] = view.reshape(-1)
+    distinct = math.prod(d for d, s in zip(dims, strides, strict=True) if s != 0) * item
+    start, end = ctx.issue("MTE2", ctx.cost.copy_in(distinct))
+    ctx.summary.bytes_in += distinct
+    if ctx.record:
+        ctx.event("MTE2", "DataCopy", dst.tile, start, end, nbytes=distinct, count=count,
+                  ub=dst.ub_range(count), buffer=dst.buffer,
+                  detail=f"NDDMA GM {gm.label()} dims {dims} strides {strides} -> UB {dst.buffer}",
+                  values=dst.data[:count].copy() if ctx.snapshot else None)
+    return count
+
+
+class _Pool:
+    """The DAG's buffer pool on one core: slots in ``dag.slots`` order, ``slot_bytes`` each."""
+
+    def __init__(self, dag: Dag, slot_bytes: int, scalar_inputs: set[int]):
+        self.pipe = TPipe()
+        self.ques: dict[tuple[int, int], TQue] = {}        # (id(node), ping/pong) -> one-block queue
+        self.bufs: dict[tuple[int, int], TBuf] = {}        # temps and scalar-input slots
+        owners: dict[int, list[tuple[str, Node, int]]] = {}
+        for node in dag.funlist:
+            s = dag.slot_of(node)
+            if s is None:
+                continue
+            for slot, pp in ((s.ping, 0), (s.pong, 1)) if s.pong is not None else ((s.ping, 0),):
+                owners.setdefault(slot, []).append((s.kind, node, pp))
+        for slot in sorted(owners):
+            kind, node, pp = owners[slot][0]
+            label = f"slot{slot}"
+            if kind == "MTE2" and node.inputs[0].index in scalar_inputs:
+                buf = TBuf(VECCALC, name=f"{label} In{node.inputs[0].index} scalar")
+                self.pipe.InitBuffer(buf, slot_bytes)
+                self.bufs[(id(node), pp)] = buf
+            elif kind in ("MTE2", "MTE3"):
+                name = (f"{label} In{node.inputs[0].index}" if kind == "MTE2" else f"{label} out") + \
+                       (" pong" if pp else " ping")
+                q = TQue(VECIN if kind == "MTE2" else VECOUT, 1, name=name)
+                self.pipe.InitBuffer(q, 1, slot_bytes)
+                self.ques[(id(node), pp)] = q
+            else:                                           # one temp slot, shared by every node given it
+                buf = TBuf(VECCALC, name=f"{label} temp")
+                self.pipe.InitBuffer(buf, slot_bytes)
+                for _, user, _ in owners[slot]:
+                    self.bufs[(id(user), 0)] = buf
+
+
+class _Walker:
+    """Walks ``dag.funlist`` for one tile (the body of ``BroadcastSch::Process``)."""
+
+    def __init__(self, dag: Dag, pool: _Pool, ins: list[GlobalTensor], outs: list[GlobalTensor], td: Any,
+                 scalar_inputs: set[int]):
+        self.dag, self.pool, self.ins, self.outs, self.td = dag, pool, ins, outs, td
+        self.scalar_inputs = scalar_inputs
+        self.scalars = {v.index: td.scalar(v.index, v.dtype) for v in dag.vars}
+        self.scalar_values: dict[int, Any] = {}
+        self.last = dag.last_use
+        self.index = {id(n): k for k, n in enumerate(dag.funlist)}
+
+    def tile(self, i: int, length: int, in_copy: Any, out_offset: int) -> None:
+        """Tile ``i`` of this core, ``length`` output elements. ``in_copy(node, dst, gm)`` performs a CopyIn
+        (or returns False to use the contiguous ``in_offset`` DataCopyPad)."""
+        dag, pool, pp = self.dag, self.pool, i & 1
+        vals: dict[int, LocalTensor] = {}
+        pending: dict[int, tuple[TQue, LocalTensor]] = {}
+        for k, node in enumerate(dag.funlist):
+            op = node.op
+            if op == "CopyInBrc":
+                idx = node.inputs[0].index
+                if idx in self.scalar_inputs:
+                    t = pool.bufs[(id(node), pp)].Get(node.dtype)
+                    if i < 2:                                   # the slot keeps the value for later tiles
+                        if idx not in self.scalar_values:
+                            self.scalar_values[idx] = gm_value(self.ins[idx], i)
+                        Duplicate(t, self.scalar_values[idx], length)
+                    vals[id(node)] = t
+                    continue
+                q = pool.ques[(id(node), pp)]
+                t = q.AllocTensor(node.dtype)
+                in_copy(node, t, self.ins[idx])
+                q.EnQue(t)
+                pending[id(node)] = (q, t)
+                continue
+            if op == "CopyOut":
+                src = node.inputs[0]
+                q = pool.ques[(id(src), pp)]
+                t = q.DeQue(src.dtype)
+                DataCopyPad(self.outs[node.attrs["index"]][out_offset], t,
+                            DataCopyParams(1, length * src.dtype.itemsize, 0, 0))
+                q.FreeTensor(t)
+                continue
+            args = []
+            for inp in node.node_inputs:
+                if id(inp) in pending:                          # V waits for MTE2 at the first reader
+                    q, t = pending.pop(id(inp))
+                    vals[id(inp)] = q.DeQue(inp.dtype)
+                args.append(vals[id(inp)])
+            feeds_out = (id(node), pp) in pool.ques
+            if feeds_out:
+                q_out = pool.ques[(id(node), pp)]
+                dst = q_out.AllocTensor(node.dtype)
+            else:
+                dst = pool.bufs[(id(node), 0)].Get(node.dtype)
+            self._compute(node, dst, args, length)
+            if feeds_out:
+                q_out.EnQue(dst)
+            for inp in node.node_inputs:                       # free copy-in slots after their last reader
+                if self.last[id(inp)] == k and inp.op == "CopyInBrc" and (id(inp), pp) in pool.ques:
+                    pool.ques[(id(inp), pp)].FreeTensor(vals[id(inp)])
+            vals[id(node)] = dst
+
+    def _compute(self, node: Node, dst: LocalTensor, args: list[LocalTensor], n: int) -> None:
+        op = node.op
+        if op == "Cast":
+            Cast(dst, args[0], RoundMode(node.attrs["mode"]), n)
+        elif op == "Duplicate":
+            value = node.inputs[0]
+            Duplicate(dst, self.scalars[value.index] if isinstance(value, Var) else
+                      value.value if isinstance(value, Const) else value, n)
+        elif op == "Compare":
+            a, b = args
+            per = REPEAT_BYTES // a.dtype.itemsize
+            whole = -(-n // per) * per                          # DAV_3510 masks the tail; see the module doc
+            Compare(dst, _widen(a, whole), _widen(b, whole), CMPMODE(node.attrs["mode"]), whole)
+        elif op == "Select":
+            Select(dst, args[0], args[1], args[2], SELMODE(node.attrs["mode"]), n)
+        elif op == "Mul":
+            Mul(dst, args[0], args[1], n)
+        else:
+            raise NotImplementedError(f"the template has no kernel code for node {node.op}")
+
+
+def _widen(t: LocalTensor, count: int) -> LocalTensor:
+    """``t`` seen over ``count`` elements when its slot is shorter (the pool continues past it)."""
+    if count <= t.size:
+        return t
+    w = LocalTensor(t.ctx, t.dtype, t.offset, count, t.buffer, t.tile, t.block, t.queue)
+    w.life = t.life
+    return w
+
+
+def _globals(dag: Dag, gm_args: tuple[GmAddr, ...]) -> tuple[list[GlobalTensor], list[GlobalTensor]]:
+    n_in = dag.input_size
+    by_index = {n.inputs[0].index: n.dtype for n in dag.copy_ins}
+    ins, outs = [], []
+    for k, addr in enumerate(gm_args[:n_in]):
+        g = GlobalTensor(by_index[k])
+        g.SetGlobalBuffer(addr, addr.arg_nbytes // by_index[k].itemsize)
+        ins.append(g)
+    for k, node in enumerate(dag.copy_outs):
+        addr = gm_args[n_in + k]
+        g = GlobalTensor(node.dtype)
+        g.SetGlobalBuffer(addr, addr.arg_nbytes // node.dtype.itemsize)
+        outs.append(g)
+    return ins, outs
+
+
+def _contiguous(node: Node, dst: LocalTensor, gm: GlobalTensor, offset: int, length: int) -> None:
+    DataCopyPad(dst, gm[offset], DataCopyParams(1, length * node.dtype.itemsize, 0, 0))
+
+
+def broadcast_sch(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> None:
+    """The ``__global__`` entry: ``args`` are the GM inputs, the GM outputs, the workspace and the tiling
+    (``launch`` passes them so). ``dag`` and ``sch_mode`` are the template arguments (``BroadcastSch<schMode,
+    Dag>``); ``tiling_class`` is the struct ``GET_TILING_DATA`` reads."""
+    n_gm = dag.input_size + dag.output_size
+    gm_args, tiling = args[:n_gm], args[n_gm + 1]
+    td = GET_TILING_DATA(tiling_class, tiling)
+    ins, outs = _globals(dag, gm_args)
+    core = GetBlockIdx()
+    d = dag.max_dtype_bytes
+    if sch_mode in (201, 202):
+        if sch_mode == 201:
+            tile, block_num = td.ubFormer, td.blockNum
+            bf, bt, ub_tail = td.blockFormer, td.blockTail, td.ubTail
+        else:
+            split = advance_split(td)
+            tile, block_num = td.tileNum, td.blockNum
+            bf, bt, ub_tail = split["blockFormer"], split["blockTail"], split["ubTail"]
+        scalars = {i for i in range(dag.input_size) if td.scalarFlag >> i & 1}
+        pool = _Pool(dag, tile * d, scalars)
+        walker = _Walker(dag, pool, ins, outs, td, scalars)
+        last_core = core == block_num - 1
+        n_tiles = bt if last_core else bf
+        start = bf * tile * core
+        for i in range(n_tiles):
+            length = ub_tail if (last_core and i == n_tiles - 1) else tile
+            off = start + i * tile
+            walker.tile(i, length, lambda node, dst, gm, off=off, length=length:
+                        _contiguous(node, dst, gm, off, length), off)
+        return
+    if sch_mode in (1, 2):
+        _nddma(dag, td, ins, outs, core)
+        return
+    raise NotImplementedError(
+        f"schMode {sch_mode} is a UB-broadcast schedule: it copies the un-broadcast input and expands it with "
+        "AscendC's vector Broadcast on UB, which the simulated AscendC does not provide yet")
+
+
+def _nddma(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor], core: int) -> None:
+    """schMode 1/2 (``broadcast_sch_nddma.h``): ``blockFormer`` (last core ``blockTail``) UB loops of the
+    fused outer index; the split axis is ``ubTail`` long on the last ub-outer index, ``ubFormer`` otherwise."""
+    rank, axis = td.shapeLen, td.ubSplitAxis
+    dims = td.array("outputDims")[:rank]
+    out_strides = td.array("outputStrides")[:rank]
+    in_strides = {node.inputs[0].index: td.array("inputBrcStrides", pos)[:rank]
+                  for pos, node in enumerate(dag.copy_ins)}
+    inner = dims[axis + 1:]
+    pool = _Pool(dag, td.elemNum * dag.max_dtype_bytes, set())
+    walker = _Walker(dag, pool, ins, outs, td, set())
+    last_core = core == td.blockNum - 1
+    n_loops = td.blockTail if last_core else td.blockFormer
+    first = core * td.blockFormer
+    outer_dims = dims[:axis]
+    for i in range(n_loops):
+        u = first + i
+        split_idx, rest = u % td.ubOuter, u // td.ubOuter
+        outer = list(np.unravel_index(rest, outer_dims)) if outer_dims else []
+        split_len = td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer
+        split_start = split_idx * td.ubFormer
+        length = split_len * math.prod(inner)
+        out_off = sum(int(o) * s for o, s in zip(outer, out_strides, strict=False)) + split_start * out_strides[axis]
+
+        def copy_in(node: Node, dst: LocalTensor, gm: GlobalTensor, outer: list = outer,
+                    split_start: int = split_start, split_len: int = split_len, length: int = length) -> None:
+            st = in_strides[node.inputs[0].index]
+            base = sum(int(o) * s for o, s in zip(outer, st, strict=False)) + split_start * st[axis]
+            wdims, wst = [split_len, *inner], st[axis:]
+            if all(s != 0 for s in wst) and wst == _dense(wdims):
+                _contiguous(node, dst, gm, base, length)       # nothing broadcast in this window
+            else:
+                nddma_copy(dst, gm, base, wdims, list(wst))
+
+        walker.tile(i, length, copy_in, out_off)
+
+
+def _dense(dims: list[int]) -> list[int]:
+    out, base = [], 1
+    for d in reversed(dims):
+        out.append(base)
+        base *= d
+    return out[::-1]
