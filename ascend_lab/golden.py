@@ -42,6 +42,7 @@ __all__ = [
     "threshold_backward_pytorch",
     "relu_grad",
     "relu_grad_experimental",
+    "relu_grad_legacy_tbe",
     "ALPHA_EXPERIMENTAL",
     "ALPHA_MAIN950",
     "ALPHA_PYTORCH",
@@ -347,11 +348,12 @@ def hard_sigmoid_grad_legacy_tbe(grad: np.ndarray, x: np.ndarray, alpha: Any = 0
         a = float(alpha)
     except (TypeError, ValueError):
         raise TypeError(f"alpha must be a real number, got {alpha!r}") from None
+    a32 = cast(np.asarray(a, F64), F32, "CAST_RINT")         # the op attribute is a C float
     if g.dtype == F16:
-        a_c = cast(np.asarray(a, F64), F16, "CAST_RINT")  # tvm.const(alpha, "float16")
+        a_c = cast(a32, F16, "CAST_RINT")                     # tvm.const(alpha, "float16")
         g_c, f_c = g, f
     else:
-        a_c = cast(np.asarray(a, F64), F32, "CAST_RINT")
+        a_c = a32
         g_c, f_c = cast(g, F32), cast(f, F32)
     res = rounded_mul(g_c, a_c)
     out = np.where(np.abs(f_c) < 3, res, _zero(res.dtype))  # vcmpsel(vabs(x), 3.0, 'lt', res, 0)
@@ -551,3 +553,39 @@ def relu_grad_experimental(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
             return cast(rounded_mul(m, cast(g, F16)), dt, "CAST_RINT")
     m = np.maximum(np.minimum(f, np.int32(1)), np.int32(0))
     return np.multiply(g, m, dtype=I32)
+
+
+def relu_grad_legacy_tbe(grad: np.ndarray, feature: np.ndarray, vcopy: bool = True) -> np.ndarray:
+    """Legacy TBE ReluGrad (``kernel_flavours.md`` §5.3), with broadcasting.
+
+    * ``vcopy`` (``after_v200()``, i.e. ``tik.vcopy``) and an fp16/fp32 input: ``x <= 0 ? 0 : grad`` by
+      vcmp + vsel, bit for bit (a NaN feature keeps its gradient).
+    * Otherwise, in the compute dtype (fp32 for fp32/bf16, fp16 for fp16/int8/uint8, int32 for int32):
+      ``mask = max(min(x, tiny), 0) * s1 * s2`` (fp32: ``* s2`` twice), tiny/s1/s2 = 2^-126/2^38/2^44 (fp32),
+      2^-24/2^12/2^12 (fp16), 1/1/1 (int32), every product rounded in that dtype; ``out = grad * mask``.
+      So ``x <= 0`` gives ``grad * 0`` (-0 for a negative grad, NaN for an inf/NaN grad) and an fp32 subnormal
+      ``x`` scales the gradient down. min/max are numpy's (a NaN feature gives NaN; ``max(-0, +0)`` keeps
+      -0): the vector unit's NaN and signed-zero behaviour is UNCONFIRMED.
+    * int8/uint8 come back from fp16 with ``cast_to`` (truncating, saturating); bf16 with ``round`` (RINT).
+    * int64 (vcmp in bool mode, then vsel): ``x <= 0 ? 0 : grad``.
+    """
+    g, f = _pair(grad, feature, _RELU_DTYPES, "relu_grad_legacy_tbe", broadcast=True)
+    dt = g.dtype
+    if dt == I64 or (vcopy and dt in (F32, F16)):
+        return np.where(f <= 0, _zero(dt), g)
+    if dt == I32:
+        m = np.maximum(np.minimum(f, np.int32(1)), np.int32(0))
+        return np.multiply(g, m, dtype=I32)
+    wide = F16 if dt in (F16, I8, U8) else F32
+    g_c, f_c = cast(g, wide), cast(f, wide)
+    tiny, scales = (2.0**-24, (2.0**12, 2.0**12)) if wide == F16 else (2.0**-126, (2.0**38, 2.0**44, 2.0**44))
+    with np.errstate(invalid="ignore"):              # 0 * inf = NaN is what the kernel computes
+        m = np.maximum(np.minimum(f_c, wide.type(tiny)), wide.type(0))
+        for s in scales:
+            m = rounded_mul(m, s)
+        out = rounded_mul(g_c, m)
+    if dt in (I8, U8):
+        return cast(out, dt, "CAST_TRUNC")
+    if dt == BF16:
+        return cast(out, BF16, "CAST_RINT")
+    return out

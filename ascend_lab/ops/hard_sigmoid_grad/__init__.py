@@ -3,6 +3,7 @@
 from ..spec import KernelSpec, OpSpec
 from . import op_api, op_host, op_kernel
 from .op_kernel import main as main_kernel
+from .op_kernel import tbe as tbe_kernel
 
 SPEC = OpSpec(
     key="hard_sigmoid_grad", op_type="HardSigmoidGrad", op_def=op_host.OP_DEF, infer_shape=op_host.infer_shape,
@@ -23,6 +24,13 @@ SPEC = OpSpec(
             args=("gradOutput", "self", "gradInput"), buffer_num=main_kernel.BUFFER_NUM,
             tiling_dtype=op_host.tiling_dtype,
             source="ops-nn:activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
+        # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.1)
+        "tbe": KernelSpec(
+            flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,
+            tiling_data=tbe_kernel.HardSigmoidGradTbeTilingData, core_ranges=tbe_kernel.core_ranges,
+            tile_field="ubFactor", entry=tbe_kernel.hard_sigmoid_grad, template=tbe_kernel.template_args,
+            launch=tbe_kernel.launch, args=("gradOutput", "self", "gradInput"),
+            source="built-in TBE impl/dynamic/hard_sigmoid_grad.py (modelled schedule)"),
     },
     aclnn=op_api.ACLNN, oracle="ascend_lab.golden:hard_sigmoid_grad", oracle_attrs=("alpha", "beta"),
     summary="grad_input = grad*alpha where 0 < alpha*x+beta < 1, else 0",

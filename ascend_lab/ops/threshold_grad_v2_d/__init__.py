@@ -4,6 +4,7 @@ aclnnThresholdBackward belongs to this package; with a threshold of 0 it reaches
 
 from ..spec import KernelSpec, OpSpec
 from . import op_api, op_host, op_kernel
+from .op_kernel import tbe as tbe_kernel
 
 SPEC = OpSpec(
     key="threshold_grad_v2_d", op_type="ThresholdGradV2D", op_def=op_host.OP_DEF, infer_shape=op_host.infer_shape,
@@ -16,6 +17,14 @@ SPEC = OpSpec(
             launch=op_kernel.launch, args=("input_gradient", "input_feature", "output_backprops"),
             buffer_num=op_kernel.BUFFER_NUM,
             source="ops-nn:experimental/activation/threshold_grad_v2_d/op_kernel/threshold_grad_v2_d.h"),
+        # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.2)
+        "tbe": KernelSpec(
+            flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,
+            tiling_data=tbe_kernel.ThresholdGradV2DTbeTilingData, core_ranges=tbe_kernel.core_ranges,
+            tile_field="ubFactor",
+            entry=tbe_kernel.threshold_grad_v2_d, template=tbe_kernel.template_args, launch=tbe_kernel.launch,
+            args=("input_gradient", "input_feature", "output_backprops"),
+            source="built-in TBE impl/dynamic/threshold_grad_v2_d.py (modelled schedule)"),
     },
     aclnn=op_api.ACLNN, oracle="ascend_lab.golden:threshold_grad_v2_d", oracle_attrs=("threshold",),
     summary="out = grad where feature > threshold, else 0",
