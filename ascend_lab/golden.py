@@ -413,7 +413,8 @@ def threshold_grad_v2_d(grad: np.ndarray, feature: np.ndarray, threshold: Any) -
 
 
 def threshold_grad_v2_d_main950(grad: np.ndarray, feature: np.ndarray, threshold: Any) -> np.ndarray:
-    """Main-tree Ascend950 DAG (§4.3): all in fp32, ``feature <= thr ? 0 : grad`` (NaN -> grad).
+    """Main-tree Ascend950 DAG (kernel_flavours.md §3.2, §3.7): all in fp32, ``feature <= thr ? 0 : grad``
+    (NaN -> grad).
 
     Inputs widen to fp32 (fp16/bf16 CAST_NONE, int32 CAST_RINT, int8/uint8 via half); the
     result casts back with CAST_RINT (int8/uint8 fp32 -> half -> int, both RINT, saturating).
@@ -553,6 +554,29 @@ def relu_grad_experimental(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
             return cast(rounded_mul(m, cast(g, F16)), dt, "CAST_RINT")
     m = np.maximum(np.minimum(f, np.int32(1)), np.int32(0))
     return np.multiply(g, m, dtype=I32)
+
+
+def relu_grad_main950(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
+    """ReluGrad of the Ascend950 main tree (atvoss DAG), from ``kernel_flavours.md`` §3.2 and §3.7.
+
+    ``m = (feature <= 0) ? 0 : 1`` in T, then ``out = grad * m`` in T (one IEEE RNE rounding; for bf16 the
+    exact product rounded once to bf16); int8/uint8 multiply in half and cast back with CAST_RINT. So a NaN
+    feature keeps its gradient (m = 1), an inf/NaN gradient where feature <= 0 gives NaN (inf * 0), a
+    negative gradient there gives -0, and int32/int64 are exact. Broadcasting is allowed (the template's
+    CopyInBrc).
+    """
+    g, f = _pair(grad, feature, _RELU_DTYPES, "relu_grad_main950", broadcast=True)
+    dt = g.dtype
+    with np.errstate(invalid="ignore"):              # inf * 0 = NaN is the result the kernel computes
+        keep = ~(f <= 0)                             # NaN feature: LE false -> kept
+        if dt in (F32, F16):
+            return rounded_mul(g, np.where(keep, dt.type(1), dt.type(0)))
+        if dt == BF16:
+            return cast(np.multiply(cast(g, F32), keep.astype(F32), dtype=F32), BF16, "CAST_RINT")
+        if dt in (I8, U8):
+            prod = rounded_mul(cast(g, F16, "CAST_NONE"), keep.astype(F16))
+            return cast(prod, dt, "CAST_RINT")
+        return np.multiply(g, keep.astype(dt), dtype=dt)
 
 
 def relu_grad_legacy_tbe(grad: np.ndarray, feature: np.ndarray, vcopy: bool = True) -> np.ndarray:

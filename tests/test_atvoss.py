@@ -1,0 +1,416 @@
+"""The atvoss elementwise/broadcast template and the 950 ThresholdGradV2D / ReluGrad DAGs on it.
+
+Facts from ``shared/reference/kernel_flavours.md`` §3: the DAG tables of §3.2 (order, slots, BufferNum), the
+live-buffer counts of §3.3, BroadcastBaseTiling of §3.4, the six worked tilings and the broadcast example of
+§3.6, the numerics of §3.7. Outputs are compared as raw bits with ``ascend_lab.golden`` (written from §3)
+and with a plain-numpy formula written here.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascend_lab import acl, golden
+from ascend_lab.atvoss import (
+    DEFAULT_TILING_WORKSPACE_SIZE,
+    BroadcastOneDimTilingData,
+    BroadcastOneDimTilingDataAdvance,
+    advance_split,
+    dimension_collapse,
+    pool_bytes,
+    sch_mode_of,
+    tiling_key,
+)
+from ascend_lab.base.platform import get_soc
+from ascend_lab.book.calls import dense_tensor
+from ascend_lab.opdev.tiling_data import TilingError
+from ascend_lab.ops import registry
+from ascend_lab.ops.relu_grad.op_kernel import main as rg
+from ascend_lab.ops.standalone import run_kernel
+from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
+
+SOC = "Ascend950PR"
+CORES, UB = 64, 253952
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
+I8, U8, I32, I64 = (np.dtype(t) for t in (np.int8, np.uint8, np.int32, np.int64))
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def assert_bits(got: np.ndarray, want: np.ndarray, what: str = "") -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
+    bad = bits(got) != bits(want)
+    assert not bad.any(), f"{what}: {bad.sum()} differ, e.g. got {got[bad][:6]!r} want {want[bad][:6]!r}"
+
+
+# --- §3.2 / §3.3: DAG order, slots, live buffers -----------------------------------------------------------
+def _slots(dag) -> list[tuple[str, str]]:
+    return [(n.op, r["slot"]) for n, r in zip(dag.funlist, dag.table(), strict=True)]
+
+
+def test_tg_half_dag_table():
+    """§3.2 TG U in {half, bf16}: ten nodes, slots 0/7 3 4 5 6 1/8 3 4 2/9."""
+    for dt in (F16, BF16):
+        d = tg.dag(dt)
+        assert _slots(d) == [("CopyInBrc", "0/7"), ("Cast", "3"), ("Duplicate", "4"), ("Compare", "5"),
+                             ("Duplicate", "6"), ("CopyInBrc", "1/8"), ("Cast", "3"), ("Select", "4"),
+                             ("Cast", "2/9"), ("CopyOut", "—")]
+        assert d.funlist[0].inputs[0].index == 1 and d.funlist[5].inputs[0].index == 0   # self first, then grad
+
+
+def test_tg_float_dag_table():
+    """§3.2 TG float: the casts vanish (IsCastNoOp); BufferNum 8."""
+    d = tg.dag(F32)
+    assert _slots(d) == [("CopyInBrc", "0/5"), ("Duplicate", "3"), ("Compare", "4"), ("Duplicate", "3"),
+                         ("CopyInBrc", "1/6"), ("Select", "2/7"), ("CopyOut", "—")]
+
+
+def test_tg_int_dag_tables():
+    """§3.2 TG int32 (RINT in and out) and int8/uint8 (through half)."""
+    d = tg.dag(I32)
+    casts = [n.attrs["mode"] for n in d.funlist if n.op == "Cast"]
+    assert casts == [1, 1, 1]
+    for dt in (I8, U8):
+        d = tg.dag(dt)
+        assert _slots(d) == [("CopyInBrc", "0/7"), ("Cast", "3"), ("Cast", "4"), ("Duplicate", "5"),
+                             ("Compare", "6"), ("Duplicate", "3"), ("CopyInBrc", "1/8"), ("Cast", "4"),
+                             ("Cast", "5"), ("Select", "4"), ("Cast", "6"), ("Cast", "2/9"), ("CopyOut", "—")]
+        assert [n.attrs["mode"] for n in d.funlist if n.op == "Cast"] == [0, 0, 0, 0, 1, 1]
+
+
+def test_rg_dag_tables():
+    for dt in (F16, BF16, F32, I32, I64):
+        assert _slots(rg.dag(dt)) == [("CopyInBrc", "0/7"), ("CopyInBrc", "1/8"), ("Duplicate", "3"),
+                                      ("Compare", "4"), ("Duplicate", "5"), ("Select", "6"), ("Mul", "2/9"),
+                                      ("CopyOut", "—")]
+    for dt in (I8, U8):
+        assert _slots(rg.dag(dt)) == [("CopyInBrc", "0/8"), ("Cast", "3"), ("CopyInBrc", "1/9"), ("Duplicate", "4"),
+                                      ("Compare", "5"), ("Duplicate", "6"), ("Select", "7"), ("Cast", "5"),
+                                      ("Mul", "4"), ("Cast", "2/10"), ("CopyOut", "—")]
+
+
+@pytest.mark.parametrize("dag, nddma, ub_brc, max_b, min_b", [
+    *[(("tg", dt), 10, 12, 4, 1) for dt in (F16, BF16, I32, I8, U8)],
+    (("tg", F32), 8, 10, 4, 1),
+    (("rg", F16), 10, 12, 2, 1), (("rg", BF16), 10, 12, 2, 1),
+    (("rg", F32), 10, 12, 4, 1), (("rg", I32), 10, 12, 4, 1),
+    (("rg", I64), 10, 12, 8, 1),
+    (("rg", I8), 11, 13, 2, 1), (("rg", U8), 11, 13, 2, 1),
+])
+def test_live_buffer_counts(dag, nddma, ub_brc, max_b, min_b):
+    """§3.3: GetBufferNum<true,true>, <false,true>, MaxDtypeBytes, MinDtypeBytes."""
+    op, dt = dag
+    d = (tg if op == "tg" else rg).dag(dt)
+    assert (d.buffer_num(True), d.buffer_num(False), d.max_dtype_bytes, d.min_dtype_bytes) == \
+        (nddma, ub_brc, max_b, min_b)
+
+
+# --- §3.4 / §3.6: tiling ----------------------------------------------------------------------------------
+def test_tiling_key_layout():
+    assert tiling_key(201, 3) == 196615 and tiling_key(202, 3) == 196616 and tiling_key(1, 3) == 196608
+    assert sch_mode_of(65539) == 102
+    with pytest.raises(ValueError, match="schMode"):
+        tiling_key(200, 1)
+
+
+@pytest.mark.parametrize("dt, n, a, ub_former, ub_tail, bf, bt, block_num, pool, key", [
+    (F32, 10**6, 8, 7936, 64, 2, 1, 64, 253952, 196615),
+    (F16, 65, 10, 192, 65, 1, 1, 1, 7680, 65543),
+    (I8, 333333, 10, 6336, 3861, 1, 1, 53, 253440, 327687),
+])
+def test_worked_tilings_tg_201(dt, n, a, ub_former, ub_tail, bf, bt, block_num, pool, key):
+    """§3.6 TG rows (schMode 201, threshold in scalarData[0..3])."""
+    td = tg.tiling(n, dt, CORES, UB, threshold=0.25)
+    assert isinstance(td, BroadcastOneDimTilingData)
+    assert tg.dag(dt).buffer_num() == a
+    assert (td.ubFormer, td.ubTail, td.blockFormer, td.blockTail, td.blockNum, td.blockDim, td.tilingKey) == \
+        (ub_former, ub_tail, bf, bt, block_num, block_num, key)
+    assert pool_bytes(tg.dag(dt), td) == pool
+    assert td.scalar(0) == np.float32(0.25) and td.to_bytes()[40:44] == np.float32(0.25).tobytes()
+
+
+def test_tg_fp16_half_core_rule():
+    """§3.6 fp16 N=65: 6336 first, the half-core rule gives 32, raised to the 8 KB floor of 192."""
+    d = tg.dag(F16)
+    assert (UB // 10) // 128 * 128 // d.max_dtype_bytes == 6336
+    td = tg.tiling(65, F16, CORES, UB)
+    assert td.ubFormer == 192 == (8192 // 10) // 128 * 128 // 4
+
+
+@pytest.mark.parametrize("dt, n, a, tile, ub_outer, block_num, kbf, kbt, kut, pool, key", [
+    (F32, 10**6, 10, 6272, 160, 54, 3, 1, 2752, 250880, 196616),
+    (F16, 65, 10, 512, 1, 1, 1, 1, 65, 10240, 65544),
+    (I8, 333333, 11, 5120, 66, 33, 2, 2, 533, 112640, 262152),
+])
+def test_worked_tilings_rg_202(dt, n, a, tile, ub_outer, block_num, kbf, kbt, kut, pool, key):
+    """§3.6 RG rows (schMode 202) and what the kernel recomputes."""
+    td = rg.tiling(n, dt, CORES, UB)
+    assert isinstance(td, BroadcastOneDimTilingDataAdvance)
+    assert rg.dag(dt).buffer_num() == a
+    sp = advance_split(td)
+    assert (td.tileNum, sp["ubOuter"], td.blockNum, td.blockDim, td.tilingKey) == (tile, ub_outer, block_num,
+                                                                                    block_num, key)
+    assert (sp["blockFormer"], sp["blockTail"], sp["ubTail"]) == (kbf, kbt, kut)
+    assert pool_bytes(rg.dag(dt), td) == pool
+
+
+def test_rg_fp16_small_input_rule():
+    """§3.6 fp16 N=65: 12544 first, then 512/MinDtypeBytes, blockFormer 1 forced to 2."""
+    assert (UB // 10) // 512 * 512 // 2 == 12544
+    td = rg.tiling(65, F16, CORES, UB)
+    assert td.tileNum == 512 and td.blockNum == 1
+
+
+@pytest.mark.parametrize("dt, path, bufnum, max_elem, ub_former, ub_outer, ub_tail, bf, bn, bt, sch, key", [
+    (F32, "NDDMA", 8, 7936, 15, 69, 4, 2, 35, 1, 1, 196608),
+    (F16, "UB-broadcast", 12, 5120, 10, 103, 4, 2, 52, 1, 102, 65539),
+])
+def test_broadcast_example(dt, path, bufnum, max_elem, ub_former, ub_outer, ub_tail, bf, bn, bt, sch, key):
+    """§3.6 grad [1024, 512], self [1, 512]."""
+    td = tg.tiling_for_shapes([(1024, 512), (1, 512)], (1024, 512), dt, CORES, UB, threshold=1.0)
+    assert (td.ubSplitAxis, td.elemNum, td.ubFormer, td.ubOuter, td.ubTail) == (0, max_elem, ub_former, ub_outer,
+                                                                               ub_tail)
+    assert (td.blockFormer, td.blockNum, td.blockTail, sch_mode_of(td.tilingKey), td.tilingKey) == (bf, bn, bt, sch,
+                                                                                                   key)
+    assert pool_bytes(tg.dag(dt), td) == max_elem * 4 * bufnum
+    assert td.array("outputDims")[:2] == [1024, 512] and td.array("outputStrides")[:2] == [512, 1]
+    # CopyBrc nodes in DAG order: self (In1) first -- its axis 0 is broadcast (stride 0)
+    assert td.array("inputBrcStrides", 0)[:2] == [0, 1] and td.array("inputBrcStrides", 1)[:2] == [512, 1]
+
+
+def test_collapse_and_paths():
+    dims, strides = dimension_collapse([(2, 3, 4), (2, 3, 4)], (2, 3, 4))
+    assert dims == [[24], [24], [24]] and strides == [[1], [1], [1]]
+    dims, strides = dimension_collapse([(4, 1), (4, 1000)], (4, 1000))
+    assert dims == [[4, 1], [4, 1000], [4, 1000]] and strides[0] == [1, 0]
+    td = tg.tiling_for_shapes([(1,), (5000,)], (5000,), F32, CORES, UB)        # a scalar input stays one-dim
+    assert sch_mode_of(td.tilingKey) == 201 and td.scalarFlag == 0b01
+    td = rg.tiling_for_shapes([(5000,), (1,)], (5000,), F32, CORES, UB)
+    assert sch_mode_of(td.tilingKey) == 202 and td.scalarFlag == 0b10
+    with pytest.raises(TilingError):
+        tg.tiling_for_shapes([(4, 3), (4, 1000)], (4, 1000), F32, CORES, UB)
+    with pytest.raises(TilingError):
+        rg.tiling(0, F32, CORES, UB)
+
+
+def test_structs_and_workspace():
+    assert BroadcastOneDimTilingData.SIZE == 56 and BroadcastOneDimTilingDataAdvance.SIZE == 16
+    td = tg.tiling(10**6, F32, CORES, UB, threshold=1.5)
+    back = BroadcastOneDimTilingData.from_bytes(td.to_bytes(), blockDim=td.blockDim, tilingKey=td.tilingKey)
+    assert back == td
+    td2 = tg.tiling_for_shapes([(1024, 512), (1, 512)], (1024, 512), F32, CORES, UB)
+    assert td2.SIZE == 632 and len(td2.to_bytes()) == 632
+    assert DEFAULT_TILING_WORKSPACE_SIZE == 16 * 2**20
+    for key in ("threshold_grad_v2_d", "relu_grad"):
+        k = registry.get(key).kernel("main")
+        assert k.socs == ("ascend950",)
+        assert k.workspace(get_soc(SOC)) == 16 * 2**20
+
+
+def test_core_ranges_cover_output():
+    for op, n, dt in (("threshold_grad_v2_d", 10**6, F32), ("relu_grad", 333333, I8)):
+        k = registry.get(op).kernel("main")
+        td = k.tiling(n, dt, CORES, UB)
+        rows = k.core_ranges(td, dt, n)
+        assert rows[0]["offset"] == 0 and rows[-1]["padded_end"] == n
+        assert sum(r["data_num"] for r in rows) == n
+        assert all(a["padded_end"] == b["offset"] for a, b in zip(rows, rows[1:], strict=False))
+        assert {"core", "kind", "offset", "data_num", "tile_num", "tail", "padded_end", "padding", "bytes",
+                "tiles"} <= set(rows[0])
+
+
+# --- §3.5: the kernel side ------------------------------------------------------------------------------------
+def test_trace_ub_layout_and_double_buffering():
+    """The pool is slot k at k * ubFormer * MaxDtypeBytes; ping/pong copy-ins overlap compute."""
+    g = np.ones(4 * 7936 * 64, np.float32)
+    x = np.linspace(-2, 2, g.size, dtype=np.float32)
+    run, _ = run_kernel("threshold_grad_v2_d", g, x, soc=SOC, kernel="main", record=True, cores=[0])
+    layout = run.trace.ub_layout[0]
+    assert [b.offset for b in layout] == [k * 7936 * 4 for k in range(8)]
+    mte2 = [e for e in run.trace.events if e.core == 0 and e.pipe == "MTE2"]
+    vec = [e for e in run.trace.events if e.core == 0 and e.pipe == "V"]
+    assert len(mte2) == 2 * 4 and {e.instr for e in vec} == {"Duplicate", "Compare", "Select"}
+    # tile 1's copy-in starts before tile 0's compute ends (double buffering)
+    assert min(e.start for e in mte2 if e.tile == 1) < max(e.end for e in vec if e.tile == 0)
+
+
+# --- §3.7: numerics, bit-exact ---------------------------------------------------------------------------------
+def _all_patterns(dt: np.dtype) -> np.ndarray:
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(dt)
+
+
+def _grads(dt: np.dtype, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal(n).astype(np.float32) * np.float32(3)
+    g[::97] = np.inf
+    g[1::97] = -np.inf
+    g[2::97] = np.nan
+    g[3::97] = -0.0
+    return g.astype(dt)
+
+
+def _formula_tg(g: np.ndarray, x: np.ndarray, thr: float) -> np.ndarray:
+    """§3.7 by hand: fp32 compare against the fp32 threshold, NaN x passes grad."""
+    keep = ~(x.astype(np.float32) <= np.float32(thr))
+    return np.where(keep, g, g.dtype.type(0))
+
+
+def _formula_rg(g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """§3.7 by hand: grad * (x <= 0 ? 0 : 1) in fp32, then back to T (exact for these values)."""
+    with np.errstate(invalid="ignore"):
+        m = np.where(x.astype(np.float32) <= 0, np.float32(0), np.float32(1))
+        return (g.astype(np.float32) * m).astype(g.dtype)
+
+
+@pytest.mark.parametrize("dt", [F16, BF16])
+@pytest.mark.parametrize("thr", [0.5, 0.1, -3.0])
+def test_tg_exhaustive_x(dt, thr):
+    x = _all_patterns(dt)
+    g = _grads(dt, x.size, 1)
+    _, out = run_kernel("threshold_grad_v2_d", g, x, threshold=thr, soc=SOC, kernel="main", record=False)
+    want = golden.threshold_grad_v2_d_main950(g, x, thr)
+    assert_bits(out, want, f"golden {dt} thr {thr}")
+    nan_g = np.isnan(g.astype(np.float32))
+    assert_bits(out[~nan_g], _formula_tg(g, x, thr)[~nan_g], "formula")
+    assert np.array_equal(np.isnan(out.astype(np.float32)), np.isnan(_formula_tg(g, x, thr).astype(np.float32)))
+
+
+def test_tg_threshold_not_rounded_to_half():
+    """0.1 is not a half: x = half(0.1) = 0.0999755859375 <= 0.1f, so it is zeroed (EXP/TBE would keep it)."""
+    x = np.full(64, np.float16(0.1))
+    g = np.ones(64, np.float16)
+    _, out = run_kernel("threshold_grad_v2_d", g, x, threshold=0.1, soc=SOC, kernel="main", record=False)
+    assert (out == 0).all()
+
+
+@pytest.mark.parametrize("dt", [F16, BF16])
+def test_rg_exhaustive_x(dt):
+    x = _all_patterns(dt)
+    g = _grads(dt, x.size, 2)
+    _, out = run_kernel("relu_grad", g, x, soc=SOC, kernel="main", record=False)
+    want = golden.relu_grad_main950(g, x)
+    assert_bits(out, want, f"golden {dt}")
+    f = _formula_rg(g, x)
+    ok = ~np.isnan(f.astype(np.float32))
+    assert_bits(out[ok], f[ok], "formula")
+    assert np.array_equal(np.isnan(out.astype(np.float32)), ~ok)
+    # §3.7: inf/NaN grad where x <= 0 gives NaN; negative grad there gives -0; NaN x passes grad
+    xf = x.astype(np.float32)
+    gf = g.astype(np.float32)
+    le = xf <= 0
+    assert np.isnan(out.astype(np.float32)[le & ~np.isfinite(gf)]).all()
+    neg = le & (gf < 0) & np.isfinite(gf)
+    assert (bits(out[neg]) == bits(np.array([-0.0], dt))[0]).all()
+    nanx = np.isnan(xf) & ~np.isnan(gf)
+    assert_bits(out[nanx], g[nanx], "NaN x")
+
+
+@pytest.mark.parametrize("dt", [I8, U8])
+def test_small_ints_all_values(dt):
+    v = np.arange(256, dtype=np.uint8).view(dt)
+    x, g = np.repeat(v, 256), np.tile(v, 256)
+    _, out = run_kernel("threshold_grad_v2_d", g, x, threshold=3.5, soc=SOC, kernel="main", record=False)
+    assert_bits(out, golden.threshold_grad_v2_d_main950(g, x, 3.5))
+    assert_bits(out, np.where(x > 3.5, g, 0).astype(dt))
+    _, out = run_kernel("relu_grad", g, x, soc=SOC, kernel="main", record=False)
+    assert_bits(out, golden.relu_grad_main950(g, x))
+    assert_bits(out, np.where(x > 0, g, 0).astype(dt))
+
+
+def test_int32_beyond_2_24():
+    """TG goes through fp32 with RINT (16777217 -> 16777216); RG multiplies in int32 (exact); int64 exact."""
+    g = np.array([16777217, -16777219, 2**31 - 1, 123, 2**24 + 3, -5], np.int32)
+    x = np.array([5, 5, 5, 5, 0, -1], np.int32)
+    _, out = run_kernel("threshold_grad_v2_d", g, x, threshold=1.0, soc=SOC, kernel="main", record=False)
+    assert_bits(out, golden.threshold_grad_v2_d_main950(g, x, 1.0))
+    assert out[0] == 16777216 and out[1] == -16777220 and out[2] == 2**31 - 1 and out[4] == 0
+    _, out = run_kernel("relu_grad", g, x, soc=SOC, kernel="main", record=False)
+    assert_bits(out, golden.relu_grad_main950(g, x))
+    assert_bits(out, np.where(x > 0, g, 0).astype(np.int32))
+    g64 = np.array([2**53 + 1, -(2**62), 7], np.int64)
+    x64 = np.array([1, 1, 0], np.int64)
+    _, out = run_kernel("relu_grad", g64, x64, soc=SOC, kernel="main", record=False)
+    assert_bits(out, np.array([2**53 + 1, -(2**62), 0], np.int64))
+    assert_bits(out, golden.relu_grad_main950(g64, x64))
+
+
+@pytest.mark.parametrize("n", [1, 64, 511, 512, 513, 4097, 100003])
+def test_sizes_fp32(n):
+    rng = np.random.default_rng(n)
+    g = rng.standard_normal(n).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    run, out = run_kernel("threshold_grad_v2_d", g, x, threshold=0.0, soc=SOC, kernel="main", record=False)
+    assert_bits(out, golden.threshold_grad_v2_d_main950(g, x, 0.0))
+    assert not run.warnings
+    run, out = run_kernel("relu_grad", g, x, soc=SOC, kernel="main", record=False)
+    assert_bits(out, golden.relu_grad_main950(g, x))
+    assert not run.warnings
+
+
+# --- broadcast through the KernelSpec launch -------------------------------------------------------------------
+@pytest.fixture
+def device():
+    acl.aclInit(None)
+    acl.aclrtSetDevice(0)
+    try:
+        yield
+    finally:
+        acl.aclrtResetDevice(0)
+        acl.aclFinalize()
+
+
+def _launch(op: str, g: np.ndarray, x: np.ndarray, thr: float = 1.0) -> tuple[np.ndarray, object]:
+    k = registry.get(op).kernel("main")
+    out_shape = np.broadcast_shapes(g.shape, x.shape)
+    soc = get_soc(SOC)
+    attrs = {"threshold": thr} if op == "threshold_grad_v2_d" else {}
+    td = k.tiling_shapes([g.shape, x.shape], out_shape, g.dtype, soc.vector_core_num, soc.ub_size, **attrs)
+    out = np.zeros(out_shape, g.dtype)
+    tg_, tx, to = dense_tensor(g), dense_tensor(x), dense_tensor(out)
+    run = k.launch(td, tg_, tx, to, soc, record=False)
+    host = np.zeros_like(out)
+    acl.aclrtMemcpy(host, host.nbytes, to.data, host.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    return host, run
+
+
+@pytest.mark.parametrize("dt", [F32, F16, BF16, I32, I8])
+def test_broadcast_one_axis(device, dt):
+    """grad (4, 1) against self (4, 1000): the NDDMA schedule with a stride-0 copy of grad."""
+    rng = np.random.default_rng(7)
+    g = (rng.standard_normal((4, 1)) * 50).astype(dt)
+    x = (rng.standard_normal((4, 1000)) * 3).astype(dt)
+    out, run = _launch("threshold_grad_v2_d", g, x, 0.5)
+    assert sch_mode_of(run.tiling.tilingKey) in (1, 2)
+    assert_bits(out, golden.threshold_grad_v2_d_main950(g, x, 0.5), "TG")
+    out, run = _launch("relu_grad", g, x)
+    assert_bits(out, golden.relu_grad_main950(g, x), "RG")
+    # and the other way round, with more rows than fit one UB loop
+    g2 = (rng.standard_normal((3000, 700)) * 5).astype(dt)
+    x2 = (rng.standard_normal((1, 700)) * 3).astype(dt)
+    out, run = _launch("relu_grad", g2, x2)
+    assert_bits(out, golden.relu_grad_main950(g2, x2), "RG rows")
+    assert run.tiling.blockNum > 1
+
+
+def test_broadcast_core_ranges_cover_output():
+    k = registry.get("threshold_grad_v2_d").kernel("main")
+    td = k.tiling_shapes([(3000, 700), (1, 700)], (3000, 700), F32, CORES, UB)
+    rows = k.core_ranges(td, F32)
+    runs = sorted(t for r in rows for t in ((s, ln) for _, s, ln in r["tiles"]))
+    assert runs[0][0] == 0 and all(a[0] + a[1] == b[0] for a, b in zip(runs, runs[1:], strict=False))
+    assert runs[-1][0] + runs[-1][1] == 3000 * 700
+
+
+def test_ub_broadcast_schedule_is_refused_clearly(device):
+    """fp16 with an aligned last axis picks UB-broadcast (102), which needs a vector Broadcast the simulated
+    AscendC lacks: a clear NotImplementedError, not a wrong answer."""
+    g = np.ones((64, 512), np.float16)
+    x = np.ones((1, 512), np.float16)
+    with pytest.raises(NotImplementedError, match="Broadcast"):
+        _launch("relu_grad", g, x)
