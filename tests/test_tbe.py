@@ -1,0 +1,278 @@
+"""The TBE model: the DSL's dtype rules, the elementwise schedule (worked by hand below), and the three legacy
+TBE kernels bit-exact against oracles written from ``kernel_flavours.md`` §5 (``ascend_lab.golden``).
+
+Which SoC has ``tik.vcopy`` is UNCONFIRMED (§5.3); these tests state the split §5.3 suggests in their own
+table (:data:`VCOPY`), independently of the simulator's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ascend_lab import golden, tbe
+from ascend_lab.base.platform import get_soc
+from ascend_lab.dtypes import bfloat16
+from ascend_lab.ops import registry
+from ascend_lab.ops.hard_sigmoid_grad.op_kernel import tbe as hsg
+from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
+from ascend_lab.ops.standalone import run_kernel
+from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
+from ascend_lab.tbe import dsl
+
+#: §5.3's suggestion: tik.vcopy everywhere but Ascend910 (910A).
+VCOPY = {"Ascend910A": False, "Ascend910B4": True, "Ascend910_9392": True, "Ascend310P3": True}
+#: bf16 reaches the TBE kernels only where aclnn allows it (§5.6): 910B and 910_93.
+BF16_SOCS = ("Ascend910B4", "Ascend910_9392")
+F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
+
+
+def _assert_bits(out: np.ndarray, ref: np.ndarray, *, any_nan: bool = False) -> None:
+    """Bit for bit. ``any_nan``: where both are NaN any payload passes -- for ReluGrad's ``g * mask``, where a
+    NaN grad times a NaN mask returns one of the two NaNs, and which one is not documented."""
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    u = np.dtype(f"u{out.dtype.itemsize}")
+    differ = np.ascontiguousarray(out).view(u) != np.ascontiguousarray(ref).view(u)
+    if any_nan and out.dtype.kind in "fV":
+        differ &= ~(np.isnan(out.astype(np.float32)) & np.isnan(ref.astype(np.float32)))
+    bad = np.flatnonzero(differ)
+    assert bad.size == 0, f"{bad.size} mismatches, first at {bad[:5]}: {out[bad[:5]]} vs {ref[bad[:5]]}"
+
+
+def _all_patterns(dt: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """x: every 16-bit pattern once; grad: the same patterns in a fixed shuffled order (infs and NaNs included)."""
+    x = np.arange(2**16, dtype=np.uint16).view(dt)
+    g = np.random.default_rng(16).permutation(np.arange(2**16, dtype=np.uint16)).view(dt)
+    return g, x
+
+
+# --- the schedule, worked by hand ------------------------------------------------------------------------------
+def _tiling(op_tiling, n, dtype, soc, **attrs):
+    info = get_soc(soc)
+    return op_tiling(n, dtype, info.vector_core_num, info.ub_size, **attrs)
+
+
+def test_schedule_hsg_fp32_910b4_two_to_the_24():
+    # coexist = 2 inputs + 1 output + 1 = 4; maxDtypeBytes 4; UB 196608, 40 cores.
+    # maxUb = floor(floor(196608/4)/32)*32/4 = 49152/4 = 12288; maxUbDb = floor(98304/4/32)*32/4 = 6144.
+    # N = 2^24 >= 8*40*2 -> multi-core. blockFactor = roundUp(ceil(16777216/40) = 419431, 128) = 419456,
+    # blockDim = ceil(16777216/419456) = 40. 419456 > min(12288, 16383) -> double buffer, limit min(6144, 16383).
+    # ceil(419456/6144) = 69 chunks, ceil(419456/69) = 6080 -> roundUp 128 = 6144 <= 6144. Key 210000000 + 10000.
+    with dsl.compile_for("Ascend910B4"):
+        info = tbe.compile_info(hsg.describe("float32"), 40, 196608)
+    assert (info.coexist, info.max_dtype_bytes, info.max_ub, info.max_ub_db) == (4, 4, 12288, 6144)
+    assert info.base_info == [40, 4, 12288, 6144]
+    td = _tiling(hsg.tiling, 2**24, "float32", "Ascend910B4")
+    assert (td.dim0, td.blockFactor, td.ubFactor, td.blockDim, td.tilingKey) == (2**24, 419456, 6144, 40, 210010000)
+    assert tbe.schedule.double_buffered(td)
+
+
+def test_schedule_hsg_fp16_910a():
+    # 910A: 32 cores, UB 262144; fp16: maxDtypeBytes 2, coexist 4.
+    # maxUb = 65536/2 = 32768; maxUbDb = 32768/2 = 16384; split factor for 2 B: 32767.
+    # N = 2^22: blockFactor = roundUp(131072, 128) = 131072, blockDim 32; 131072 > min(32768, 32767) -> db.
+    # limit = min(16384, 32767) = 16384: 8 chunks of exactly 16384.
+    td = _tiling(hsg.tiling, 2**22, "float16", "Ascend910A")
+    assert (td.blockFactor, td.ubFactor, td.blockDim, td.tilingKey) == (131072, 16384, 32, 210010000)
+
+
+def test_schedule_int8_via_fp32_310p_rounds_down_when_round_up_passes_the_limit():
+    # ThresholdGradV2D int8 computes in fp32: a cast to fp32 is live -> coexist 5, maxDtypeBytes 4.
+    # UB 262144: maxUb = floor(floor(262144/5)/32)*32/4 = 52416/4 = 13104; maxUbDb = 26208/4 = 6552.
+    # 310P3 has 8 cores; out dtype int8 -> 32 per block -> multi-core from 32*8*2 = 512 elements.
+    with dsl.compile_for("Ascend310P3"):
+        info = tbe.compile_info(tg.describe("int8"), 8, 262144)
+    assert (info.coexist, info.max_ub, info.max_ub_db) == (5, 13104, 6552)
+    # N = 500 < 512: one core, blockFactor = ubFactor = 500, no double buffer.
+    td = _tiling(tg.tiling, 500, "int8", "Ascend310P3", threshold=0.5)
+    assert (td.blockDim, td.blockFactor, td.ubFactor, td.tilingKey) == (1, 500, 500, 210000000)
+    # N = 1e6: blockFactor = roundUp(125000, 128) = 125056, blockDim 8, db (> 13104); limit 6552:
+    # ceil(125056/6552) = 20 chunks, ceil(125056/20) = 6253 -> roundUp 6272 <= 6552.
+    td = _tiling(tg.tiling, 10**6, "int8", "Ascend310P3", threshold=0.5)
+    assert (td.blockDim, td.blockFactor, td.ubFactor, td.tilingKey) == (8, 125056, 6272, 210010000)
+    # N = 8*39296: blockFactor 39296 (= 128*307); ceil(39296/6552) = 6, ceil(39296/6) = 6550 -> roundUp 6656
+    # passes 6552, so floor(6550/128)*128 = 6528.
+    td = _tiling(tg.tiling, 8 * 39296, "int8", "Ascend310P3", threshold=0.5)
+    assert (td.blockDim, td.blockFactor, td.ubFactor) == (8, 39296, 6528)
+
+
+def test_schedule_empty_and_core_ranges():
+    td = _tiling(rg.tiling, 0, "float32", "Ascend910B4")
+    assert (td.blockDim, td.tilingKey, td.dim0) == (1, 2**31 - 1, 0)
+    td = _tiling(rg.tiling, 100_000, "float16", "Ascend910B4")
+    ranges = tbe.core_ranges(td, "float16")
+    assert sum(r["data_num"] for r in ranges) == 100_000
+    assert all(r["offset"] % 128 == 0 and r["padding"] == 0 for r in ranges)
+    assert ranges[-1]["padded_end"] == 100_000
+
+
+def test_schedule_refuses_other_dtypes():
+    with pytest.raises(ValueError, match="supports"):
+        _tiling(hsg.tiling, 10, "int32", "Ascend910B4")
+    with pytest.raises(ValueError, match="supports"):
+        _tiling(rg.tiling, 10, "int64", "Ascend910B4")
+
+
+# --- the DSL ---------------------------------------------------------------------------------------------------
+def test_dsl_dtype_rules():
+    x = dsl.placeholder((8,), "int32", "x")
+    with pytest.raises(TypeError, match="vcmpsel supports"):
+        dsl.vcmpsel(x, 1, "gt", x, 0)
+    with pytest.raises(TypeError, match="share one dtype"):
+        dsl.vmul(dsl.placeholder((8,), "float16"), dsl.placeholder((8,), "float32"))
+    with pytest.raises(TypeError, match="vabs supports"):
+        dsl.vabs(x)
+    with pytest.raises(TypeError, match="condition"):
+        dsl.vsel(dsl.placeholder((8,), "float16"), 0, dsl.placeholder((8,), "float16"))
+    h = dsl.placeholder((8,), "float16")
+    assert float(dsl.vmuls(h, 1 / 6).args[1]) == 0.1666259765625      # the scalar takes the tensor's dtype
+    assert dsl.vcmp(h, 0, "le", "bit").dtype == "uint1"
+    assert dsl.vcmp(h, 0, "le").dtype == "bool"
+
+
+def test_cast_to_routes_and_truncation():
+    i8 = dsl.placeholder((8,), "int8")
+    up = dsl.cast_to(i8, "float32")
+    assert (up.dtype, up.inputs[0].dtype, up.inputs[0].inputs[0] is i8) == ("float32", "float16", True)
+    down = dsl.cast_to(up, "int8")
+    assert down.attrs["round"] == "CAST_TRUNC" and down.inputs[0].attrs["round"] == "CAST_RINT"
+    assert dsl.cast_to(dsl.placeholder((8,), "float32"), "int32").attrs["round"] == "CAST_TRUNC"
+    h = dsl.placeholder((8,), "float16")
+    not_integral = dsl.cast_to(h, "int8", f1628IntegerFlag=False)
+    assert not_integral.inputs[0].op == "vadds" and float(not_integral.inputs[0].args[1]) == -0.5
+
+
+def test_lowering_refuses_tensor_tensor_min():
+    with dsl.compile_for("Ascend910A"):
+        a, b = dsl.placeholder((8,), "float16", "a"), dsl.placeholder((8,), "float16", "b")
+        c = dsl.Compute("m", (a, b), dsl.vmin(a, b))
+    with pytest.raises(NotImplementedError, match="Min/Max"):
+        tbe.build(c, "Ascend910A")
+
+
+def test_per_soc_paths_in_the_descriptions():
+    with dsl.compile_for("Ascend910A"):
+        assert dsl.api_check_support("tik.vcopy") is False
+        ops_a = [t.op for t in tg.describe("float32").nodes]
+        relu_a = [t.op for t in rg.describe("float16").nodes]
+    with dsl.compile_for("Ascend910B4"):
+        ops_b = [t.op for t in tg.describe("float32").nodes]
+        relu_b = [t.op for t in rg.describe("float16").nodes]
+    assert "vcmpsel" in ops_a and "vsel" in ops_b
+    assert "vmin" in relu_a and "vsel" in relu_b
+    with pytest.raises(ValueError, match="built for"):
+        with dsl.compile_for("Ascend950PR"):
+            pass
+
+
+# --- kernels vs oracles -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("soc", list(VCOPY))
+def test_exhaustive_fp16(soc):
+    g, x = _all_patterns(F16)
+    _, out = run_kernel("hard_sigmoid_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.hard_sigmoid_grad_legacy_tbe(g, x, alpha=hsg.ALPHA_EXPERIMENTAL))
+    for thr in (0.5, -1.25, 65504.0):
+        _, out = run_kernel("threshold_grad_v2_d", g, x, soc=soc, kernel="tbe", threshold=thr, record=False)
+        _assert_bits(out, golden.threshold_grad_v2_d_legacy_tbe(g, x, thr, vcopy=VCOPY[soc]))
+    _, out = run_kernel("relu_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.relu_grad_legacy_tbe(g, x, vcopy=VCOPY[soc]), any_nan=True)
+
+
+@pytest.mark.parametrize("soc", BF16_SOCS)
+def test_exhaustive_bf16(soc):
+    g, x = _all_patterns(bfloat16)
+    _, out = run_kernel("hard_sigmoid_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.hard_sigmoid_grad_legacy_tbe(g, x, alpha=hsg.ALPHA_EXPERIMENTAL))
+    _, out = run_kernel("threshold_grad_v2_d", g, x, soc=soc, kernel="tbe", threshold=0.3, record=False)
+    _assert_bits(out, golden.threshold_grad_v2_d_legacy_tbe(g, x, 0.3, vcopy=VCOPY[soc]))
+    _, out = run_kernel("relu_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.relu_grad_legacy_tbe(g, x, vcopy=VCOPY[soc]), any_nan=True)
+
+
+def _fp32_cases(n: int = 30_000) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(32)
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 3.0, -3.0, np.nextafter(3, 0), 1e-45, -1e-45,
+                        2.0**-126, 2.0**-127, 0.5, np.nextafter(0.5, 1), 1.0], dtype=F32)
+    x = np.concatenate([np.repeat(special, len(special)), (rng.standard_normal(n) * 4).astype(F32)])
+    g = np.concatenate([np.tile(special, len(special)), rng.standard_normal(n).astype(F32)])
+    return g, x
+
+
+@pytest.mark.parametrize("soc", list(VCOPY))
+def test_fp32_specials_and_random(soc):
+    g, x = _fp32_cases()
+    _, out = run_kernel("hard_sigmoid_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.hard_sigmoid_grad_legacy_tbe(g, x, alpha=hsg.ALPHA_EXPERIMENTAL))
+    _, out = run_kernel("threshold_grad_v2_d", g, x, soc=soc, kernel="tbe", threshold=0.5, record=False)
+    _assert_bits(out, golden.threshold_grad_v2_d_legacy_tbe(g, x, 0.5, vcopy=VCOPY[soc]))
+    _, out = run_kernel("relu_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.relu_grad_legacy_tbe(g, x, vcopy=VCOPY[soc]), any_nan=True)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8])
+@pytest.mark.parametrize("soc", ["Ascend910A", "Ascend310P3"])
+def test_exhaustive_int8_pairs(soc, dt):
+    vals = np.arange(256, dtype=np.uint8).view(dt)
+    g, x = (a.ravel() for a in np.meshgrid(vals, vals))          # every (grad, feature) pair
+    for thr in (0.0, 2.5, -7.0):
+        _, out = run_kernel("threshold_grad_v2_d", g, x, soc=soc, kernel="tbe", threshold=thr, record=False)
+        _assert_bits(out, golden.threshold_grad_v2_d_legacy_tbe(g, x, thr, vcopy=VCOPY[soc]))
+    _, out = run_kernel("relu_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.relu_grad_legacy_tbe(g, x, vcopy=VCOPY[soc]), any_nan=True)
+    np.testing.assert_array_equal(out, np.where(x > 0, g, 0).astype(dt))
+
+
+@pytest.mark.parametrize("soc", ["Ascend910A", "Ascend910B4"])
+def test_int32_beyond_two_to_the_24(soc):
+    info = np.iinfo(np.int32)
+    edge = np.array([info.min, info.max, 2**24 + 1, -(2**24) - 1, 16777217, 0, 1, -1, 3], dtype=np.int32)
+    rng = np.random.default_rng(3)
+    g = np.concatenate([np.repeat(edge, edge.size), rng.integers(info.min, info.max, 5000, dtype=np.int32)])
+    x = np.concatenate([np.tile(edge, edge.size), rng.integers(info.min, info.max, 5000, dtype=np.int32)])
+    _, out = run_kernel("threshold_grad_v2_d", g, x, soc=soc, kernel="tbe", threshold=16777216.0, record=False)
+    ref = golden.threshold_grad_v2_d_legacy_tbe(g, x, 16777216.0, vcopy=VCOPY[soc])
+    _assert_bits(out, ref)
+    assert not np.array_equal(ref, np.where(x > 16777216, g, 0))     # the fp32 route is inexact above 2^24
+    _, out = run_kernel("relu_grad", g, x, soc=soc, kernel="tbe", record=False)
+    _assert_bits(out, golden.relu_grad_legacy_tbe(g, x, vcopy=VCOPY[soc]), any_nan=True)
+    np.testing.assert_array_equal(out, np.where(x > 0, g, 0))        # the int32 min/max/mul path is exact
+
+
+def test_nan_and_inf_per_soc():
+    g = np.array([1.0, np.inf, -2.0, 5.0], dtype=F32)
+    x = np.array([np.nan, -1.0, -1.0, 3.0], dtype=F32)
+    _, a = run_kernel("threshold_grad_v2_d", g, x, soc="Ascend910A", kernel="tbe", threshold=0.0)
+    _, b = run_kernel("threshold_grad_v2_d", g, x, soc="Ascend910B4", kernel="tbe", threshold=0.0)
+    assert a[0] == 0 and b[0] == 1.0                                  # NaN -> 0 (vcmpsel gt) vs NaN -> g (vsel)
+    _, ra = run_kernel("relu_grad", g, x, soc="Ascend910A", kernel="tbe")
+    _, rb = run_kernel("relu_grad", g, x, soc="Ascend910B4", kernel="tbe")
+    assert np.isnan(ra[1]) and rb[1] == 0                              # inf * 0 on the min/max/mul path
+    assert np.signbit(ra[2]) and not np.signbit(rb[2])                 # -2 * 0 = -0 there, +0 from vsel
+    _, h = run_kernel("hard_sigmoid_grad", g, x, soc="Ascend910A", kernel="tbe")
+    assert h[0] == 0 and h[3] == 0 and h[1] == np.inf                  # NaN x -> 0; x = 3 -> 0 (|x| < 3)
+
+
+# --- trace, UB layout, registry --------------------------------------------------------------------------------
+def test_trace_and_ub_layout():
+    g, x = _fp32_cases(200_000)
+    run, _ = run_kernel("hard_sigmoid_grad", g, x, soc="Ascend910B4", kernel="tbe", record=True)
+    pipes = {e.pipe for e in run.trace.events}
+    assert {"MTE2", "V", "MTE3"} <= pipes
+    assert {e.instr for e in run.trace.events if e.pipe == "V"} >= {"Muls", "CompareScalar", "Select"}
+    layout = run.trace.ub_layout[0]
+    names = [b.name for b in layout]
+    td = run.tiling
+    blocks = 2 if tbe.schedule.double_buffered(td) else 1
+    assert sum(n.startswith("inQueue_grad_input[") for n in names) == blocks
+    assert any(n.startswith("outQueue[") for n in names) and "mask0" in names
+    used = max(b.offset + b.size for b in layout)
+    assert used <= get_soc("Ascend910B4").ub_size - 8 * 1024 - 256
+    assert run.cycles > 0 and not run.warnings
+
+
+def test_registry_has_the_tbe_flavour():
+    for op in ("hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad"):
+        k = registry.get(op).kernel("tbe")
+        assert k.socs == ("ascend910", "ascend910b", "ascend910_93", "ascend310p")
+        td = k.tiling(10_000, "float16", 40, 196608)
+        assert k.template(td, "float16", 2)["bufferNum"] == (2 if tbe.schedule.double_buffered(td) else 1)
