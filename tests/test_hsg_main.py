@@ -313,6 +313,7 @@ def test_direct_launch_on_another_soc_is_a_what_if():
     x = np.linspace(-4, 4, 3000).astype(F32)
     g = np.full(3000, 2.0, F32)
     run, out = sa.run_kernel("hard_sigmoid_grad", g, x, soc="Ascend910B4", kernel="main")
-    info = sa.make_soc("Ascend910B4")
-    assert run.tiling == op_host.tiling_main950(3000, DT.ACL_FLOAT, info.vector_core_num, info.ub_size)
+    td = run.tiling                                     # the main tiling with the 910B's platform numbers
+    assert td.alpha == float(ALPHA) and td.ubFactor % 64 == 0 and td.tilingKey == 0
+    assert (td.blockFactor, td.blockDim) == (75, 40)    # 3000 over the 910B4's 40 vector cores
     assert_bits(out, golden.hard_sigmoid_grad_main950(g, x), "910B what-if")
