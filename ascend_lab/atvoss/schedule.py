@@ -140,88 +140,109 @@ class _Pool:
 
 
 class _Walker:
-    """Walks ``dag.funlist`` for one tile (the body of ``BroadcastSch::Process``)."""
+    """Walks ``dag.funlist`` for one tile (the body of ``BroadcastSch::Process``). The walk is planned once
+    per core: each node's kind, the positions of its inputs, its ping/pong buffers and the copy-in slots
+    to release after it (their last reader)."""
+
+    COPY_IN, SCALAR_IN, COPY_OUT, COMPUTE = range(4)
 
     def __init__(self, dag: Dag, pool: _Pool, ins: list[GlobalTensor], outs: list[GlobalTensor], td: Any,
                  scalar_inputs: set[int]):
-        self.dag, self.pool, self.ins, self.outs, self.td = dag, pool, ins, outs, td
-        self.scalar_inputs = scalar_inputs
-        self.scalars = {v.index: td.scalar(v.index, v.dtype) for v in dag.vars}
+        self.ins, self.outs = ins, outs
         self.scalar_values: dict[int, Any] = {}
-        self.last = dag.last_use
-        self.index = {id(n): k for k, n in enumerate(dag.funlist)}
+        scalars = {v.index: td.scalar(v.index, v.dtype) for v in dag.vars}
+        pos = {id(n): k for k, n in enumerate(dag.funlist)}
+        last = dag.last_use
+        self.plan: list[tuple[Any, ...]] = []
+        for k, node in enumerate(dag.funlist):
+            nid = id(node)
+            if node.op == "CopyInBrc":
+                idx = node.inputs[0].index
+                if idx in scalar_inputs:
+                    bufs = (pool.bufs[(nid, 0)], pool.bufs[(nid, 1)])
+                    self.plan.append((self.SCALAR_IN, node, idx, bufs))
+                else:
+                    self.plan.append((self.COPY_IN, node, idx, (pool.ques[(nid, 0)], pool.ques[(nid, 1)])))
+            elif node.op == "CopyOut":
+                src = node.inputs[0]
+                self.plan.append((self.COPY_OUT, node, pos[id(src)], node.attrs["index"],
+                                  (pool.ques[(id(src), 0)], pool.ques[(id(src), 1)]), src.dtype))
+            else:
+                inputs = tuple(pos[id(i)] for i in node.node_inputs)
+                frees = tuple(pos[id(i)] for i in dict.fromkeys(node.node_inputs)
+                              if last[id(i)] == k and i.op == "CopyInBrc" and (id(i), 0) in pool.ques)
+                out_q = (pool.ques[(nid, 0)], pool.ques[(nid, 1)]) if (nid, 0) in pool.ques else None
+                buf = pool.bufs.get((nid, 0))
+                self.plan.append((self.COMPUTE, node, inputs, frees, out_q, buf,
+                                  self._kernel(node, scalars)))
+        self.in_queues = {k: step[3] for k, step in enumerate(self.plan) if step[0] == self.COPY_IN}
+
+    @staticmethod
+    def _kernel(node: Node, scalars: dict[int, Any]) -> Any:
+        """The AscendC call of a compute node: ``fn(dst, args, n)``."""
+        op, a = node.op, node.attrs
+        if op == "Cast":
+            mode = RoundMode(a["mode"])
+            return lambda dst, args, n: Cast(dst, args[0], mode, n)
+        if op == "Duplicate":
+            v = node.inputs[0]
+            value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
+            return lambda dst, args, n: Duplicate(dst, value, n)
+        if op == "Compare":
+            mode = CMPMODE(a["mode"])
+            per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
+
+            def compare(dst: LocalTensor, args: list[LocalTensor], n: int) -> None:
+                whole = -(-n // per) * per                      # DAV_3510 masks the tail; see the module doc
+                Compare(dst, _widen(args[0], whole), _widen(args[1], whole), mode, whole)
+            return compare
+        if op == "Select":
+            mode = SELMODE(a["mode"])
+            return lambda dst, args, n: Select(dst, args[0], args[1], args[2], mode, n)
+        if op == "Mul":
+            return lambda dst, args, n: Mul(dst, args[0], args[1], n)
+        raise NotImplementedError(f"the template has no kernel code for node {node.op}")
 
     def tile(self, i: int, length: int, in_copy: Any, out_offset: int) -> None:
-        """Tile ``i`` of this core, ``length`` output elements. ``in_copy(node, dst, gm)`` performs a CopyIn
-        (or returns False to use the contiguous ``in_offset`` DataCopyPad)."""
-        dag, pool, pp = self.dag, self.pool, i & 1
-        vals: dict[int, LocalTensor] = {}
-        pending: dict[int, tuple[TQue, LocalTensor]] = {}
-        for k, node in enumerate(dag.funlist):
-            op = node.op
-            if op == "CopyInBrc":
-                idx = node.inputs[0].index
-                if idx in self.scalar_inputs:
-                    t = pool.bufs[(id(node), pp)].Get(node.dtype)
-                    if i < 2:                                   # the slot keeps the value for later tiles
-                        if idx not in self.scalar_values:
-                            self.scalar_values[idx] = gm_value(self.ins[idx], i)
-                        Duplicate(t, self.scalar_values[idx], length)
-                    vals[id(node)] = t
-                    continue
-                q = pool.ques[(id(node), pp)]
+        """Tile ``i`` of this core, ``length`` output elements; ``in_copy(node, dst, gm)`` fills a copy-in slot."""
+        pp = i & 1
+        vals: list[Any] = [None] * len(self.plan)
+        pending: set[int] = set()
+        COPY_IN, SCALAR_IN, COPY_OUT = self.COPY_IN, self.SCALAR_IN, self.COPY_OUT
+        for k, step in enumerate(self.plan):
+            kind, node = step[0], step[1]
+            if kind == COPY_IN:
+                q = step[3][pp]
                 t = q.AllocTensor(node.dtype)
-                in_copy(node, t, self.ins[idx])
+                in_copy(node, t, self.ins[step[2]])
                 q.EnQue(t)
-                pending[id(node)] = (q, t)
-                continue
-            if op == "CopyOut":
-                src = node.inputs[0]
-                q = pool.ques[(id(src), pp)]
-                t = q.DeQue(src.dtype)
-                DataCopyPad(self.outs[node.attrs["index"]][out_offset], t,
-                            DataCopyParams(1, length * src.dtype.itemsize, 0, 0))
+                pending.add(k)
+            elif kind == SCALAR_IN:
+                t = step[3][pp].Get(node.dtype)
+                if i < 2:                                       # the slot keeps the value for later tiles
+                    idx = step[2]
+                    if idx not in self.scalar_values:
+                        self.scalar_values[idx] = gm_value(self.ins[idx], i)
+                    Duplicate(t, self.scalar_values[idx], length)
+                vals[k] = t
+            elif kind == COPY_OUT:
+                q = step[4][pp]
+                t = q.DeQue(step[5])
+                DataCopyPad(self.outs[step[3]][out_offset], t, DataCopyParams(1, length * step[5].itemsize, 0, 0))
                 q.FreeTensor(t)
-                continue
-            args = []
-            for inp in node.node_inputs:
-                if id(inp) in pending:                          # V waits for MTE2 at the first reader
-                    q, t = pending.pop(id(inp))
-                    vals[id(inp)] = q.DeQue(inp.dtype)
-                args.append(vals[id(inp)])
-            feeds_out = (id(node), pp) in pool.ques
-            if feeds_out:
-                q_out = pool.ques[(id(node), pp)]
-                dst = q_out.AllocTensor(node.dtype)
             else:
-                dst = pool.bufs[(id(node), 0)].Get(node.dtype)
-            self._compute(node, dst, args, length)
-            if feeds_out:
-                q_out.EnQue(dst)
-            for inp in node.node_inputs:                       # free copy-in slots after their last reader
-                if self.last[id(inp)] == k and inp.op == "CopyInBrc" and (id(inp), pp) in pool.ques:
-                    pool.ques[(id(inp), pp)].FreeTensor(vals[id(inp)])
-            vals[id(node)] = dst
-
-    def _compute(self, node: Node, dst: LocalTensor, args: list[LocalTensor], n: int) -> None:
-        op = node.op
-        if op == "Cast":
-            Cast(dst, args[0], RoundMode(node.attrs["mode"]), n)
-        elif op == "Duplicate":
-            value = node.inputs[0]
-            Duplicate(dst, self.scalars[value.index] if isinstance(value, Var) else
-                      value.value if isinstance(value, Const) else value, n)
-        elif op == "Compare":
-            a, b = args
-            per = REPEAT_BYTES // a.dtype.itemsize
-            whole = -(-n // per) * per                          # DAV_3510 masks the tail; see the module doc
-            Compare(dst, _widen(a, whole), _widen(b, whole), CMPMODE(node.attrs["mode"]), whole)
-        elif op == "Select":
-            Select(dst, args[0], args[1], args[2], SELMODE(node.attrs["mode"]), n)
-        elif op == "Mul":
-            Mul(dst, args[0], args[1], n)
-        else:
-            raise NotImplementedError(f"the template has no kernel code for node {node.op}")
+                _, node, inputs, frees, out_q, buf, fn = step
+                for j in inputs:
+                    if j in pending:                            # V waits for MTE2 at the first reader
+                        pending.discard(j)
+                        vals[j] = self.in_queues[j][pp].DeQue(self.plan[j][1].dtype)
+                dst = out_q[pp].AllocTensor(node.dtype) if out_q is not None else buf.Get(node.dtype)
+                fn(dst, [vals[j] for j in inputs], length)
+                if out_q is not None:
+                    out_q[pp].EnQue(dst)
+                for j in frees:                                 # release copy-in slots after their last reader
+                    self.in_queues[j][pp].FreeTensor(vals[j])
+                vals[k] = dst
 
 
 def _widen(t: LocalTensor, count: int) -> LocalTensor:
