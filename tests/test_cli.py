@@ -180,7 +180,7 @@ def test_tiling_unusable_ub_factor_exits_1(capsys):
 
 @pytest.mark.parametrize("op, n, dtype, cores", [
     ("hard_sigmoid_grad", 10_000_003, "float16", 7), ("hard_sigmoid_grad", 65, "float32", 64),
-    ("threshold_grad_v2_d", 1_000_001, "int8", 48), ("relu_grad", 77_777, "int64", 5),
+    ("threshold_grad_v2_d", 1_000_001, "int8", 48), ("relu_grad", 77_777, "int32", 5),
 ])
 def test_light_rows_agree_with_core_ranges(op, n, dtype, cores):
     """The rows without tile lists (for inputs with millions of tiles) agree with the full core_ranges."""

@@ -133,12 +133,12 @@ def test_relu_op_def():
 
 
 def test_relu_ub_table():
-    # the declared experimental numbers (cann_facts §5) are kept for the book ...
-    assert {d.short: n for d, n in relu.EXPERIMENTAL_UB_NUM.items()} == {
+    # the experimental package's own numbers (kernel_flavours §4), which the simulator now uses
+    assert {d.short: n for d, n in relu.UB_NUM.items()} == {
         "float32": 7, "float16": 7, "bfloat16": 10, "int8": 10, "uint8": 10, "int32": 6}
-    # ... while the simulator runs ReluGrad on ThresholdGradV2D's numbers (§4.1), int64 7
-    assert {d.short: n for d, n in relu.UB_DATA_NUMBER.items()} == {
-        "float32": 7, "float16": 7, "bfloat16": 10, "int8": 14, "uint8": 14, "int32": 8, "int64": 7}
+    assert relu.ub_num("uint8") == 10
+    with pytest.raises(ValueError, match="int64"):          # the experimental op def has no int64
+        relu.ub_num("int64")
 
 
 # ---------------------------------------------------------------------------------------------------------
