@@ -39,6 +39,7 @@ from .dtypes import as_acl_dtype, is_floating, to_numpy
 from .opdev.errno import describe
 from .opdev.tiling_data import TilingError
 from .ops import registry
+from .ops.spec import FLAVOURS
 from .run import call
 
 PROG = "ascend-lab"
@@ -245,7 +246,8 @@ def _attrs_given(args: argparse.Namespace, allowed: Any, op: str) -> dict[str, f
 
 def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     spec = registry.get(args.op)
-    kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc}
+    kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc,
+                              "kernel": args.kernel}
     kwargs.update(_attrs_given(args, spec.attrs, spec.key))
     try:
         td = tiling.compute(spec.key, args.n, args.dtype, **kwargs)
@@ -253,11 +255,15 @@ def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
         raise CliError(str(exc)) from None
     info = get_soc(args.soc)
     cores = info.vector_core_num if args.cores is None else args.cores
-    ub = info.ub_size if args.ub_size is None else args.ub_size
+    ub = info.core_mem_size_ub if args.ub_size is None else args.ub_size
     source = [f"cores from {'--cores' if args.cores is not None else args.soc}",
               f"UB from {'--ub-size' if args.ub_size is not None else args.soc}"]
     out(f"{spec.op_type} tiling: {args.n} x {args.dtype.short} on {cores} vector cores, UB {ub} B "
         f"({'; '.join(source)})")
+    kernel = spec.kernel(args.kernel)
+    where = "registered for" if kernel.registered_for(info) else "registered only for"
+    out(f"kernel: {kernel.flavour} ({kernel.source}), {where} {', '.join(kernel.socs)}"
+        + ("" if kernel.registered_for(info) else f"; on {info.name} this tiling is a what-if study"))
     _print_tiling_fields(td, out)
     try:
         rows = core_rows(spec.key, td, args.dtype, args.n)
@@ -312,10 +318,10 @@ def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None =
     node = next((n for n in getattr(run, "nodes", []) if "tiling" in n.attrs), None)
     if node is None:   # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
         return "empty output", np.zeros(x.shape, dtype=x.dtype)
-    spec = registry.get(node.op)
-    module, _, func = spec.oracle.partition(":")
+    name, attrs = registry.get(node.op).oracle_for(node.attrs["kernel"])
+    module, _, func = name.partition(":")
     oracle = getattr(importlib.import_module(module), func)
-    return f"{module.rsplit('.', 1)[-1]}.{func}", oracle(g, x, **{a: node.attrs[a] for a in spec.oracle_attrs})
+    return f"{module.rsplit('.', 1)[-1]}.{func}", oracle(g, x, **{a: node.attrs[a] for a in attrs})
 
 
 def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
@@ -354,7 +360,7 @@ def _execute_run(args: argparse.Namespace, api: Any, scalars: dict[str, float]) 
     """Seeded inputs through the whole simulated stack; returns (run, grad, x)."""
     g, x = random_inputs(args.shape, args.dtype, args.seed)
     with options(buffer_num=args.buffer_num):
-        run = call(api.api, g, x, *scalars.values(), soc=args.soc, trace=args.trace is not None)
+        run = call(api.api, g, x, *scalars.values(), soc=args.soc, trace=args.trace is not None, kernel=args.kernel)
     return run, g, x
 
 
@@ -388,7 +394,8 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
     if run.kernel_runs:
         for k in run.kernel_runs:
             tr = k.trace
-            out(f"kernel: {k.kernel} on {k.block_dim} cores: {tr.cycles:.1f} cycles estimated, "
+            flavour = tr.meta.get("kernel_flavour", "?")
+            out(f"kernel: {k.kernel} ({flavour} flavour) on {k.block_dim} cores: {tr.cycles:.1f} cycles estimated, "
                 f"{tr.microseconds:.3f} us at {tr.clock_mhz} MHz")
         warnings = Counter(w.kind for k in run.kernel_runs for w in k.trace.warnings)
         total = sum(warnings.values())
@@ -485,6 +492,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ub-size", type=_positive("the UB size"), default=None, help="override the UB size in bytes")
     _add_value_options(p, {name: (spec.key, value) for spec in registry.ops() for name, value in spec.attrs.items()},
                        "attribute")
+    p.add_argument("--kernel", choices=FLAVOURS, default=None,
+                   help="the kernel flavour whose tiling to run (default: the op's first); any SoC: a what-if study")
     p.add_argument("--all", action="store_true", help="list every core, not the first and last few")
     p.set_defaults(func=cmd_tiling)
 
@@ -501,6 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", default=None, metavar="PATH", help="record every instruction; write a Chrome trace")
     p.add_argument("--buffer-num", type=_positive("BUFFER_NUM"), default=None,
                    help="queue buffers per kernel queue (simulator knob; CANN hard-codes 2)")
+    p.add_argument("--kernel", choices=FLAVOURS, default=None,
+                   help="kernel flavour to run (default: what a stock CANN install runs on the SoC; a flavour not "
+                        "registered for the SoC returns 561103)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("socs", help="list the SoC catalogue",

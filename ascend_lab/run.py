@@ -27,6 +27,7 @@ from .dtypes import as_acl_dtype, to_numpy
 from .opdev.errno import describe
 from .opdev.executor import L0Node
 from .ops import registry
+from .ops.l0_kernel import requested_kernel
 
 
 class _Null:
@@ -52,6 +53,8 @@ class Run:
     trace: Any = None
     kernel_runs: list[Any] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    #: The kernel flavour that ran ("tbe", "main" or "experimental"); None when no kernel node was built.
+    kernel: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -60,7 +63,8 @@ class Run:
     def __repr__(self) -> str:
         out = "None" if self.out is None else f"<{self.out.dtype} array {list(self.out.shape)}>"
         tr = "" if self.trace is None else f", trace=<{len(self.trace.events)} events>"
-        return (f"Run({self.op} on {self.soc}: status={self.status}, out={out}, graph={self.graph}, "
+        flavour = "" if self.kernel is None else f", kernel={self.kernel}"
+        return (f"Run({self.op} on {self.soc}{flavour}: status={self.status}, out={out}, graph={self.graph}, "
                 f"workspace_size={self.workspace_size}, cycles={self.cycles:.0f}{tr}, messages={len(self.messages)})")
 
     @property
@@ -171,7 +175,7 @@ def _resolve_soc(soc: str | None) -> str:
 
 def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             default_out: tuple[tuple[int, ...], Any] | None, scalars: list[aclScalar | None] = (),
-            trace: bool = False) -> Run:
+            trace: bool = False, kernel: str | None = None) -> Run:
     """Shared body: upload, phase 1, workspace, phase 2, copy back, release."""
     soc = _resolve_soc(soc)
     arrays = {k: (None if v is None else _as_array(v, k)) for k, v in inputs.items()}
@@ -196,10 +200,12 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             t_out = None if out_arr is None else held.upload(out_arr, "out", copy=user_out is not None)
             args = list(tensors.values())
             args.extend(scalars)
-            status, ws, exe = phase1(*args, t_out)
+            with requested_kernel(kernel):
+                status, ws, exe = phase1(*args, t_out)
             run.status, run.workspace_size = status, ws
             if status == 0:
                 run.graph, run.nodes = exe.graph, list(exe.nodes)
+                run.kernel = next((n.attrs["kernel"] for n in exe.nodes if "kernel" in n.attrs), None)
                 run.tiling = next((n.attrs["tiling"] for n in exe.nodes if "tiling" in n.attrs), None)
                 ws_ptr = None
                 if ws:
@@ -237,12 +243,15 @@ def _check_scalar(name: str, value: Any) -> None:
 
 
 def call(api_name: str, *args: Any, soc: str | None = None, out: Any = None, out_dtype: Any = None,
-         trace: bool = False, **kwargs: Any) -> Run:
+         trace: bool = False, kernel: str | None = None, **kwargs: Any) -> Run:
     """Call any registered aclnn API on numpy arrays: its tensors, then its scalars, in the API's order.
 
     ``al.hardsigmoid_backward(g, x)`` is ``call("hardsigmoid_backward", g, x)``. A tensor or scalar given as
     ``None`` is a nullptr; ``out`` defaults to the array torch_npu would allocate (``None``), or pass an
     array to write into, or ``NULLPTR``. Each scalar ``s`` takes its dtype from ``s_dtype`` (default float32).
+    ``kernel`` asks for one kernel flavour ("tbe", "main", "experimental"; "experimental" also models its custom
+    package being installed); None runs what CANN runs on the SoC. A flavour not registered for the SoC makes
+    phase 1 return 561103. ``run.kernel`` names the flavour that ran.
     """
     _, api = registry.aclnn_api(api_name)
     names = [py for py, _ in api.tensors] + [sc.name for sc in api.scalars]
@@ -272,7 +281,7 @@ def call(api_name: str, *args: Any, soc: str | None = None, out: Any = None, out
     with options(trace=trace):
         return _invoke(api.api, soc, api.get_workspace_size, api.run,
                        {c_name: arrays[py] for py, c_name in api.tensors}, out, default_out, scalars=scalars,
-                       trace=trace)
+                       trace=trace, kernel=kernel)
 
 
 def _convenience(api_name: str) -> Any:
@@ -286,6 +295,7 @@ def _convenience(api_name: str) -> Any:
                P("out", P.POSITIONAL_OR_KEYWORD, default=None), P("out_dtype", P.POSITIONAL_OR_KEYWORD, default=None),
                P("trace", P.POSITIONAL_OR_KEYWORD, default=False)]
     params += [P(f"{sc.name}_dtype", P.POSITIONAL_OR_KEYWORD, default="float32") for sc in api.scalars]
+    params += [P("kernel", P.KEYWORD_ONLY, default=None)]
     sig = inspect.Signature(params, return_annotation=Run)
 
     def bound(*args: Any, **kwargs: Any) -> Run:

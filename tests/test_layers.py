@@ -2,7 +2,8 @@
 
 From the bottom: ``base`` (SoC catalogue, op log) -> ``acl`` and ``dtypes`` (runtime, aclTensor) -> ``opdev``
 (status codes, dtype rules, executor, L0 graph) -> ``ascendc`` (the simulated AI Core, with its own numerics)
--> the kernel templates (``atvoss``, the elementwise/broadcast template) and the TBE DSL model (``tbe``) -> ``ops`` (operators, registry) -> the convenience layer and CLI -> ``viz`` -> ``book``. A module may import
+-> the kernel templates (``atvoss``, the elementwise/broadcast template) and the TBE DSL model (``tbe``)
+-> ``ops`` (operators, registry) -> the convenience layer and CLI -> ``viz`` -> ``book``. A module may import
 its own layer and the layers below. ``golden``, the test oracle, stands apart: it uses only the bottom
 layers and no simulator module imports it. Imports inside functions count too, and each needs a comment
 (on its line or the line above) saying why it is not at the top of the module.

@@ -55,7 +55,8 @@ __all__ = [
     "aclrtCreateStream", "aclrtDestroyStream", "aclrtSynchronizeStream", "aclrtMalloc", "aclrtFree", "aclrtMemcpy",
     "aclrtMemset", "aclrtGetMemInfo", "ACL_DDR_MEM", "ACL_HBM_MEM", "set_soc", "soc", "current_soc",
     "is_initialized", "current_device", "trim_pool", "pool_bytes", "pool_limit", "set_pool_limit",
-    "device_memory_size", "set_device_memory_size",
+    "device_memory_size", "set_device_memory_size", "install_custom_package", "remove_custom_package",
+    "custom_packages", "custom_package",
 ]
 
 # --- error codes (acl/acl_base.h, runtime rt error codes) -------------------------------------------
@@ -625,6 +626,12 @@ def aclrtGetMemInfo(attr: int) -> tuple[int, int, int]:
 set_soc = _platform.set_soc
 soc = _platform.soc
 current_soc = _platform.current_soc
+#: The ops-nn experimental kernels ship only as a custom operator package: ``acl.install_custom_package()``
+#: before phase 1 makes the aclnn APIs dispatch to them on the SoCs they register (see ``base.platform``).
+install_custom_package = _platform.install_custom_package
+remove_custom_package = _platform.remove_custom_package
+custom_packages = _platform.custom_packages
+custom_package = _platform.custom_package
 
 
 def is_initialized() -> bool:

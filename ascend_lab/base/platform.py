@@ -21,6 +21,10 @@ CATALOGUE = resources.files("ascend_lab.data").joinpath("platforms.ini")
 DEFAULT_SOC = "Ascend910B4"
 
 
+#: Bytes ``PlatformAscendC::GetCoreMemSize(UB)`` holds back on ASCEND910B-class SoCs (platform_ascendc.cpp).
+LOCAL_RESERV_SIZE = 256
+
+
 class NpuArch(IntEnum):
     """``GetCurNpuArch()`` values: the vector architecture generation."""
     DAV_1001 = 1001   # Ascend910 (training, coupled)
@@ -62,6 +66,15 @@ class SocInfo:
     gm_bandwidth_gbps: int
     coupled: bool
     note: str
+
+    @property
+    def core_mem_size_ub(self) -> int:
+        """``GetCoreMemSize(UB)``: the UB bytes a tiling sees. CANN's platform layer keeps LOCAL_RESERV_SIZE = 256 B
+        back "for kfc" when the SocVersion is ASCEND910B, which the string Ascend910_93 also maps to, so A2 and A3
+        tilings see 196352 B of a 196608 B UB (kernel_flavours §6); other SoCs see the whole UB."""
+        if self.soc_version in (SocVersion.ASCEND910B, SocVersion.ASCEND910_93):
+            return self.ub_size - LOCAL_RESERV_SIZE
+        return self.ub_size
 
     def is_regbase(self) -> bool:
         """``IsRegbase()``: the arch35 register-based vector architecture (Ascend950)."""
@@ -143,3 +156,55 @@ def GetCurNpuArch() -> NpuArch:  # CANN name
 def GetCurrentSocVersion() -> SocVersion:  # CANN name
     """SocVersion of the SoC in force."""
     return current_soc().soc_version
+
+
+def lib_api_workspace_size(soc: SocInfo) -> int:
+    """``PlatformAscendC::GetLibApiWorkSpaceSize()``: the system workspace a kernel built on the AscendC library
+    asks for -- 16 MiB on DAV_2201 and DAV_3510, 2 MiB elsewhere (kernel_flavours §6)."""
+    return (16 if soc.npu_arch in (NpuArch.DAV_2201, NpuArch.DAV_3510) else 2) * 1024 * 1024
+
+
+# --- installed custom operator packages ------------------------------------------------------------------------
+#: Custom ("vendor") operator packages a process can have installed. ops-nn builds its experimental kernels only
+#: as one (``build.sh --pkg --experimental``, installed under ``opp/vendors/<vendor>_nn`` and found through
+#: ``ASCEND_CUSTOM_OPP_PATH``); with it installed, an op whose experimental kernel is registered for the SoC
+#: runs that kernel instead of the built-in one (kernel_flavours §1; that the package wins is UNCONFIRMED).
+CUSTOM_PACKAGES = ("experimental",)
+_custom: tuple[str, ...] = ()
+
+
+def _check_package(name: str) -> str:
+    if name not in CUSTOM_PACKAGES:
+        raise ValueError(f"unknown custom operator package {name!r}; the simulator models {', '.join(CUSTOM_PACKAGES)}")
+    return name
+
+
+def install_custom_package(name: str = "experimental") -> None:
+    """Model installing a custom operator package (and pointing ``ASCEND_CUSTOM_OPP_PATH`` at it)."""
+    global _custom
+    name = _check_package(name)
+    if name not in _custom:
+        _custom = (*_custom, name)
+
+
+def remove_custom_package(name: str = "experimental") -> None:
+    """Model removing a custom operator package: the built-in kernels run again."""
+    global _custom
+    _custom = tuple(p for p in _custom if p != _check_package(name))
+
+
+def custom_packages() -> tuple[str, ...]:
+    """The custom operator packages installed now (empty for a stock CANN install)."""
+    return _custom
+
+
+@contextlib.contextmanager
+def custom_package(name: str = "experimental") -> Iterator[None]:
+    """``with custom_package("experimental"): ...`` runs the block with the package installed, then restores."""
+    global _custom
+    previous = _custom
+    install_custom_package(name)
+    try:
+        yield
+    finally:
+        _custom = previous

@@ -5,9 +5,13 @@ which appends a node to the executor (the *L0 graph*) and, if it produces a new 
 it in the workspace. Phase 2 (``<Op>(workspace, size, executor, stream)``) binds those tensors to the
 workspace the caller allocated and runs the nodes in order.
 
-Workspace rule of this simulator (documented, not read from CANN): every intermediate tensor takes its
-size rounded up to 512 bytes, plus whatever the kernels' tilings ask for (0 for these operators).
-Intermediates that are never written because a node was a no-op take no room.
+Workspace, as CANN's executor sums it (kernel_flavours §6, opbase ``op_executor.cpp`` and the ``MaxAllocator``
+of ``memory_allocator.cpp``): every intermediate tensor, and every workspace a kernel's tiling requests (a
+UINT8 tensor that lives for that kernel node only), takes ``roundUp(bytes + 32, 512)`` B. Taken in the order
+the graph creates them, each goes into a *bucket* whose last tensor's lifetime (producing node to last
+consuming node) does not overlap its own -- the last such bucket when several qualify, a new bucket when none
+does. A bucket is as large as its largest tensor, its tensors share its offset, and the workspace is the sum of
+the buckets. Intermediates that are never written because a node was a no-op take no room.
 
 Before phase 2 runs a single node it checks the memory of every tensor the graph touches (the caller's
 inputs and ``out``, and the intermediates just bound to the workspace): ``memory_problem()`` names the
@@ -28,6 +32,8 @@ from ..acl.types import aclDataType, aclFormat
 from ..dtypes import to_numpy
 
 WORKSPACE_ALIGN = 512
+#: Bytes the allocator adds to every tensor before rounding up to WORKSPACE_ALIGN.
+WORKSPACE_PAD = 32
 
 
 class UnsupportedDtypeError(ValueError):
@@ -68,8 +74,9 @@ class aclOpExecutor:
     def __init__(self, api: str):
         self.api = api
         self.nodes: list[L0Node] = []
-        self.workspace_size = 0
-        self._intermediates: list[tuple[aclTensor, int]] = []
+        self._intermediates: list[tuple[aclTensor, int]] = []    # (tensor, bytes) in creation order
+        self._kernel_workspaces: dict[int, L0Node] = {}          # id(workspace tensor) -> the node it serves
+        self._plan: tuple[dict[int, int], int] | None = None
         self.executed = False
         self.kernel_runs: list[Any] = []      # filled by kernel nodes (tiling, trace...) when they run
         #: id(tensor) -> the L2 argument name it was passed as ("gradOutput", "out"...), for messages
@@ -87,13 +94,63 @@ class aclOpExecutor:
         t = aclTensor(tuple(shape), dtype, contiguous_strides(shape), 0, aclFormat.ACL_FORMAT_ND,
                       tuple(shape), None, name=name)
         if nbytes > 0:
-            self._intermediates.append((t, self.workspace_size))
-            self.workspace_size += -(-nbytes // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+            self._intermediates.append((t, nbytes))
+            self._plan = None
+        return t
+
+    def alloc_kernel_workspace(self, nbytes: int, node: L0Node) -> aclTensor | None:
+        """The workspace ``node``'s kernel asks for (``GetWorkspaceSizes`` in its tiling): a UINT8 tensor in the
+        executor's workspace that lives while that node runs. None for 0 bytes."""
+        if nbytes <= 0:
+            return None
+        t = self.alloc_tensor((int(nbytes),), aclDataType.ACL_UINT8, name=f"{node.op}_workspace")
+        self._kernel_workspaces[id(t)] = node
         return t
 
     def add(self, node: L0Node) -> L0Node:
         self.nodes.append(node)
+        self._plan = None
         return node
+
+    @staticmethod
+    def tensor_room(nbytes: int) -> int:
+        """Workspace bytes one tensor takes: ``roundUp(bytes + 32, 512)``."""
+        return -(-(nbytes + WORKSPACE_PAD) // WORKSPACE_ALIGN) * WORKSPACE_ALIGN
+
+    def _lifetime(self, t: aclTensor) -> tuple[int, int]:
+        """(first, last) node index that touches ``t``; a kernel workspace lives at its node only."""
+        node = self._kernel_workspaces.get(id(t))
+        if node is not None:
+            i = next(k for k, n in enumerate(self.nodes) if n is node)
+            return i, i
+        touched = [k for k, n in enumerate(self.nodes) if any(x is t for x in (*n.inputs, *n.outputs))]
+        return (touched[0], touched[-1]) if touched else (len(self.nodes), len(self.nodes))
+
+    def _planned(self) -> tuple[dict[int, int], int]:
+        """Offsets of the intermediates and the workspace size, by the bucket rule of the module docstring."""
+        if self._plan is None:
+            buckets: list[dict[str, Any]] = []       # {"last": (first, last) of its newest tensor, "size", "ids"}
+            for t, nbytes in self._intermediates:
+                first, last = self._lifetime(t)
+                fits = [b for b in buckets if b["last"][1] < first or b["last"][0] > last]
+                bucket = fits[-1] if fits else None
+                if bucket is None:
+                    bucket = {"size": 0, "ids": []}
+                    buckets.append(bucket)
+                bucket["last"] = (first, last)
+                bucket["size"] = max(bucket["size"], self.tensor_room(nbytes))
+                bucket["ids"].append(id(t))
+            offsets, total = {}, 0
+            for b in buckets:
+                for i in b["ids"]:
+                    offsets[i] = total
+                total += b["size"]
+            self._plan = (offsets, total)
+        return self._plan
+
+    @property
+    def workspace_size(self) -> int:
+        return self._planned()[1]
 
     def GetWorkspaceSize(self) -> int:
         return self.workspace_size
@@ -101,7 +158,8 @@ class aclOpExecutor:
     @property
     def workspace_tensors(self) -> list[tuple[aclTensor, int]]:
         """The intermediate tensors that live in the workspace, with their byte offsets in it."""
-        return list(self._intermediates)
+        offsets = self._planned()[0]
+        return [(t, offsets[id(t)]) for t, _ in self._intermediates]
 
     @property
     def graph(self) -> list[str]:
@@ -109,7 +167,7 @@ class aclOpExecutor:
 
     # --- phase 2 -----------------------------------------------------------------------------------
     def bind(self, workspace: DevicePtr | None) -> None:
-        for t, off in self._intermediates:
+        for t, off in self.workspace_tensors:
             t.data = None if workspace is None else workspace + off
 
     def describe_tensor(self, t: aclTensor) -> str:

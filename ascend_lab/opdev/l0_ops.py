@@ -12,13 +12,12 @@ import numpy as np
 
 from ..acl.tensor import aclTensor
 from ..acl.types import aclDataType
+from ..base.platform import current_soc
 from ..dtypes import to_numpy
+from .aclnn_common import ParamError
+from .cast_engine import cast_engine
+from .errno import ACLNN_ERR_INNER_NULLPTR
 from .executor import L0Node, aclOpExecutor
-
-DT = aclDataType
-# Dtypes the AI Core Cast kernel handles in this simulator; others go to the AI CPU Cast kernel.
-_AICORE_CAST = {DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT16,
-                DT.ACL_INT32, DT.ACL_INT64, DT.ACL_BOOL}
 
 
 def Contiguous(x: aclTensor, executor: aclOpExecutor) -> aclTensor:
@@ -39,19 +38,28 @@ def Contiguous(x: aclTensor, executor: aclOpExecutor) -> aclTensor:
 
 
 def Cast(x: aclTensor, dtype: aclDataType, executor: aclOpExecutor) -> aclTensor:
-    """Convert to ``dtype`` (round to nearest even for narrowing floats); same dtype -> ``x`` itself."""
+    """Convert to ``dtype`` (round to nearest even for narrowing floats); same dtype -> ``x`` itself.
+
+    The node carries the engine CANN picks for the pair on the SoC's architecture (``cast_engine``); a pair no
+    engine supports is an L0 op returning null, which the aclnn API reports as 561103."""
     if x.dtype == dtype:
         return x
+    arch = current_soc().npu_arch
+    engine = cast_engine(x.dtype, dtype, arch)
+    if engine is None:
+        raise ParamError(ACLNN_ERR_INNER_NULLPTR,
+                         f"Cast {x.dtype.short} -> {dtype.short}: no AI Core or AI CPU kernel on {arch.name}; "
+                         "l0op::Cast returned nullptr")
     out = executor.alloc_tensor(x.view_dims, dtype, name=f"{x.name or 'x'}_{dtype.short}")
     np_dtype = to_numpy(dtype)
-    engine = "AICORE" if (x.dtype in _AICORE_CAST and dtype in _AICORE_CAST) else "AICPU"
 
     def run() -> None:
         with np.errstate(all="ignore"):
             out.numpy()[...] = x.numpy().astype(np_dtype)
 
     executor.add(L0Node("Cast", [x], [out], {"dst_type": dtype.name, "engine": engine},
-                        why=f"{x.dtype.short} -> {dtype.short}: the dtypes differ", run=run))
+                        why=f"{x.dtype.short} -> {dtype.short}: the dtypes differ ({engine} kernel on {arch.name})",
+                        run=run))
     return out
 
 

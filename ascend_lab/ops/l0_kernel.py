@@ -1,51 +1,106 @@
-"""The L0 node that launches an operator's kernel, shared by every ``op_api``.
+"""The L0 node that launches an operator's kernel, shared by every ``op_api``, and the dispatch that picks it.
 
 ``l0op::HardSigmoidGrad(...)`` and its siblings all do the same four things in phase 1: pick the kernel for
-the SoC in force (``dispatch``), run its host tiling now (``GetWorkspaceSize`` is where CANN tiles), record a
-node in the executor's graph, and leave a ``run`` that launches the kernel on the simulated cores in phase 2.
-The node's attributes say which kernel flavour was chosen and whether the op definition registers it for
-the SoC, so the graph, the CLI and the book can name what runs where.
+the SoC in force (:func:`dispatch`), run its host tiling now (``GetWorkspaceSize`` is where CANN tiles), record
+a node in the executor's graph, and leave a ``run`` that launches the kernel on the simulated cores in phase 2.
+The node's attributes say which kernel flavour was chosen and why, so the graph, the CLI and the book can
+name what runs where.
+
+Which kernel runs where (kernel_flavours §1): the L0 wrappers launch by op type only; the binary comes from
+the installed operator packages. A stock CANN install runs the built-in TBE kernels on 910A, 910B, 910_93
+and 310P and the ops-nn main-tree AscendC kernels on 950 (:func:`stock_flavour`). The ops-nn experimental
+kernels run only when their custom package is installed (``acl.install_custom_package()``), and then only on
+the SoCs their op definitions register. A caller may also ask for one flavour (``al.hardsigmoid_backward(...,
+kernel="main")``); a flavour with no kernel registered for the SoC fails phase 1 with 561103
+(ACLNN_ERR_INNER_NULLPTR), CANN's status when no kernel binary can be found.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..acl.tensor import aclTensor
-from ..base.platform import SocInfo, current_soc
+from ..base.platform import SocInfo, current_soc, custom_packages
+from ..opdev.aclnn_common import ParamError
+from ..opdev.errno import ACLNN_ERR_INNER_NULLPTR
 from ..opdev.executor import L0Node, aclOpExecutor
-from .spec import KernelSpec, OpSpec
+from .spec import FLAVOURS, KernelSpec, OpSpec
 
-__all__ = ["dispatch", "kernel_node"]
+__all__ = ["dispatch", "kernel_node", "requested_kernel", "stock_flavour"]
+
+_requested: contextvars.ContextVar[str | None] = contextvars.ContextVar("requested_kernel", default=None)
 
 
-def dispatch(spec: OpSpec, soc: SocInfo) -> KernelSpec:
-    """The kernel of ``spec`` that runs on ``soc``.
+@contextlib.contextmanager
+def requested_kernel(flavour: str | None) -> Iterator[None]:
+    """Kernel nodes created inside the block use ``flavour`` (None: the SoC's own choice)."""
+    if flavour is not None and flavour not in FLAVOURS:
+        raise ValueError(f"kernel must be one of {', '.join(FLAVOURS)} (or None), got {flavour!r}")
+    token = _requested.set(flavour)
+    try:
+        yield
+    finally:
+        _requested.reset(token)
 
-    Today every operator holds one kernel (the ops-nn experimental AscendC one) and the simulator runs it on
-    every SoC, saying in the node when CANN would run another kernel there."""
-    return spec.kernel(None)
+
+def stock_flavour(soc: SocInfo) -> str:
+    """What a stock CANN install runs on ``soc``: main-tree AscendC on 950 (regbase), built-in TBE elsewhere."""
+    return "main" if soc.is_regbase() else "tbe"
+
+
+def dispatch(spec: OpSpec, soc: SocInfo) -> tuple[KernelSpec, str]:
+    """The kernel of ``spec`` that runs on ``soc``, and a sentence saying why. Raises ParamError(561103) for a
+    requested flavour with no kernel registered for the SoC."""
+    want = _requested.get()
+    if want is not None:
+        kernel = spec.kernels.get(want)
+        if kernel is None:
+            raise ParamError(ACLNN_ERR_INNER_NULLPTR,
+                             f"{spec.op_type}: no {want} kernel found for {soc.name} (the simulator has "
+                             f"{', '.join(spec.kernels)} kernels of this op)")
+        if not kernel.registered_for(soc):
+            raise ParamError(ACLNN_ERR_INNER_NULLPTR,
+                             f"{spec.op_type}: no {want} kernel found for {soc.name}: its op definition registers "
+                             f"it for {', '.join(kernel.socs)}, not {soc.family}")
+        return kernel, f"the {want} kernel, as asked"
+    custom = spec.kernels.get("experimental")
+    if "experimental" in custom_packages() and custom is not None and custom.registered_for(soc):
+        return custom, f"the experimental custom package is installed and registers {spec.op_type} for {soc.family}"
+    stock = stock_flavour(soc)
+    kernel = spec.kernels.get(stock)
+    if kernel is not None and kernel.registered_for(soc):
+        return kernel, f"a stock CANN install runs the {stock} kernel on {soc.name}"
+    fallback = spec.kernel(None)
+    return fallback, (f"a stock CANN install runs the {stock} kernel on {soc.name}, which the simulator does not "
+                      f"have yet, so it runs the {fallback.flavour} kernel")
 
 
 def kernel_node(spec: OpSpec, inputs: Sequence[aclTensor], out: aclTensor, attrs: dict[str, Any],
                 executor: aclOpExecutor, why: str) -> L0Node:
-    """Tile now, record the kernel node, launch in phase 2. ``attrs`` are the op's tiling attributes."""
+    """Pick the kernel, tile now, record the kernel node, launch in phase 2. ``attrs``: the op's tiling attributes."""
     soc = current_soc()
-    kernel = dispatch(spec, soc)
-    td = kernel.tiling(inputs[0].Size(), inputs[0].dtype, soc.vector_core_num, soc.ub_size, **attrs)
+    kernel, reason = dispatch(spec, soc)
+    if kernel.tiling_shapes is not None:
+        td = kernel.tiling_shapes([tuple(t.view_dims) for t in inputs], tuple(out.view_dims), inputs[0].dtype,
+                                  soc.vector_core_num, soc.core_mem_size_ub, **attrs)
+    else:
+        td = kernel.tiling(inputs[0].Size(), inputs[0].dtype, soc.vector_core_num, soc.core_mem_size_ub, **attrs)
     registered = kernel.registered_for(soc)
-    if not registered:
-        stock = "main-tree AscendC" if soc.is_regbase() else "built-in TBE"
-        why += (f" (this AscendC kernel is registered for {', '.join(kernel.socs)}; on {soc.name} CANN runs its "
-                f"{stock} kernel instead -- the simulator runs the AscendC one)")
+    workspace = int(kernel.workspace(soc))
     node = L0Node(spec.op_type, list(inputs), [out],
-                  {**attrs, "tiling": td, "soc": soc.name, "kernel": kernel.flavour, "registered_for_soc": registered},
-                  why=why)
+                  {**attrs, "tiling": td, "soc": soc.name, "kernel": kernel.flavour, "registered_for_soc": registered,
+                   "workspace": workspace},
+                  why=f"{why} [{kernel.flavour} kernel: {reason}]")
 
     def run() -> None:
-        executor.kernel_runs.append(kernel.launch(td, *inputs, out, soc))
+        kr = kernel.launch(td, *inputs, out, soc)
+        kr.trace.meta["kernel_flavour"] = kernel.flavour
+        executor.kernel_runs.append(kr)
 
     node.run = run
     executor.add(node)
+    executor.alloc_kernel_workspace(workspace, node)
     return node

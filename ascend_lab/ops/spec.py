@@ -57,6 +57,17 @@ class KernelSpec:
     buffer_num: int = 2
     #: The dtype a tiling encodes on its own (HardSigmoidGrad's tilingKey), or None when it does not.
     tiling_dtype: Callable[[Any], str | None] = lambda td: None
+    #: For kernels that tile from shapes (the broadcast template): ``tiling_shapes(input_shapes, out_shape, dtype,
+    #: core_num, ub_size, **attrs)``. When None the L0 node calls ``tiling(n, ...)`` with n = input 0's element
+    #: count, as the experimental kernels' tilings count it.
+    tiling_shapes: Callable[..., Any] | None = None
+    #: The workspace the tiling requests on a SoC (``context->GetWorkspaceSizes``), in bytes; 0 for none.
+    workspace: Callable[[Any], int] = lambda soc: 0
+    #: "module:function" of this kernel's numpy oracle and the kernel-node attributes it takes ("soc" passes the
+    #: SoC name, for kernels whose numerics differ per SoC). Empty: the op's oracle. The simulator never imports
+    #: the oracle; tests and the CLI's check resolve the name.
+    oracle: str = ""
+    oracle_attrs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.flavour not in FLAVOURS:
@@ -117,7 +128,8 @@ class OpSpec:
     n_name: str = "total_length"               # the tiling's element-count parameter
     attrs: Mapping[str, float] = field(default_factory=dict)
     aclnn: AclnnSpec | None = None
-    #: "module:function" of the numpy oracle and the kernel-node attrs it takes (tests and the CLI's check).
+    #: "module:function" of the numpy oracle and the kernel-node attrs it takes (tests and the CLI's check), for
+    #: kernels that do not name their own.
     oracle: str = ""
     oracle_attrs: tuple[str, ...] = ()
     summary: str = ""
@@ -145,6 +157,11 @@ class OpSpec:
         except KeyError:
             raise ValueError(f"{self.op_type} has no {flavour!r} kernel in the simulator; it has "
                              f"{', '.join(self.kernels)}") from None
+
+    def oracle_for(self, flavour: str) -> tuple[str, tuple[str, ...]]:
+        """("module:function", attribute names) of the oracle for the ``flavour`` kernel."""
+        kernel = self.kernel(flavour)
+        return (kernel.oracle, kernel.oracle_attrs) if kernel.oracle else (self.oracle, self.oracle_attrs)
 
     def check_attrs(self, attrs: Mapping[str, Any]) -> dict[str, float]:
         """The tiling attributes with defaults filled in; unknown names raise TypeError naming the valid ones."""

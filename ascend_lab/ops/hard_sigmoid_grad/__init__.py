@@ -14,7 +14,8 @@ SPEC = OpSpec(
             tiling_data=op_host.HardSigmoidGradTilingData, core_ranges=op_host.core_ranges, tile_field="ubFactor",
             entry=op_kernel.hard_sigmoid_grad, template=op_kernel.template_args, launch=op_kernel.launch,
             args=("gradOutput", "self", "gradInput"), buffer_num=op_kernel.BUFFER_NUM,
-            tiling_dtype=op_host.tiling_dtype,
+            tiling_dtype=op_host.tiling_dtype, oracle="ascend_lab.golden:hard_sigmoid_grad",
+            oracle_attrs=("alpha", "beta"),
             source="ops-nn:experimental/activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
         # the built-in AscendC kernel a stock CANN runs on 950 (kernel_flavours.md §1, §2)
         "main": KernelSpec(
@@ -22,7 +23,8 @@ SPEC = OpSpec(
             tiling_data=op_host.HardSigmoidGradTilingData, core_ranges=op_host.core_ranges, tile_field="ubFactor",
             entry=main_kernel.hard_sigmoid_grad, template=main_kernel.template_args, launch=main_kernel.launch,
             args=("gradOutput", "self", "gradInput"), buffer_num=main_kernel.BUFFER_NUM,
-            tiling_dtype=op_host.tiling_dtype,
+            tiling_dtype=op_host.tiling_dtype, oracle="ascend_lab.golden:hard_sigmoid_grad_main950",
+            oracle_attrs=("alpha", "beta"),
             source="ops-nn:activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.1)
         "tbe": KernelSpec(
@@ -30,6 +32,7 @@ SPEC = OpSpec(
             tiling_data=tbe_kernel.HardSigmoidGradTbeTilingData, core_ranges=tbe_kernel.core_ranges,
             tile_field="ubFactor", entry=tbe_kernel.hard_sigmoid_grad, template=tbe_kernel.template_args,
             launch=tbe_kernel.launch, args=("gradOutput", "self", "gradInput"),
+            oracle="ascend_lab.golden:hard_sigmoid_grad_legacy_tbe", oracle_attrs=("alpha",),
             source="built-in TBE impl/dynamic/hard_sigmoid_grad.py (modelled schedule)"),
     },
     aclnn=op_api.ACLNN, oracle="ascend_lab.golden:hard_sigmoid_grad", oracle_attrs=("alpha", "beta"),

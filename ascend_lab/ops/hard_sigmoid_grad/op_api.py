@@ -37,7 +37,7 @@ from ...opdev.data_type_utils import CanCast, PromoteType
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ...opdev.executor import aclOpExecutor
 from .. import registry
-from ..l0_kernel import kernel_node
+from ..l0_kernel import dispatch, kernel_node
 from ..spec import AclnnSpec
 from . import op_host
 
@@ -48,7 +48,16 @@ MAX_SUPPORT_DIMS_NUMS = 8
 
 #: alpha as the experimental aclnn passes it to L0 (``0.16666666`` as a C float), and beta (§1.3).
 ALPHA = np.float32(0.16666666)
+#: alpha as the shipping (ops-nn main-tree) aclnn passes it, on every SoC: ``1.0f / 6.0f`` (kernel_flavours §1).
+ALPHA_MAIN = np.float32(np.float32(1.0) / np.float32(6.0))
 BETA = np.float32(0.5)
+
+
+def aclnn_alpha(flavour: str) -> np.float32:
+    """The alpha the aclnn layer hands to L0. The shipping aclnn is the main-tree one on every SoC (1/6f); the
+    experimental package ships its own aclnn (0.16666666f) with its kernel, and the simulator assumes the two come
+    together when that package's kernel runs (that the package's aclnn replaces the built-in one is UNCONFIRMED)."""
+    return ALPHA if flavour == "experimental" else ALPHA_MAIN
 
 ASCEND910_DTYPE_SUPPORT_LIST = (DT.ACL_FLOAT, DT.ACL_FLOAT16)
 ASCEND910B_DTYPE_SUPPORT_LIST = (DT.ACL_FLOAT, DT.ACL_BF16, DT.ACL_FLOAT16)
@@ -128,7 +137,8 @@ def aclnnHardsigmoidBackwardGetWorkspaceSize(gradOutput: aclTensor | None, self:
     promote = PromoteType(gradOutput.dtype, self.dtype)
     g = l0_ops.Cast(l0_ops.Contiguous(gradOutput, exe), promote, exe)
     s = l0_ops.Cast(l0_ops.Contiguous(self, exe), promote, exe)
-    y = HardSigmoidGrad(g, s, ALPHA, BETA, exe)
+    kernel, _ = dispatch(registry.get("hard_sigmoid_grad"), current_soc())
+    y = HardSigmoidGrad(g, s, aclnn_alpha(kernel.flavour), BETA, exe)
     y = l0_ops.Cast(y, out.dtype, exe)
     l0_ops.ViewCopy(y, out, exe)
     return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe

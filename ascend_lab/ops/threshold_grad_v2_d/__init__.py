@@ -2,8 +2,10 @@
 
 aclnnThresholdBackward belongs to this package; with a threshold of 0 it reaches ReluGrad (``ops/relu_grad``)."""
 
+from ...base.platform import lib_api_workspace_size
 from ..spec import KernelSpec, OpSpec
 from . import op_api, op_host, op_kernel
+from .op_kernel import main as main_kernel
 from .op_kernel import tbe as tbe_kernel
 
 SPEC = OpSpec(
@@ -15,8 +17,15 @@ SPEC = OpSpec(
             tiling_data=op_host.ThresholdGradV2DTilingData, core_ranges=op_host.core_ranges,
             tile_field="tileDataNum", entry=op_kernel.threshold_grad_v2_d, template=op_kernel.template_args,
             launch=op_kernel.launch, args=("input_gradient", "input_feature", "output_backprops"),
-            buffer_num=op_kernel.BUFFER_NUM,
+            buffer_num=op_kernel.BUFFER_NUM, workspace=lib_api_workspace_size,
             source="ops-nn:experimental/activation/threshold_grad_v2_d/op_kernel/threshold_grad_v2_d.h"),
+        # the 950 main-tree kernel: a DAG on the atvoss template (kernel_flavours.md §3)
+        "main": KernelSpec(
+            flavour="main", socs=("ascend950",), tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
+            tiling_data=main_kernel.TilingData, core_ranges=main_kernel.core_ranges, tile_field="ubFormer",
+            entry=main_kernel.threshold_grad_v2_d, template=main_kernel.template_args, launch=main_kernel.launch,
+            args=main_kernel.ARGS, buffer_num=main_kernel.BUFFER_NUM, workspace=main_kernel.workspace_size,
+            source="ops-nn:activation/threshold_grad_v2_d/op_kernel/arch35/threshold_grad_v2_d_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.2)
         "tbe": KernelSpec(
             flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,

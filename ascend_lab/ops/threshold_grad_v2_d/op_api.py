@@ -17,9 +17,9 @@ Mirrors ``ops-nn:activation/threshold_grad_v2_d/op_api/aclnn_threshold_backward.
 10. ``|thresholdVal_| <= FLT_EPSILON`` -> ReluGrad, else ThresholdGradV2D(threshold)
 11. ViewCopy into out
 
-The simulator adds one node CANN does not have: when the inputs broadcast, ``BroadcastTo`` expands
-them before the kernel, because the experimental kernel's tiling counts only input 0's elements
-(§4.1) and would otherwise read past the smaller input. The book explains why.
+As in CANN's graph there is no broadcast node: the kernel receives both inputs with their own shapes. The
+experimental kernel's tiling counts only input 0's elements (cann_facts §4.1), so with broadcasting inputs it
+reads past the smaller one -- the real kernel's defect, which the sanitizer reports and the book explains.
 """
 
 from __future__ import annotations
@@ -117,10 +117,11 @@ def _check_params(grad_output: aclTensor | None, self: aclTensor | None, out: ac
 
 def _kernel_node(key: str, grad: aclTensor, feat: aclTensor, attrs: dict[str, float],
                  executor: aclOpExecutor, why: str) -> aclTensor:
-    """``l0op::ThresholdGradV2D`` / ``l0op::ReluGrad``: broadcast, infer, tile (phase 1), launch (phase 2)."""
-    shape = l0_ops.broadcast_shape(grad.view_dims, feat.view_dims)
-    grad = l0_ops.BroadcastTo(grad, shape, executor)
-    feat = l0_ops.BroadcastTo(feat, shape, executor)
+    """``l0op::ThresholdGradV2D`` / ``l0op::ReluGrad``: infer the broadcast output, tile (phase 1), launch (phase 2).
+
+    The inputs reach the kernel with their own shapes, as in CANN's graph: the main-tree and TBE kernels broadcast
+    them natively; the experimental kernels tile by input 0's element count and read both inputs at the same
+    offsets, so a broadcast call makes them read past the smaller input (the sanitizer reports it)."""
     spec = registry.get(key)
     out = executor.alloc_tensor(spec.infer_shape(grad.view_dims, feat.view_dims), feat.dtype,
                                 name="output_backprops")

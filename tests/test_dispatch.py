@@ -1,0 +1,90 @@
+"""What runs where (kernel_flavours §1): every (op, SoC, flavour) through the aclnn path.
+
+A flavour whose kernel is registered for the SoC runs and matches that kernel's own oracle bit for bit; any other
+flavour fails phase 1 with 561103 and a log line naming op, flavour and SoC. With no flavour asked for, a stock
+install runs TBE on 910A/910B/910_93/310P and the main-tree kernel on 950; with the experimental custom package
+installed, the experimental kernel runs where its op definition registers it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_bits_equal, oracle_of
+
+import ascend_lab as al
+from ascend_lab.base import platform
+from ascend_lab.ops import registry
+from ascend_lab.ops.l0_kernel import stock_flavour
+from ascend_lab.ops.spec import FLAVOURS
+
+#: How a test reaches each L0 op through its aclnn API (ReluGrad: ThresholdBackward with threshold 0).
+REACH = {"HardSigmoidGrad": ("hardsigmoid_backward", ()), "ThresholdGradV2D": ("threshold_backward", (0.5,)),
+         "ReluGrad": ("threshold_backward", (0.0,))}
+G = np.linspace(-3.5, 3.5, 3001, dtype=np.float32)
+X = np.linspace(-4.0, 4.0, 3001, dtype=np.float32)[::-1].copy()
+
+
+def call(op_type: str, soc: str, kernel: str | None) -> al.Run:
+    api, scalars = REACH[op_type]
+    return al.call(api, G, X, *scalars, soc=soc, kernel=kernel)
+
+
+def test_every_registered_op_is_reachable():
+    assert {s.op_type for s in registry.ops()} == set(REACH)
+
+
+@pytest.mark.parametrize("soc", platform.socs())
+@pytest.mark.parametrize("op_type", sorted(REACH))
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_asked_flavour_runs_where_registered_else_561103(op_type, soc, flavour):
+    spec = registry.get(op_type)
+    info = platform.get_soc(soc)
+    kernel = spec.kernels.get(flavour)
+    run = call(op_type, soc, flavour)
+    if kernel is not None and kernel.registered_for(info):
+        assert run.status == 0, run.messages
+        assert run.kernel == flavour and op_type in run.graph
+        name, oracle = oracle_of(run)
+        assert_bits_equal(run.out, oracle(G, X), f"{op_type} {flavour} on {soc} vs {name}")
+        assert run.kernel_runs[0].trace.meta["kernel_flavour"] == flavour
+    else:
+        assert run.status == 561103, (run.status, run.messages)
+        log = " ".join(run.messages)
+        assert op_type in log and flavour in log and soc in log, log
+
+
+@pytest.mark.parametrize("soc", platform.socs())
+@pytest.mark.parametrize("op_type", sorted(REACH))
+def test_default_is_what_a_stock_install_runs(op_type, soc):
+    spec = registry.get(op_type)
+    info = platform.get_soc(soc)
+    stock = stock_flavour(info)
+    assert stock == ("main" if soc.startswith("Ascend950") else "tbe")
+    run = call(op_type, soc, None)
+    assert run.status == 0, run.messages
+    assert run.kernel == stock, f"{op_type} on {soc}: ran {run.kernel}, a stock install runs {stock}"
+    assert spec.kernels[stock].registered_for(info)
+    node = next(n for n in run.nodes if n.op == op_type)
+    assert node.attrs["kernel"] == stock and stock in node.why
+
+
+@pytest.mark.parametrize("soc", platform.socs())
+@pytest.mark.parametrize("op_type", sorted(REACH))
+def test_custom_package_runs_the_experimental_kernel_where_registered(op_type, soc):
+    spec = registry.get(op_type)
+    info = platform.get_soc(soc)
+    with al.acl.custom_package("experimental"):
+        run = call(op_type, soc, None)
+    assert run.status == 0, run.messages
+    experimental = spec.kernels.get("experimental")
+    if experimental is not None and experimental.registered_for(info):
+        assert run.kernel == "experimental"
+    else:
+        assert run.kernel == stock_flavour(info)
+    assert al.acl.custom_packages() == ()
+
+
+def test_unknown_flavour_is_a_value_error():
+    with pytest.raises(ValueError, match="kernel must be one of tbe, main, experimental"):
+        al.hardsigmoid_backward(G, X, kernel="cuda")
