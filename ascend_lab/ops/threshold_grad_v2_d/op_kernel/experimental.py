@@ -13,7 +13,7 @@ compares against ``half(threshold)``; bf16 goes through fp32 and back with CAST_
 path uses its second half-sized temp as a float tensor, overrunning it into free UB (a ``ub-overrun``
 warning), exactly as the source does.
 
-``ComputeRelu`` is the simulator's ReluGrad (threshold 0) on the same skeleton; see ``relu_grad/op_kernel``.
+ReluGrad (threshold 0) has its own experimental kernel, ``relu_grad/op_kernel/experimental.py``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from ....ascendc import (
     uint8_t,
 )
 from ....ascendc import launch as _launch
-from ....ascendc.instructions import Not
 from ....dtypes import bfloat16, to_numpy
 from ....opdev.tiling_data import GET_TILING_DATA
 from ...kernel_args import gm_arg, launch_options
@@ -59,11 +58,10 @@ BACK_MODE = {np.dtype(np.int32): RoundMode.CAST_TRUNC, bfloat16: RoundMode.CAST_
 
 
 class KernelThresholdGradV2D:
-    """``KernelThresholdGradV2D<T>``; ``relu=True`` swaps in the ReluGrad compute step."""
+    """``KernelThresholdGradV2D<T>``."""
 
-    def __init__(self, T: Any, relu: bool = False, buffer_num: int = BUFFER_NUM):
+    def __init__(self, T: Any, buffer_num: int = BUFFER_NUM):
         self.T = np.dtype(T)
-        self.relu = relu
         self.bufferNum = buffer_num
         self.pipe = TPipe()
         self.inQueueG = TQue(VECIN, buffer_num)
@@ -92,7 +90,7 @@ class KernelThresholdGradV2D:
             global_offset = td.bigCoreDataNum * core_id - (td.bigCoreDataNum - td.smallCoreDataNum) * (
                 core_id - td.tailBlockNum)
         self.tileDataNum = td.tileDataNum
-        self.threshold = getattr(td, "threshold", 0.0)
+        self.threshold = td.threshold
         off = global_offset * sizeof(T)
         self.gGm.SetGlobalBuffer(input_gradient + off, self.coreDataNum)
         self.fGm.SetGlobalBuffer(input_feature + off, self.coreDataNum)
@@ -132,9 +130,7 @@ class KernelThresholdGradV2D:
         mask = self.maskBuf.Get(uint8_t)
         scalar_mode = SELMODE.VSEL_TENSOR_SCALAR_MODE
         thr = float_.type(self.threshold)
-        if self.relu:
-            self.ComputeRelu(g, f, out, mask, n)
-        elif T == float_ or T == half:
+        if T == float_ or T == half:
             CompareScalar(mask, f, T.type(thr), CMPMODE.GT, n)   # fp16: against half(threshold)
             Select(out, mask, g, T.type(0), scalar_mode, n)
         elif T in VIA_FP32:
@@ -161,33 +157,6 @@ class KernelThresholdGradV2D:
         self.inQueueG.FreeTensor(g)
         self.inQueueF.FreeTensor(f)
 
-    def ComputeRelu(self, g: Any, f: Any, out: Any, mask: Any, n: int) -> None:
-        """out = (feature <= 0) ? 0 : grad. The LE mask is inverted with Not so that NaN features
-        (LE is false) keep their gradient, then Select(mask ? grad : 0)."""
-        T = self.T
-        scalar_mode = SELMODE.VSEL_TENSOR_SCALAR_MODE
-        if T in (float_, half, np.dtype(np.int64)):
-            CompareScalar(mask, f, T.type(0), CMPMODE.LE, n)
-            Not(mask.ReinterpretCast(np.uint16), mask.ReinterpretCast(np.uint16), -(-n // 16))
-            Select(out, mask, g, T.type(0), scalar_mode, n)
-            return
-        if T in VIA_FP32:
-            tmp = self.tmpQueue1.AllocTensor(float_)
-            Cast(tmp, f, RoundMode.CAST_NONE, n)
-            CompareScalar(mask, tmp, float_.type(0), CMPMODE.LE, n)
-            Not(mask.ReinterpretCast(np.uint16), mask.ReinterpretCast(np.uint16), -(-n // 16))
-            Cast(tmp, g, RoundMode.CAST_NONE, n)
-            Select(tmp, mask, tmp, float_.type(0), scalar_mode, n)
-            Cast(out, tmp, BACK_MODE[T], n)
-            return
-        tmp_h = self.tmpQueue1.AllocTensor(half)                     # int8 / uint8: exact in half
-        Cast(tmp_h, f, RoundMode.CAST_NONE, n)
-        CompareScalar(mask, tmp_h, half.type(0), CMPMODE.LE, n)
-        Not(mask.ReinterpretCast(np.uint16), mask.ReinterpretCast(np.uint16), -(-n // 16))
-        Cast(tmp_h, g, RoundMode.CAST_NONE, n)
-        Select(tmp_h, mask, tmp_h, half.type(0), scalar_mode, n)
-        Cast(out, tmp_h, RoundMode.CAST_TRUNC, n)
-
     def CopyOut(self, i: int) -> None:
         out = self.outQueue.DeQue(self.T)
         DataCopy(self.outGm[i * self.tileDataNum], out, self.processDataNum)
@@ -195,28 +164,25 @@ class KernelThresholdGradV2D:
 
 
 def threshold_grad_v2_d(input_gradient: GmAddr, input_feature: GmAddr, output_backprops: GmAddr,
-                        workspace: Any, tiling: bytes, *, dtype: Any, relu: bool = False,
-                        bufferNum: int = BUFFER_NUM, tiling_class: type = ThresholdGradV2DTilingData) -> None:
-    """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``. ReluGrad runs
-    the same skeleton (``relu=True``) on its own TilingData struct (``tiling_class``, same eight fields)."""
-    td = GET_TILING_DATA(tiling_class, tiling)
-    op = KernelThresholdGradV2D(dtype, relu=relu, buffer_num=bufferNum)
+                        workspace: Any, tiling: bytes, *, dtype: Any, bufferNum: int = BUFFER_NUM) -> None:
+    """The ``__global__ __aicore__`` entry; ``dtype`` plays the role of ``DTYPE_INPUT_GRADIENT``."""
+    td = GET_TILING_DATA(ThresholdGradV2DTilingData, tiling)
+    op = KernelThresholdGradV2D(dtype, buffer_num=bufferNum)
     op.Init(input_gradient, input_feature, output_backprops, td)
     op.Process()
 
 
-def template_args(td: Any, dtype: Any, buffer_num: int = BUFFER_NUM, *, relu: bool = False) -> dict[str, Any]:
-    """The entry's template arguments: ``DTYPE_INPUT_GRADIENT`` (as a numpy dtype), ReluGrad or not (with its
-    TilingData class, the type of ``td``), BUFFER_NUM."""
-    return {"dtype": to_numpy(dtype), "relu": relu, "bufferNum": buffer_num, "tiling_class": type(td)}
+def template_args(td: Any, dtype: Any, buffer_num: int = BUFFER_NUM) -> dict[str, Any]:
+    """The entry's template arguments: ``DTYPE_INPUT_GRADIENT`` (as a numpy dtype) and BUFFER_NUM."""
+    return {"dtype": to_numpy(dtype), "bufferNum": buffer_num}
 
 
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, record: bool | None = None,
-           buffer_num: int | None = None, cores: Any = None, *, relu: bool = False) -> KernelRun:
-    """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2); ``relu`` runs ReluGrad."""
+           buffer_num: int | None = None, cores: Any = None) -> KernelRun:
+    """Launch on ``td.blockDim`` cores with aclTensors from the L0 graph (phase 2)."""
     rec, buffer_num = launch_options(record, buffer_num, BUFFER_NUM)
-    names = ("gradients", "features", "backprops") if relu else ("input_gradient", "input_feature", "output_backprops")
+    names = ("input_gradient", "input_feature", "output_backprops")
     args = [gm_arg(t, name) for t, name in zip((grad, feat, out), names, strict=True)]
     return _launch(threshold_grad_v2_d, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=rec,
-                   kernel_name="ReluGrad" if relu else "ThresholdGradV2D", tiling_data=td, cores=cores,
-                   **template_args(td, grad.dtype, buffer_num, relu=relu))
+                   kernel_name="ThresholdGradV2D", tiling_data=td, cores=cores,
+                   **template_args(td, grad.dtype, buffer_num))
