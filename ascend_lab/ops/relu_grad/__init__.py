@@ -13,6 +13,7 @@ SPEC = OpSpec(
             tiling_data=op_host.ReluGradTilingData, core_ranges=op_host.core_ranges, tile_field="tileDataNum",
             entry=op_kernel.relu_grad, template=op_kernel.template_args, launch=op_kernel.launch,
             args=("gradients", "features", "backprops"), buffer_num=op_kernel.BUFFER_NUM,
+            workspace=op_host.workspace_size,
             source="ops-nn:experimental/activation/relu_grad/op_kernel/relu_grad.h"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.3)
         "tbe": KernelSpec(

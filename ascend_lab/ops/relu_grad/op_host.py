@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...acl.types import aclDataType as DT
-from ...base.platform import NpuArch, SocInfo, get_soc
+from ...base.platform import SocInfo, get_soc, lib_api_workspace_size
 from ...dtypes import as_acl_dtype, itemsize
 from ...opdev.op_def import Input, OpDef, Output
 from ...opdev.tiling_data import TilingData, require_count, uint64
@@ -60,11 +60,6 @@ UB_NUM: dict[DT, int] = {
     DT.ACL_FLOAT: 7, DT.ACL_FLOAT16: 7, DT.ACL_BF16: 10, DT.ACL_INT8: 10, DT.ACL_UINT8: 10, DT.ACL_INT32: 6,
 }
 
-#: ``GetLibApiWorkSpaceSize()``: 16 MiB on DAV_2201 and DAV_3510, 2 MiB elsewhere (``kernel_flavours.md`` §6).
-_LIB_API_WORKSPACE = {NpuArch.DAV_2201: 16 * 1024 * 1024, NpuArch.DAV_3510: 16 * 1024 * 1024}
-_LIB_API_WORKSPACE_OTHER = 2 * 1024 * 1024
-
-
 def _require_experimental(dtype: Any) -> DT:
     dt = OP_DEF.require_dtype(dtype)
     if dt not in EXPERIMENTAL_DTYPES:
@@ -84,8 +79,7 @@ def workspace_size(soc: str | SocInfo | None = None) -> int:
     i.e. 16 MiB on DAV_2201 (910B, 910_93) and DAV_3510 (950), 2 MiB on the other architectures.
     ``soc`` is a catalogue name or entry (default: the SoC in force). The executor, not this function,
     turns it into ``workspaceSize`` (its bucket rule adds 512 B of rounding)."""
-    info = get_soc(soc)
-    return _LIB_API_WORKSPACE.get(info.npu_arch, _LIB_API_WORKSPACE_OTHER)
+    return lib_api_workspace_size(get_soc(soc))              # usrSize is 0: only the library's workspace
 
 
 class ReluGradTilingData(TilingData):
