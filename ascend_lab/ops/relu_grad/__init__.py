@@ -2,6 +2,7 @@
 
 from ..spec import KernelSpec, OpSpec
 from . import op_host, op_kernel
+from .op_kernel import main as main_kernel
 from .op_kernel import tbe as tbe_kernel
 
 SPEC = OpSpec(
@@ -15,6 +16,13 @@ SPEC = OpSpec(
             args=("gradients", "features", "backprops"), buffer_num=op_kernel.BUFFER_NUM,
             workspace=op_host.workspace_size,
             source="ops-nn:experimental/activation/relu_grad/op_kernel/relu_grad.h"),
+        # the 950 main-tree kernel (relu_grad_apt): a DAG on the atvoss template (kernel_flavours.md §3)
+        "main": KernelSpec(
+            flavour="main", socs=("ascend950",), tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
+            tiling_data=main_kernel.TilingData, core_ranges=main_kernel.core_ranges, tile_field="tileNum",
+            entry=main_kernel.relu_grad, template=main_kernel.template_args, launch=main_kernel.launch,
+            args=main_kernel.ARGS, buffer_num=main_kernel.BUFFER_NUM, workspace=main_kernel.workspace_size,
+            source="ops-nn:activation/relu_grad/op_kernel/arch35/relu_grad_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.3)
         "tbe": KernelSpec(
             flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,
