@@ -22,6 +22,7 @@ SPEC = OpSpec(
             tiling_data=main_kernel.TilingData, core_ranges=main_kernel.core_ranges, tile_field="tileNum",
             entry=main_kernel.relu_grad, template=main_kernel.template_args, launch=main_kernel.launch,
             args=main_kernel.ARGS, buffer_num=main_kernel.BUFFER_NUM, workspace=main_kernel.workspace_size,
+            oracle="ascend_lab.golden:relu_grad_main950",
             source="ops-nn:activation/relu_grad/op_kernel/arch35/relu_grad_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.3)
         "tbe": KernelSpec(

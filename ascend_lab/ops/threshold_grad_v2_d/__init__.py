@@ -25,6 +25,7 @@ SPEC = OpSpec(
             tiling_data=main_kernel.TilingData, core_ranges=main_kernel.core_ranges, tile_field="ubFormer",
             entry=main_kernel.threshold_grad_v2_d, template=main_kernel.template_args, launch=main_kernel.launch,
             args=main_kernel.ARGS, buffer_num=main_kernel.BUFFER_NUM, workspace=main_kernel.workspace_size,
+            oracle="ascend_lab.golden:threshold_grad_v2_d_main950", oracle_attrs=("threshold",),
             source="ops-nn:activation/threshold_grad_v2_d/op_kernel/arch35/threshold_grad_v2_d_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.2)
         "tbe": KernelSpec(
