@@ -36,9 +36,10 @@ constants are) and become Mins/Maxs (same values; the Duplicate the source's bro
 issued); ``vmul`` by a broadcast scalar becomes Muls for the same reason of uniformity. TBE pairs ``vcmp``
 and ``vsel`` per repeat through the CMPMASK register (910A's Select offers only that mode); the model
 collapses each pair into one compare and one Select over the tile: same values, two instructions' cost.
-The 8 KB the AscendC library reserves at the top of UB stays reserved in the simulator; the buffers this
-lowering allocates stay below it because dead values share buffers (the schedule's ``coexist`` budget is
-an upper bound).
+The entry is marked ``kernel_api = "cce"``: the simulator then applies neither the AscendC API's limits
+(910A's mode-0-only Select, Compare dtypes) nor the AscendC library's Select scratch at TMP_UB_OFFSET,
+which TBE's own code does not use; dead values share buffers (the schedule's ``coexist`` budget is an
+upper bound).
 """
 
 from __future__ import annotations
@@ -446,6 +447,7 @@ def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[Til
     entry.__name__ = name
     entry.__qualname__ = name
     entry.program = program          # type: ignore[attr-defined]
+    entry.kernel_api = "cce"         # type: ignore[attr-defined]  # TBE emits CCE: no AscendC API limits or scratch
     return entry
 
 
