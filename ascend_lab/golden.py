@@ -493,9 +493,11 @@ _RELU_DTYPES = (F32, F16, BF16, I8, U8, I32, I64)
 
 
 def relu_grad(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
-    """ReluGrad as the simulator runs it when |threshold| <= FLT_EPSILON (§3.2, §5):
-    ``out = (feature <= 0) ? 0 : grad`` by CompareScalar(LE) + Not + Select, so NaN features keep
-    their gradient and inf/NaN gradients pass untouched where feature > 0 (no multiply).
+    """The select rule of ReluGrad, ``out = (feature <= 0) ? 0 : grad`` (the simulator's former ReluGrad
+    model, kept for its callers): NaN features keep their gradient, inf/NaN gradients pass untouched where
+    feature > 0 (no multiply). Every ReluGrad kernel gives these values on fp32/fp16 finite gradients (up to
+    the sign of a zero), but no kernel follows it everywhere: see ``relu_grad_experimental`` (910B custom
+    package) and the TBE and main-tree oracles for what each kernel computes.
 
     The select happens in the kernel's working dtype: fp32/fp16/int64 natively; bf16 and int32 through
     fp32 (CAST_NONE in; back with CAST_RINT for bf16, CAST_TRUNC for int32, so int32 gradients beyond
