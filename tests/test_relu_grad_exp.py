@@ -55,7 +55,7 @@ def test_spec_points_at_the_experimental_kernel():
     k = spec.kernel("experimental")
     assert k.socs == ("ascend910b",)
     assert k.tiling is op_host.tiling and k.entry is kernel.relu_grad and k.launch is kernel.launch
-    assert spec.oracle == "ascend_lab.golden:relu_grad_experimental"
+    assert spec.oracle_for("experimental") == ("ascend_lab.golden:relu_grad_experimental", ())
     assert k.registered_for(get_soc("Ascend910B4")) and not k.registered_for(get_soc("Ascend950PR"))
     assert k.workspace(get_soc("Ascend910B4")) == 16 * MiB                     # GetLibApiWorkSpaceSize on 2201
 

@@ -14,7 +14,7 @@ SPEC = OpSpec(
             tiling_data=op_host.ReluGradTilingData, core_ranges=op_host.core_ranges, tile_field="tileDataNum",
             entry=op_kernel.relu_grad, template=op_kernel.template_args, launch=op_kernel.launch,
             args=("gradients", "features", "backprops"), buffer_num=op_kernel.BUFFER_NUM,
-            workspace=op_host.workspace_size,
+            workspace=op_host.workspace_size, oracle="ascend_lab.golden:relu_grad_experimental",
             source="ops-nn:experimental/activation/relu_grad/op_kernel/relu_grad.h"),
         # the 950 main-tree kernel (relu_grad_apt): a DAG on the atvoss template (kernel_flavours.md §3)
         "main": KernelSpec(
@@ -32,6 +32,6 @@ SPEC = OpSpec(
             args=("gradients", "features", "backprops"),
             source="built-in TBE impl/dynamic/relu_grad.py (modelled schedule)"),
     },
-    oracle="ascend_lab.golden:relu_grad_experimental",
+    oracle="ascend_lab.golden:relu_grad",
     summary="out = grad where feature > 0, else 0",
 )
