@@ -102,8 +102,9 @@ _FIELD_HINTS = {
               "PromoteType(gradOutput, self) cannot be cast to out (CanCast); out itself is not checked "
               "against the list",
     "promote": "both inputs are cast to PromoteType(gradOutput, self) before the kernel",
-    "compute": "the fp32 and fp16 kernels compute in their own dtype; the bf16 kernel casts each tile to "
-               "float, computes in fp32 and casts back",
+    "compute": "which kernel computes depends on the SoC (run.kernel names it): a stock CANN install runs "
+               "the built-in TBE kernel on 910A/910B/910_93/310P and the main-tree AscendC kernel on "
+               "Ascend950; look at the bytes per element of each kernel's Muls for a float16 and a bfloat16 run",
     "casts": "a Cast node appears only where the dtypes differ (l0op::Cast returns its input unchanged "
              "otherwise): gradOutput -> promote, self -> promote, then promote -> out after the kernel",
 }

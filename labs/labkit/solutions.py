@@ -128,8 +128,12 @@ def hardsigmoid_dtype_plan(grad_dtype: Any, self_dtype: Any, out_dtype: Any, soc
     promote = PromoteType(g, s)
     if not CanCast(promote, o):
         return DtypePlan(ACLNN_ERR_PARAM_INVALID)
-    # the bf16 kernel (schMode 2) works in fp32 buffers; fp32 and fp16 compute natively
-    compute = DT.ACL_FLOAT if promote == DT.ACL_BF16 else promote
+    # Which kernel runs: a stock CANN install runs the ops-nn main-tree AscendC kernel on Ascend950 (regbase)
+    # and the built-in TBE kernel on 910A/910B/910_93/310P. The main kernel casts fp16 and bf16 tiles to
+    # float and computes in fp32; TBE computes fp32 and fp16 natively (alpha converted to half) and only
+    # takes bf16 through fp32.
+    main_kernel = info.npu_arch == NpuArch.DAV_3510
+    compute = DT.ACL_FLOAT if promote == DT.ACL_BF16 or main_kernel else promote
     casts = []
     if g != promote:
         casts.append(("gradOutput", g, promote))
