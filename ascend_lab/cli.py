@@ -318,10 +318,10 @@ def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None =
     node = next((n for n in getattr(run, "nodes", []) if "tiling" in n.attrs), None)
     if node is None:   # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
         return "empty output", np.zeros(x.shape, dtype=x.dtype)
-    name, attrs = registry.get(node.op).oracle_for(node.attrs["kernel"])
+    name, kwargs = registry.oracle_call(node)
     module, _, func = name.partition(":")
     oracle = getattr(importlib.import_module(module), func)
-    return f"{module.rsplit('.', 1)[-1]}.{func}", oracle(g, x, **{a: node.attrs[a] for a in attrs})
+    return f"{module.rsplit('.', 1)[-1]}.{func}", oracle(g, x, **kwargs)
 
 
 def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:

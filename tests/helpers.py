@@ -63,10 +63,9 @@ def oracle_of(run: Any) -> tuple[str, Any]:
 
 
 def _oracle(node: Any) -> tuple[str, Any]:
-    name, attrs = registry.get(node.op).oracle_for(node.attrs["kernel"])
+    name, kwargs = registry.oracle_call(node)
     module, _, func = name.partition(":")
     fn = getattr(importlib.import_module(module), func)
-    kwargs = {a: node.attrs[a] for a in attrs}
     return name, lambda g, x: fn(g, x, **kwargs)
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ..base.platform import get_soc
 from .spec import AclnnSpec, KernelSpec, OpSpec
 
-__all__ = ["OPERATOR_PACKAGES", "aclnn_api", "aclnn_apis", "get", "op_for_tiling", "ops", "register", "unregister"]
+__all__ = ["OPERATOR_PACKAGES", "aclnn_api", "aclnn_apis", "get", "op_for_tiling", "ops", "oracle_call", "register",
+           "unregister"]
 
 #: One line per operator package. The order is the order tables and menus show.
 OPERATOR_PACKAGES: tuple[str, ...] = (
@@ -108,6 +110,17 @@ def aclnn_api(name: str) -> tuple[OpSpec, AclnnSpec]:
             return spec, api
     choices = ", ".join(f"{a.convenience} ({a.api})" for _, a in aclnn_apis())
     raise ValueError(f"unknown op {name!r}: no aclnn API of that name; choose one of: {choices}")
+
+
+def oracle_call(node: Any) -> tuple[str, dict[str, Any]]:
+    """("module:function", keyword arguments) of the oracle for what a kernel node ran: the node attributes the
+    kernel's oracle takes (alpha, threshold...) plus the platform facts its SoC implies (``oracle_params``)."""
+    spec = get(node.op)
+    flavour = node.attrs["kernel"]
+    name, attrs = spec.oracle_for(flavour)
+    kwargs = {a: node.attrs[a] for a in attrs}
+    kwargs.update(spec.kernel(flavour).oracle_params(get_soc(node.attrs["soc"])))
+    return name, kwargs
 
 
 def op_for_tiling(td: Any) -> tuple[OpSpec, KernelSpec]:

@@ -68,6 +68,8 @@ class KernelSpec:
     #: the oracle; tests and the CLI's check resolve the name.
     oracle: str = ""
     oracle_attrs: tuple[str, ...] = ()
+    #: Platform facts the oracle takes as keyword arguments for a SoC (e.g. TBE's ``{"vcopy": ...}``).
+    oracle_params: Callable[[Any], dict[str, Any]] = lambda soc: {}
 
     def __post_init__(self) -> None:
         if self.flavour not in FLAVOURS:

@@ -3,6 +3,7 @@
 aclnnThresholdBackward belongs to this package; with a threshold of 0 it reaches ReluGrad (``ops/relu_grad``)."""
 
 from ...base.platform import lib_api_workspace_size
+from ...tbe.dsl import VCOPY
 from ..spec import KernelSpec, OpSpec
 from . import op_api, op_host, op_kernel
 from .op_kernel import main as main_kernel
@@ -34,6 +35,8 @@ SPEC = OpSpec(
             tile_field="ubFactor",
             entry=tbe_kernel.threshold_grad_v2_d, template=tbe_kernel.template_args, launch=tbe_kernel.launch,
             args=("input_gradient", "input_feature", "output_backprops"),
+            oracle="ascend_lab.golden:threshold_grad_v2_d_legacy_tbe", oracle_attrs=("threshold",),
+            oracle_params=lambda soc: {"vcopy": VCOPY[soc.family]},
             source="built-in TBE impl/dynamic/threshold_grad_v2_d.py (modelled schedule)"),
     },
     aclnn=op_api.ACLNN, oracle="ascend_lab.golden:threshold_grad_v2_d", oracle_attrs=("threshold",),
