@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_atvoss", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="2**20 elements instead of 2**24")
     p.add_argument("--k", type=int, default=None, help="repetitions (median reported)")
-    args = p.parse_args(argv)
+    args, _ = p.parse_known_args(argv)   # run from ``python -m benchmarks``, which has options of its own
     n = 2 ** (20 if args.quick else 24)
     k = args.k or _default_k()
     rng = np.random.default_rng(0)

@@ -1,6 +1,8 @@
 """How fast and how lean is the simulator, compared with numpy doing the same arithmetic?
 
-HardsigmoidBackward on 2**24 float32 elements (``--quick``: 2**20) on Ascend910B4:
+HardsigmoidBackward on 2**24 float32 elements (``--quick``: 2**20) through the experimental AscendC kernel (the
+one the book teaches) on Ascend950PR, where its op definition registers it (``kernel="experimental"``, i.e.
+with the ops-nn experimental custom package installed):
 
 * **numpy baseline**: the kernel's formula written as plain numpy in float32
   (``t = x*alpha; t += beta; r = g*alpha; out = np.where((t > 0) & (t < 1), r, 0)``).
@@ -44,7 +46,8 @@ RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 FULL_LOG2, QUICK_LOG2 = 24, 20
 DEFAULT_K = 3
 K_ENV = "ASCEND_LAB_BENCH_K"
-ALPHA = np.float32(0.16666666)   # what aclnnHardsigmoidBackward passes to the kernel (cann_facts §1.3)
+ALPHA = np.float32(0.16666666)   # what the experimental aclnnHardsigmoidBackward passes to its kernel (cann_facts §1.3)
+KERNEL = "experimental"          # the kernel flavour measured
 BETA = np.float32(0.5)
 TARGET_TRACE_OFF, TARGET_TRACE_ON, TARGET_MEMORY = 2.0, 4.0, 3.0
 
@@ -104,7 +107,7 @@ def numpy_in_fresh_process(n: int, k: int) -> float:
 
 def run_whole(g: np.ndarray, x: np.ndarray, soc: str, trace: bool) -> tuple[float, Any]:
     """One ``al.hardsigmoid_backward`` call, timed whole."""
-    dt, run = timed(lambda: al.hardsigmoid_backward(g, x, soc=soc, trace=trace))
+    dt, run = timed(lambda: al.hardsigmoid_backward(g, x, soc=soc, trace=trace, kernel=KERNEL))
     if run.status != 0:
         raise RuntimeError(f"aclnnHardsigmoidBackward failed: {run.explain()}")
     return dt, run
@@ -123,7 +126,8 @@ def run_kernel_phase(g: np.ndarray, x: np.ndarray, soc: str, trace: bool) -> tup
             t_g = held.upload(g, "gradOutput")
             t_x = held.upload(x, "self")
             t_out = held.upload(np.zeros_like(x), "out")
-            status, ws_size, executor = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(t_g, t_x, t_out)
+            with rt.custom_package(KERNEL):     # the experimental kernel comes with its custom package
+                status, ws_size, executor = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(t_g, t_x, t_out)
             if status:
                 raise RuntimeError(f"phase 1 failed: {aclnn.describe(status)}")
             ws = None
@@ -159,7 +163,7 @@ def peak_memory(g: np.ndarray, x: np.ndarray, soc: str) -> int:
     tracemalloc.start()
     try:
         tracemalloc.reset_peak()
-        run = al.hardsigmoid_backward(g, x, soc=soc, trace=False)
+        run = al.hardsigmoid_backward(g, x, soc=soc, trace=False, kernel=KERNEL)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -223,7 +227,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--n", type=_positive, default=None, help="element count (overrides --quick)")
     p.add_argument("--k", type=_positive, default=None,
                    help=f"repetitions per measurement, median reported (default ${K_ENV} or {DEFAULT_K})")
-    p.add_argument("--soc", default="Ascend910B4", help="SoC to simulate (default Ascend910B4)")
+    p.add_argument("--soc", default="Ascend950PR", help="SoC to simulate (default Ascend950PR, where the "
+                   "experimental kernel is registered)")
     p.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results file (default {RESULTS})")
     p.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = p.parse_args(argv)
@@ -257,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     g, x = inputs(n)
     # warm-up at full size (imports, first-call caches, the allocator), not timed
     numpy_formula(g, x)
-    al.hardsigmoid_backward(g, x, soc=soc)
+    al.hardsigmoid_backward(g, x, soc=soc, kernel=KERNEL)
 
     # round-robin: each repetition runs every measurement once, so machine noise hits them alike
     keys = ("numpy", "whole_call_trace_off", "kernel_phase_trace_off", "whole_call_trace_on",
