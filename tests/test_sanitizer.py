@@ -3,7 +3,7 @@
 Each broken kernel is launched directly with ``ascend_lab.ascendc.launch`` on a few cores, breaking only on
 one core (and, where a tile is involved, only on a later tile), so that the error must name the right
 instruction, core and tile. Expected numbers (usable UB, padding, overflow bytes) are computed here from
-``shared/reference/ascendc_facts.md`` (§1.2 queues, §1.4 DataCopy, §1.8 UB reserve) and
+``shared/reference/ascendc_facts.md`` (§1.2 queues, §1.4 DataCopy), ``kernel_flavours.md`` §4 (UB reserve) and
 ``cann_facts.md`` (§4.1/§4.2 ThresholdGradV2D padding and its int8 tmp2), never read back from the simulator.
 
 The catalogue (``ascendc.sanitizer.FINDINGS``) is checked against the code: every kind the simulator can
@@ -64,10 +64,11 @@ F32 = np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 RUNTIME_ERROR = 361001          # ACLNN_ERR_RUNTIME_ERROR, cann_facts §8
 
-# ascendc_facts §1.8: A2 usable UB = 192 KB - 256 B - 8 KB reserved; Ascend950: 248 KB usable, nothing reserved.
+# kernel_flavours §4: a TPipe plan may fill the whole UB (192 KB on A2, 248 KB on the 950); only a kernel that
+# issues Select modes 1/2 must keep its plan below the library's scratch at TMP_UB_OFFSET = 184 KB on A2/A3
+# (tests/test_ub_reserve.py checks that boundary).
 UB_910B4 = 196608
-RESERVE_A2 = 8 * 1024 + 256
-USABLE_910B4 = UB_910B4 - RESERVE_A2            # 188160
+TMP_UB_OFFSET_A2 = 184 * 1024                   # 188416
 USABLE_950 = 253952
 
 
@@ -138,32 +139,33 @@ def k_ub_plan(x, y, z, workspace, tiling, *, queue_bytes: int, tbuf_bytes: int):
 
 
 def test_ub_over_capacity_names_initbuffer_core_and_overflow_bytes():
-    # 2 x 60000 B of queue + 70000 B (rounded up to 70016) of TBuf = 190016 B: under the raw 192 KB UB of
-    # an A2 core, over its 188160 usable bytes by 1856 B (ascendc_facts §1.8).
-    plan_end = 2 * 60000 + ceil32(70000)
-    assert plan_end < UB_910B4
+    # 2 x 60000 B of queue + 80000 B of TBuf = 200000 B: over the 192 KB UB of an A2 core by 3392 B. (Until the
+    # §4 reserve model the simulator refused 190016 B already, keeping 8 KB + 256 B for every kernel.)
+    plan_end = 2 * 60000 + ceil32(80000)
+    assert plan_end > UB_910B4
     e = expect_error("ub-overflow", "TPipe::InitBuffer", 2, None, kernel=k_ub_plan, block_dim=3,
-                     queue_bytes=60000, tbuf_bytes=70000)
+                     queue_bytes=60000, tbuf_bytes=80000)
     msg = str(e)
-    assert f"overflow {plan_end - USABLE_910B4} B" in msg, msg
-    assert str(USABLE_910B4) in msg and "tmpBuf" in msg, msg
-    assert f"{RESERVE_A2} B reserved" in msg, msg
+    assert f"overflow {plan_end - UB_910B4} B" in msg, msg
+    assert f"holds {UB_910B4} B" in msg and "tmpBuf" in msg, msg
+    assert "reserved" not in msg, msg
 
 
 def test_ub_plan_fits_on_950_but_not_on_910b4():
-    ok, *_ = run(kernel=k_ub_plan, block_dim=1, soc="Ascend950PR", queue_bytes=60000, tbuf_bytes=70000)
+    ok, *_ = run(kernel=k_ub_plan, block_dim=1, soc="Ascend950PR", queue_bytes=60000, tbuf_bytes=80000)
     layout = ok.trace.ub_layout[0]
-    assert [b.size for b in layout] == [60000, 60000, ceil32(70000)]
+    assert [b.size for b in layout] == [60000, 60000, 80000]
     with pytest.raises(KernelError) as info:
-        run(kernel=k_ub_plan, soc="Ascend910B4", queue_bytes=60000, tbuf_bytes=70000)
+        run(kernel=k_ub_plan, soc="Ascend910B4", queue_bytes=60000, tbuf_bytes=80000)
     assert info.value.kind == "ub-overflow"
 
 
-def test_ub_reserve_boundary_exact_fit_and_one_byte_over():
-    # exactly the usable bytes fit; one byte more is rounded up to 32 B and overflows by exactly 32 B
-    run(kernel=k_ub_plan, block_dim=1, queue_bytes=32, tbuf_bytes=USABLE_910B4 - 64)
+def test_ub_capacity_boundary_exact_fit_and_one_byte_over():
+    # a plan that issues no Select may fill the UB: exactly 192 KB fit on an A2 core (the 8 KB + 256 B the old
+    # model kept for every kernel are no longer taken); one byte more is rounded up to 32 B and overflows by 32 B
+    run(kernel=k_ub_plan, block_dim=1, queue_bytes=32, tbuf_bytes=UB_910B4 - 64)
     e = expect_error("ub-overflow", "TPipe::InitBuffer", 0, None, kernel=k_ub_plan, block_dim=1, queue_bytes=32,
-                     tbuf_bytes=USABLE_910B4 - 64 + 1)
+                     tbuf_bytes=UB_910B4 - 64 + 1)
     assert "overflow 32 B" in str(e)
     # on the 950 the whole 248 KB is usable: the same boundary sits at 253952 B
     run(kernel=k_ub_plan, block_dim=1, soc="Ascend950PR", queue_bytes=32, tbuf_bytes=USABLE_950 - 64)
@@ -673,10 +675,11 @@ def test_threshold_grad_v2d_int8_full_tile_overruns_tmp2_into_free_ub():
     assert writes and all(f"writes {tile * 4 - tile * 2} B past the end of tmpQueue2 (into free UB)" == w.message
                           for w in writes), writes
     assert all("tmpQueue2" in w.message and "free UB" in w.message for w in over)
-    # and the plan: tmp2 really is the last buffer, and the overrun stays inside the usable UB
+    # and the plan: tmp2 really is the last buffer, and the overrun stays below the Select scratch at 184 KB
+    # (kernel_flavours §4: about 179712 B), which this kernel's Select mode 1 writes
     layout = r.trace.ub_layout[0]
     assert layout[-1].name == "tmpQueue2" and layout[-1].size == tile * 2
-    assert layout[-1].offset + tile * 4 <= USABLE_910B4
+    assert layout[-1].offset + tile * 4 <= TMP_UB_OFFSET_A2
 
 
 def test_threshold_grad_v2d_int8_small_tile_does_not_overrun():

@@ -24,7 +24,8 @@ from ascend_lab.ops.threshold_grad_v2_d import op_host as tg_host
 from ascend_lab.viz import data as D
 
 UB_A2 = 196608
-RESERVED_A2 = 8 * 1024 + 256            # ascendc_facts §1.8
+TMP_UB_OFFSET_A2 = 184 * 1024          # kernel_flavours §4: where Select modes 1/2 write the library's scratch
+RESERVED_A2 = UB_A2 - TMP_UB_OFFSET_A2  # 8192 B a plan of a kernel issuing such a Select leaves free
 
 
 # --- tile map ---------------------------------------------------------------------------------------------------
@@ -130,10 +131,26 @@ def test_ub_bar_over_capacity_is_marked():
     assert f"OVER CAPACITY by {bar.overflow:,} B" in bar.title
 
 
-def test_ub_bar_ub_smaller_than_the_reserve():
+def test_ub_bar_reserve_follows_the_select_scratch_offset():
+    # ThresholdGradV2D issues Select mode 1: what it must leave free is everything from TMP_UB_OFFSET up. A what-if
+    # UB smaller than the offset has nothing there to keep (the old model took 8448 B of any UB, here all of it).
     plan = sa.ub_plan("threshold_grad_v2_d", 100, "float32", "Ascend910B4", ub_size=2048)
     bar = D.ub_bar(plan)
-    assert bar.usable == 0 and bar.overflow == bar.used > 0 and bar.reserved == 2048
+    assert bar.reserved == 0 and bar.usable == bar.capacity == 2048 and bar.overflow == 0 < bar.used
+    plan = sa.ub_plan("threshold_grad_v2_d", 100, "float32", "Ascend910B4", ub_size=190_000)
+    assert D.ub_bar(plan).reserved == 190_000 - TMP_UB_OFFSET_A2
+
+
+def test_ub_bar_of_a_kernel_without_select_has_no_reserve():
+    # the experimental ReluGrad int32 path is Duplicate/Min/Max/Mul only: its 195072 B plan (kernel_flavours §4,
+    # ub 196352 as the tiling sees it) fits the whole 192 KB UB, run or planned
+    plan = sa.ub_plan("relu_grad", 10**6, "int32", "Ascend910B4", kernel="experimental")
+    bar = D.ub_bar(plan)
+    assert bar.used == 195_072 and bar.reserved == 0 and bar.usable == UB_A2 and bar.overflow == 0
+    assert not [s for s in bar.segments if s.kind == "reserved"]
+    x = np.arange(-3000, 3000, dtype=np.int32)
+    run, _ = sa.run_kernel("relu_grad", x, x, kernel="experimental", core_num=1)
+    assert run.trace.ub_reserved == 0 and D.ub_bar(run).reserved == 0
 
 
 def test_ub_bar_from_trace_equals_plan():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,14 +21,50 @@ from . import sanitizer
 from .cost_model import ISSUE_CYCLES, CostModel
 from .trace import CoreSummary, Event, Trace, UBBuffer, Warning_
 
-#: Top of UB kept by the AscendC library on A2/A3/310P/910: 8 KB for Select modes 1/2 (TMP_UB_OFFSET)
-#: and 256 B (ascendc_facts §1.8). The Ascend950 figure (248 KB) is already the usable size.
-RESERVED_UB = 8 * 1024 + 256
+#: ``TMP_UB_OFFSET`` per architecture: where the AscendC library's 8 KB scratch (``TMP_UB_SIZE``) starts in UB
+#: (AD ``impl/basic_api/utils/kernel_utils_constants.h``: 184 KB on DAV_2201, 248 KB on DAV_1001/2002/3510;
+#: read from the cannmirror/asc-devkit copy @ 02063046).
+TMP_UB_OFFSET = {NpuArch.DAV_1001: 248 * 1024, NpuArch.DAV_2002: 248 * 1024, NpuArch.DAV_2201: 184 * 1024,
+                 NpuArch.DAV_3510: 248 * 1024}
+#: Architectures on which an instruction the simulator models writes that scratch: Select in mode 1 or 2
+#: (count form) on A2/A3 (DAV_2201) and 310P (DAV_2002). The library duplicates the scalar (mode 1) or the
+#: selMask address (mode 2, as uint32) over ONE_BLK_SIZE = 32 elements at TMP_UB_OFFSET and points CMPMASK at
+#: it (AD ``impl/basic_api/dav_c220/kernel_operator_vec_cmpsel_impl.h`` VselImpl, ``dav_m200/...`` the same
+#: code). 910A (DAV_1001) offers Select mode 0 only, and the 950's count-form Select uses no scratch
+#: (``Select.md``, UB-usage note), so nothing modelled writes there on those SoCs.
+SELECT_SCRATCH_ARCHS = (NpuArch.DAV_2201, NpuArch.DAV_2002)
+#: Elements the library duplicates into the scratch (ONE_BLK_SIZE used as an element count in counter mode).
+SELECT_SCRATCH_ELEMENTS = 32
+#: What a kernel entry is written against. ``"ascendc"``: the AscendC library, whose per-architecture API
+#: limits (Select modes, Compare dtypes) and Select scratch the sanitizer enforces. ``"cce"``: code that stands
+#: for what a compiler such as TBE emits straight to the vector ISA (vcmp/vsel through CMPMASK per repeat):
+#: no AscendC API limit and no library scratch apply. An entry says so with a ``kernel_api`` attribute.
+KERNEL_APIS = ("ascendc", "cce")
 
 
-def reserved_ub_bytes(soc: SocInfo) -> int:
-    """Bytes at the top of UB the AscendC library keeps for itself on this SoC (0 on Ascend950)."""
-    return 0 if soc.npu_arch == NpuArch.DAV_3510 else RESERVED_UB
+def select_scratch(soc: SocInfo, item: int) -> tuple[int, int] | None:
+    """The UB byte range ``[start, end)`` a mode-1/2 Select whose duplicated element is ``item`` bytes wide writes
+    on ``soc`` (None where no modelled instruction writes a scratch, or where the offset lies past the UB)."""
+    if soc.npu_arch not in SELECT_SCRATCH_ARCHS:
+        return None
+    start = TMP_UB_OFFSET[soc.npu_arch]
+    if start >= soc.ub_size:            # a what-if UB smaller than the offset: the write misses the UB
+        return None
+    return start, min(start + SELECT_SCRATCH_ELEMENTS * item, soc.ub_size)
+
+
+def reserved_ub_bytes(soc: SocInfo, select: bool = True) -> int:
+    """Bytes at the top of UB a TPipe plan should leave free on ``soc`` by the model (kernel_flavours §4).
+
+    Only a kernel that issues Select in mode 1 or 2 (``select=True``, the default: the answer for a kernel that
+    may) needs any: on A2/A3 and 310P the library writes its scratch at TMP_UB_OFFSET, so a plan built bottom-up
+    by InitBuffer must end there -- 196608 - 188416 = 8192 B on A2/A3, 262144 - 253952 = 8192 B on 310P. A kernel
+    that issues no such Select may use the whole UB (the device's TPipe does not bound-check). 0 on Ascend910A
+    (mode 0 only) and Ascend950 (the catalogue's 253952 B already excludes the 2 KB ASC reserve and the VF stack
+    above 248 KB that Compare(s)/Cast/Duplicate/Muls/Adds use, kernel_flavours §2.2)."""
+    if not select or soc.npu_arch not in SELECT_SCRATCH_ARCHS:
+        return 0
+    return max(soc.ub_size - TMP_UB_OFFSET[soc.npu_arch], 0)
 
 
 @dataclass
@@ -36,6 +73,7 @@ class _Region:
     kind: str
     start: int
     end: int
+    block: Any = None        # the queue block (None for a TBuf)
 
 
 class PlanComplete(Exception):
@@ -47,8 +85,9 @@ class CoreContext:
 
     def __init__(self, core: int, block_dim: int, soc: SocInfo, cost: CostModel, trace: Trace,
                  record: bool, snapshot: bool = False, plan_only: bool = False,
-                 strict: Callable[[Warning_], str | None] | None = None):
+                 strict: Callable[[Warning_], str | None] | None = None, api: str = "ascendc"):
         self.core = core
+        self.api = api
         self.strict = strict
         self.snapshot = record and snapshot
         self.plan_only = plan_only
@@ -58,12 +97,10 @@ class CoreContext:
         self.trace = trace
         self.record = record
         self.ub_capacity = soc.ub_size
-        self.ub_limit = soc.ub_size - reserved_ub_bytes(soc)
+        self.ub_limit = soc.ub_size          # a plan may use the whole UB; the Select scratch is checked per Select
         self.ub = np.zeros(self.ub_capacity, dtype=np.uint8)
         self.ub_top = 0                                  # TPipe bump pointer
         self.regions: list[_Region] = []
-        if self.ub_limit < self.ub_capacity:    # the library's scratch at the top of UB (Select modes 1/2)
-            self.regions.append(_Region("reserved UB (Select scratch)", "reserved", self.ub_limit, self.ub_capacity))
         self.pipe_free = {"MTE2": 0.0, "V": 0.0, "MTE3": 0.0, "S": 0.0}
         self.s_time = 0.0
         self.summary = CoreSummary(core)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import sanitizer
-from .core import CoreContext
+from .core import CoreContext, reserved_ub_bytes, select_scratch
 from .cost_model import vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
@@ -300,13 +300,25 @@ def _mask_span(t: LocalTensor, nbytes: int, instr: str, write: bool) -> np.ndarr
     return sanitizer.ub_span(t.ReinterpretCast(np.uint8), nbytes, instr, write)
 
 
+def _pack(cond: np.ndarray, item: int) -> np.ndarray:
+    """Compare results as a little-endian bit-mask. A count that is not a whole number of 256-byte repeats
+    reaches here only on the 950, whose library masks the tail lanes with a predicate and stores the last
+    repeat's mask register whole: the tail bits are written as 0 (zeroing predicate; UNCONFIRMED on device)."""
+    pad = -cond.size % (REPEAT_BYTES // item)
+    if pad:
+        cond = np.concatenate((cond, np.zeros(pad, dtype=bool)))
+    return np.packbits(cond, bitorder="little")
+
+
 def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE, count: int) -> None:
-    """Bit i of dst (a uint8 bit-mask, little-endian) = src[i] <mode> scalar, over whole 256-B repeats."""
+    """Bit i of dst (a uint8 bit-mask, little-endian) = src[i] <mode> scalar, over whole 256-B repeats (on the
+    950 over ``count`` elements exactly, the tail predicate-masked). ``Compares`` in today's API."""
     _check_local("CompareScalar", dst, src)
     ctx = src.ctx
+    sanitizer.check_compare(ctx, "CompareScalar", _tile_of(src, dst), src.dtype, int(mode))
     n = sanitizer.whole_repeats(ctx, "CompareScalar", src, int(count))
     s = _scalar(src.dtype, scalar)
-    packed = np.packbits(_CMP_FN[int(mode)](_span(src, n, "CompareScalar", False), s), bitorder="little")
+    packed = _pack(_CMP_FN[int(mode)](_span(src, n, "CompareScalar", False), s), src.dtype.itemsize)
     _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {_show(s)}", src,
@@ -314,12 +326,14 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
 
 
 def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:
-    """Tensor-tensor compare into a bit-mask, over whole 256-byte repeats (like CompareScalar)."""
+    """Tensor-tensor compare into a bit-mask, over whole 256-byte repeats (like CompareScalar; on the 950 over
+    ``count`` elements, the tail predicate-masked)."""
     _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
+    sanitizer.check_compare(ctx, "Compare", _tile_of(src0, src1, dst), src0.dtype, int(mode))
     n = sanitizer.whole_repeats(ctx, "Compare", src0, int(count))
     cond = _CMP_FN[int(mode)](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
-    packed = np.packbits(cond, bitorder="little")
+    packed = _pack(cond, src0.dtype.itemsize)
     _mask_span(dst, packed.size, "Compare", True)[...] = packed
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1,
@@ -332,11 +346,24 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     in VSEL_TENSOR_TENSOR_MODE; in VSEL_CMPMASK_SPR the first 256/sizeof(T) bits repeat).
 
     Done as the hardware does it, bit by bit: ``(src0 & m) | (src1 & ~m)`` on the raw element bits, so
-    NaN payloads, signed zeros and infinities pass untouched."""
+    NaN payloads, signed zeros and infinities pass untouched.
+
+    Modes 1 and 2 first write the library's scratch on A2/A3 and 310P (kernel_flavours §4): 32 copies of the
+    scalar (mode 1) or of the selMask's UB address as uint32 (mode 2) at TMP_UB_OFFSET; the sanitizer stops the
+    kernel if a buffer lies there, and the trace records the reserve the plan had to keep (``ub_reserved``)."""
     _check_local("Select", dst, sel_mask, src0)
     ctx = dst.ctx
     count = int(count)
     mode = int(sel_mode)
+    if ctx.api == "ascendc":
+        tile = _tile_of(dst, sel_mask, src0)
+        tile = ctx.current_tile if tile is None else tile
+        sanitizer.check_select(ctx, tile, dst.dtype, sel_mask.dtype, mode)
+        if mode:
+            scratch = select_scratch(ctx.soc, 4 if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE else dst.dtype.itemsize)
+            if sanitizer.check_select_scratch(ctx, tile, mode, scratch):
+                _write_scratch(ctx, scratch, dst.dtype, src1 if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE else None,
+                               sel_mask.offset)
     if mode == SELMODE.VSEL_CMPMASK_SPR:
         per = REPEAT_BYTES // dst.dtype.itemsize
         first = np.unpackbits(_mask_span(sel_mask, per // 8, "Select", False), count=per, bitorder="little")
@@ -362,6 +389,20 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
                  lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label()} "
                          f"({SELMODE(mode).name})", src0, sel_mask)
+
+
+def _write_scratch(ctx: CoreContext, scratch: tuple[int, int], dtype: np.dtype, scalar: Any, mask_addr: int) -> None:
+    """What VselImpl writes before the vsel: Duplicate of the scalar in T (mode 1) or of the selMask address as
+    uint32 (mode 2) over 32 elements at TMP_UB_OFFSET. The trace keeps the reserve this implies."""
+    start, end = scratch
+    if scalar is not None:
+        fill = np.full(32, _scalar(dtype, scalar), dtype=dtype)
+    else:
+        fill = np.full(32, mask_addr, dtype=np.uint32)
+    ctx.ub[start:end] = fill.view(np.uint8)[:end - start]
+    reserve = reserved_ub_bytes(ctx.soc)
+    if reserve > ctx.trace.ub_reserved:
+        ctx.trace.ub_reserved = reserve
 
 
 def PipeBarrier(pipe: str = "PIPE_V") -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..base.platform import SocInfo
 from . import sanitizer
-from .core import CoreContext, PlanComplete, set_current
+from .core import KERNEL_APIS, CoreContext, PlanComplete, reserved_ub_bytes, set_current
 from .cost_model import CostModel, kernel_head_cycles
 from .options import current as _options
 from .tensor import GmAddr
@@ -50,7 +50,7 @@ class KernelRun:
 def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr], tiling: bytes, soc: SocInfo,
            *, outputs: Sequence[int] = (-1,), record: bool = False, kernel_name: str | None = None,
            tiling_data: Any = None, cores: Sequence[int] | None = None, snapshot: bool | None = None,
-           plan_only: bool = False, strict: Callable[[Any], str | None] | None = None,
+           plan_only: bool = False, strict: Callable[[Any], str | None] | None = None, api: str | None = None,
            **template: Any) -> KernelRun:
     """Run ``entry(*gm_args, workspace, tiling, **template)`` on ``block_dim`` simulated cores.
 
@@ -60,8 +60,13 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     core cheaply); ``plan_only`` stops each core at its first AllocTensor, after Init has laid out the UB,
     and records an over-capacity plan instead of refusing it (for the UB layout figure); ``strict`` is a
     policy that turns chosen warnings into errors: called with each :class:`~.trace.Warning_`, it returns
-    an explanation (raise a KernelError at that instruction) or None (keep it a warning).
+    an explanation (raise a KernelError at that instruction) or None (keep it a warning); ``api`` says what the
+    kernel is written against, ``"ascendc"`` (the default, or the entry's ``kernel_api`` attribute) or ``"cce"``
+    (compiler output such as TBE's: the AscendC API limits and the library's Select scratch do not apply).
     """
+    api = getattr(entry, "kernel_api", "ascendc") if api is None else api
+    if api not in KERNEL_APIS:
+        raise ValueError(f"api must be one of {', '.join(KERNEL_APIS)}, got {api!r}")
     if snapshot is None:
         snapshot = _options().snapshot
     name = kernel_name or getattr(entry, "__name__", "kernel")
@@ -73,9 +78,12 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     cost = CostModel(soc, block_dim, in_fraction)
     trace = Trace(name, soc.name, block_dim, soc.ub_size, soc.clock_mhz, head_cycles=kernel_head_cycles(block_dim))
     trace.meta.update(template)
+    trace.kernel_api = api
+    if plan_only and api == "ascendc":      # no instruction will run: keep what a Select kernel must leave free
+        trace.ub_reserved = reserved_ub_bytes(soc)
     with np.errstate(all="ignore"):
         for core in (range(block_dim) if cores is None else cores):
-            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only, strict)
+            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only, strict, api)
             set_current(ctx)
             try:
                 entry(*gm_args, None, tiling, **template)

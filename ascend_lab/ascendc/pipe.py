@@ -1,7 +1,8 @@
 """TPipe, TQue and TBuf: how a kernel carves up the Unified Buffer and hands tiles between pipes.
 
 ``TPipe.InitBuffer`` is a bump allocator over the UB (ascendc_facts §1.2): blocks are placed back to back,
-32-byte aligned, in call order, and the simulator refuses a plan that does not fit. A ``TQue`` with
+32-byte aligned, in call order, and the simulator refuses a plan that does not fit in the UB. (Where the
+AscendC library's Select scratch lies is checked when a Select runs, not here: kernel_flavours §4.) A ``TQue`` with
 ``num`` blocks cycles through them; its four calls carry the hardware flags that order the pipes:
 
 =============  ===========================================  ===========================================
@@ -234,7 +235,9 @@ class TPipe:
             obj.ctx = ctx
             for i in range(num):
                 off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos.value)
-                obj.blocks.append(_Block(i, off, nbytes))
+                block = _Block(i, off, nbytes)
+                ctx.regions[-1].block = block          # the sanitizer asks a region whether its block is in use
+                obj.blocks.append(block)
         elif isinstance(obj, TBuf):
             nbytes = _round32(num_or_len)
             obj.ctx = ctx

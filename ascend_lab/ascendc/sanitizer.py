@@ -14,7 +14,25 @@ simulator checks these where the instruction runs and reports a *finding* of one
 Instructions (:mod:`.instructions`), queues (:mod:`.pipe`), tensors (:mod:`.tensor`), the UB allocator
 (:mod:`.core`) and the launcher call the functions below; none of them builds a finding itself. Sources:
 ``shared/reference/ascendc_facts.md`` §1.2 (queues), §1.4 (DataCopy/DataCopyPad), §1.5 (256-byte
-repeats), §1.8 (UB reserve), and ``cann_facts.md`` §4.1/§4.2 (ThresholdGradV2D's 256-byte GM padding).
+repeats), ``cann_facts.md`` §4.1/§4.2 (ThresholdGradV2D's 256-byte GM padding), and ``kernel_flavours.md`` §4
+(the Select scratch) and §6 (Select and Compare limits per architecture).
+
+**The UB reserve** (kernel_flavours §4). The AscendC library does not shrink the UB for every kernel: on A2/A3
+(DAV_2201) and 310P (DAV_2002), Select in mode 1 or 2 writes a scratch of 32 elements (the duplicated scalar,
+or the selMask address) at ``TMP_UB_OFFSET`` (184 KB = 188416 B on A2/A3, 248 KB on 310P) and points CMPMASK at
+it. A Select that does so while a buffer of the kernel's TPipe overlaps the scratch is a ``select-scratch``
+error. A buffer counts as live for as long as the TPipe holds it -- a queue block that happens to be free at
+that instant counts too, because with double buffering MTE2 may be filling it (or MTE3 draining it) while V
+writes the scratch. A kernel that issues no such Select may plan up to the end of the UB (the device's TPipe
+does not bound-check; only a CPU-debug build asserts against its pool). 910A has no mode 1/2 at all and the
+950's count-form Select uses no scratch, so nothing is checked there. ``reserved_ub_bytes`` (in :mod:`.core`)
+gives the bytes a plan should leave free by this model.
+
+**API limits per architecture** (kernel_flavours §6; AD ``API/Memory矢量计算/比较与选择/{Select,Compare,
+Compares}.md``, 数据类型 sections, read in the cannmirror/asc-devkit copy @ c67ec4c0). A kernel written against
+AscendC that asks for a mode or dtype its SoC's library does not offer gets ``unsupported-on-soc``. Kernels
+that stand for compiler output (``kernel_api = "cce"``: the TBE lowering) are not checked: TBE pairs vcmp and
+vsel through CMPMASK per repeat instead of calling the AscendC API.
 """
 
 from __future__ import annotations
@@ -24,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..base.platform import NpuArch
+from ..dtypes import bfloat16 as _BF16
 from .errors import KernelError
 from .trace import Warning_
 
@@ -38,6 +58,18 @@ REPEAT_BYTES = 256
 GM_PADDING = 256
 #: Most buffers one TPipe may hold (ascendc_facts §1.2).
 MAX_BUFFERS = 64
+
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
+_HALF_FLOAT = frozenset({_F16, _F32})
+#: The 950's lists (count form): Select T, Compare T, Compares T (Compares: double with EQ only).
+_SEL_950 = frozenset(np.dtype(t) for t in ("int8", "uint8", "int16", "uint16", "float16", _BF16, "int32", "uint32",
+                                           "float32", "int64", "uint64", "complex64"))
+_CMP_950 = frozenset(np.dtype(t) for t in ("int8", "uint8", "int16", "uint16", "float16", _BF16, "int32", "uint32",
+                                           "float32", "int64", "uint64", "float64"))
+_SEL_MASK = frozenset(np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
+_ARCH_NAME = {NpuArch.DAV_1001: "Atlas training (Ascend910A, DAV_1001)",
+              NpuArch.DAV_2002: "Atlas inference AI Core (Ascend310P, DAV_2002)",
+              NpuArch.DAV_2201: "Atlas A2/A3 (DAV_2201)", NpuArch.DAV_3510: "Ascend950 (DAV_3510)"}
 
 
 @dataclass(frozen=True)
@@ -69,8 +101,8 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
     Finding("bad-launch", _E, "the launch asks for fewer than one core (blockDim < 1)",
             "launch with blockDim >= 1: the tiling's core count, usually min(cores needed, cores of the SoC)"),
     Finding("ub-overflow", _E,
-            "TPipe::InitBuffer places a block past the usable Unified Buffer: the SoC's UB minus the bytes "
-            "the AscendC library reserves at its top (8 KB + 256 B on A2/A3/310P, none on Ascend950)",
+            "TPipe::InitBuffer places a block past the end of the SoC's Unified Buffer (the device's TPipe does "
+            "not check and the block wraps onto other data; a CPU-debug build asserts)",
             "shrink the tile (fewer elements per block), use fewer blocks (BUFFER_NUM) or temporaries, and "
             "check that InitBuffer lengths are bytes (elements * sizeof(T), not multiplied twice)"),
     Finding("too-many-buffers", _E, f"one TPipe holds more than {MAX_BUFFERS} buffers",
@@ -120,6 +152,22 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "an instruction touches more elements than its UB buffer holds: a write that lands in another "
             "buffer stops the kernel, a read (or a write into free UB) is a warning",
             "size the buffer for count * sizeof(T) of the dtype it is used as (ReinterpretCast included)"),
+    Finding("unsupported-on-soc", _E,
+            "the kernel asks the AscendC API for a mode or an operand dtype that the library does not offer on "
+            "this SoC's architecture (Select mode 1/2 on Atlas training 910A, Select of a dtype other than "
+            "half/float before the 950, Compare of int32 other than EQ on A2/A3, CompareScalar on 910A ...): "
+            "the CPU-debug build asserts and the device build does not compile or computes garbage",
+            "check the instruction's 数据类型 / 产品支持情况 for the SoC: cast to half or float first, use Select "
+            "mode 0 (one mask for every repeat) or a Min/Max/Mul chain on 910A, Compare against a Duplicate'd "
+            "tensor instead of CompareScalar on 910A, or run the kernel flavour registered for this SoC"),
+    Finding("select-scratch", _E,
+            "Select in mode 1 or 2 makes the AscendC library on A2/A3 (and 310P) write a 32-element scratch at "
+            "TMP_UB_OFFSET (188416 B = 184 KB on A2/A3, 253952 B on 310P) and point CMPMASK at it; a buffer of "
+            "the kernel's TPipe lies there, so its data is clobbered (and the Select may read a wrong scalar or "
+            "mask address if a copy lands there first)",
+            "keep the plan below TMP_UB_OFFSET when the kernel issues Select modes 1/2 (a smaller tile, one "
+            "temporary fewer: leave the 8 KB at the top free), or avoid modes 1/2 (Select mode 0, or a "
+            "Min/Max/Mul chain as ReluGrad's bf16/int paths do)"),
     Finding("partial-repeat", _W,
             f"a compare over a count that is not a whole number of {REPEAT_BYTES}-byte repeats: the trailing "
             "elements are not compared and their mask bits keep stale values",
@@ -169,15 +217,14 @@ def check_launch(block_dim: int) -> None:
 
 
 def check_ub_plan(ctx: CoreContext, name: str, start: int, nbytes: int) -> None:
-    """TPipe::InitBuffer: the block ``[start, start + nbytes)`` must end inside the usable UB (a plan-only
-    launch records an over-capacity plan instead, for the UB layout figure)."""
+    """TPipe::InitBuffer: the block ``[start, start + nbytes)`` must end inside the UB (a plan-only launch
+    records an over-capacity plan instead, for the UB layout figure). Nothing is reserved here: the Select
+    scratch is checked when a Select writes it (:func:`check_select_scratch`)."""
     end = start + nbytes
     if end > ctx.ub_limit and not ctx.plan_only:
-        reserved = ctx.ub_capacity - ctx.ub_limit
         raise stop("ub-overflow",
-                   f"UB over capacity: {name} needs {nbytes} B at offset {start}, ending at {end} B, but only "
-                   f"{ctx.ub_limit} B are usable ({ctx.ub_capacity} B UB"
-                   + (f" minus {reserved} B reserved" if reserved else "") + f"); overflow {end - ctx.ub_limit} B",
+                   f"UB over capacity: {name} needs {nbytes} B at offset {start}, ending at {end} B, but the UB of "
+                   f"{ctx.soc.name} holds {ctx.ub_limit} B; overflow {end - ctx.ub_limit} B",
                    instruction="TPipe::InitBuffer", core=ctx.core)
 
 
@@ -321,9 +368,98 @@ def ub_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
     return ctx.ub[t.offset:end].view(t.dtype)
 
 
+# --- API limits per architecture and the Select scratch (kernel_flavours §4, §6) -----------------------------
+def _type_name(dt: np.dtype) -> str:
+    """AscendC's name for an element type (half, float, bfloat16, int32 ...)."""
+    return {"float16": "half", "float32": "float", "float64": "double"}.get(dt.name, dt.name)
+
+
+def _unsupported(ctx: CoreContext, instr: str, tile: int | None, what: str, offered: str) -> KernelError:
+    arch = _ARCH_NAME.get(ctx.soc.npu_arch, ctx.soc.npu_arch.name)
+    return stop("unsupported-on-soc", f"{what} is not offered by the AscendC API on {ctx.soc.name}: {arch} offers "
+                f"{offered}", instruction=instr, core=ctx.core, tile=tile)
+
+
+def check_select(ctx: CoreContext, tile: int | None, dtype: np.dtype, mask_dtype: np.dtype, mode: int) -> None:
+    """Select's limits (AD ``Select.md``, kernel_flavours §6): modes 0/1/2 everywhere but Atlas training (910A:
+    mode 0 only); T half/float on 910A, 310P and A2/A3, the 950's list (count form) on the 950; selMask of
+    uint8/16/32/64. Kernels with ``kernel_api = "cce"`` are not AscendC and are not checked."""
+    if ctx.api != "ascendc":
+        return
+    arch = ctx.soc.npu_arch
+    if arch == NpuArch.DAV_1001 and mode != 0:
+        raise _unsupported(ctx, "Select", tile, f"Select mode {mode}", "Select mode 0 (VSEL_CMPMASK_SPR) only")
+    allowed = _SEL_950 if arch == NpuArch.DAV_3510 else _HALF_FLOAT
+    if dtype not in allowed:
+        raise _unsupported(ctx, "Select", tile, f"Select of {_type_name(dtype)}",
+                           "Select of " + ", ".join(sorted(_type_name(d) for d in allowed)))
+    if mask_dtype not in _SEL_MASK:
+        raise _unsupported(ctx, "Select", tile, f"a selMask of {_type_name(mask_dtype)}",
+                           "selMask tensors of uint8, uint16, uint32 or uint64")
+
+
+def check_compare(ctx: CoreContext, instr: str, tile: int | None, dtype: np.dtype, mode: int) -> None:
+    """Compare / CompareScalar limits (AD ``Compare.md``, ``Compares.md``; kernel_flavours §6). Compare: half and
+    float on 910A and 310P; half, float and int32 (EQ only) on A2/A3; the 950's list. CompareScalar (Compares):
+    not offered on Atlas training (910A) -- ``Compares.md`` marks it unsupported there, UNCONFIRMED on device;
+    half/float on 310P; half, float, int32 (EQ only) on A2/A3; the 950's list (double: EQ only)."""
+    if ctx.api != "ascendc":
+        return
+    arch = ctx.soc.npu_arch
+    scalar = instr == "CompareScalar"
+    if scalar and arch == NpuArch.DAV_1001:
+        raise _unsupported(ctx, instr, tile, "CompareScalar (Compares)",
+                           "no Compares at all (Compares.md: 'Atlas 训练系列产品：不支持'; UNCONFIRMED on device); "
+                           "Compare two tensors instead")
+    if arch == NpuArch.DAV_3510:
+        if dtype not in _CMP_950:
+            raise _unsupported(ctx, instr, tile, f"{instr} of {_type_name(dtype)}",
+                               f"{instr} of " + ", ".join(sorted(_type_name(d) for d in _CMP_950)))
+        if scalar and dtype == np.float64 and mode != 2:
+            raise _unsupported(ctx, instr, tile, "CompareScalar of double other than EQ", "double with EQ only")
+        return
+    ok = dtype in _HALF_FLOAT
+    if arch == NpuArch.DAV_2201 and dtype == np.int32:
+        if mode != 2:
+            raise _unsupported(ctx, instr, tile, f"{instr} of int32 with mode {mode}", "int32 with EQ only")
+        ok = True
+    if not ok:
+        offered = "half, float (all modes), int32 (EQ only)" if arch == NpuArch.DAV_2201 else "half, float"
+        raise _unsupported(ctx, instr, tile, f"{instr} of {_type_name(dtype)}", f"{instr} of {offered}")
+
+
+def check_select_scratch(ctx: CoreContext, tile: int | None, mode: int, scratch: tuple[int, int] | None) -> bool:
+    """A mode-1/2 Select on a SoC whose library writes its scratch (``scratch`` = that UB range, from
+    ``core.select_scratch``): stop if a buffer of the kernel's TPipe overlaps it. Returns whether the scratch is
+    written (the caller then writes it and records the reserve in the trace)."""
+    if ctx.api != "ascendc" or mode == 0 or scratch is None:
+        return False
+    start, end = scratch
+    hit = ctx.region_at(start, end, exclude=-1)
+    if hit is not None:
+        block = hit.block
+        if block is None:
+            state = "a TBuf, live for the whole kernel"
+        elif block.free:
+            state = "free at this instant, but its queue may refill or still drain it while V writes the scratch"
+        else:
+            state = "in use"
+        raise stop("select-scratch",
+                   f"Select mode {mode} writes its scratch at UB [{start}, {end}) (TMP_UB_OFFSET on "
+                   f"{ctx.soc.name}), which clobbers {hit.name} at [{hit.start}, {hit.end}) ({state}); keep the "
+                   f"plan below {start} B when the kernel issues Select modes 1/2",
+                   instruction="Select", core=ctx.core, tile=tile)
+    return True
+
+
 def whole_repeats(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> int:
     """The elements a compare actually computes: whole 256-byte repeats only (ascendc_facts §1.5). The bits
-    of a trailing partial repeat stay stale, which is a ``partial-repeat`` warning."""
+    of a trailing partial repeat stay stale, which is a ``partial-repeat`` warning. On the 950 the library
+    masks the tail with a predicate instead (AD ``dav_3510/kernel_operator_vec_cmp_impl.h``, counter mode:
+    ``UpdateMask`` over ``count``; kernel_flavours §6), so every one of the ``count`` elements is compared
+    and there is nothing to warn about."""
+    if ctx.soc.npu_arch == NpuArch.DAV_3510:
+        return count
     per = REPEAT_BYTES // src.dtype.itemsize
     whole = count // per * per
     if whole != count:

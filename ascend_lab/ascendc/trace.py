@@ -76,6 +76,13 @@ class Trace:
     ub_layout: dict[int, list[UBBuffer]] = field(default_factory=dict)
     cores: list[CoreSummary] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Bytes at the top of UB this launch had to leave free by the UB reserve model (``core.reserved_ub_bytes``):
+    #: 8192 on A2/A3 and 310P once the kernel issued a Select in mode 1 or 2 (the library's scratch at
+    #: TMP_UB_OFFSET), else 0. A plan-only launch stops before any instruction, so it records what a kernel that
+    #: may issue such a Select must keep. The UB figures draw this as the reserved top.
+    ub_reserved: int = 0
+    #: What the kernel is written against: "ascendc" (API limits and the library's scratch apply) or "cce".
+    kernel_api: str = "ascendc"
 
     def __repr__(self) -> str:
         return (f"Trace({self.kernel} on {self.soc}, blockDim={self.block_dim}, cycles={self.cycles:.0f}, "

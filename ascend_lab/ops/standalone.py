@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ascendc import KernelRun, reserved_ub_bytes
+from ..ascendc import KernelError, KernelRun
 from ..ascendc.launcher import launch as _launch
 from ..base.platform import SocInfo, get_soc
 from ..dtypes import as_acl_dtype, to_numpy
@@ -99,11 +99,29 @@ def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float 
     return run, result
 
 
+def _plan_reserve(spec: OpSpec, k: KernelSpec, conservative: int, dt: Any, info: SocInfo, buffer_num: int,
+                  threshold: float) -> int:
+    """The bytes a plan must leave free at the top of UB (kernel_flavours §4): only a kernel that issues Select
+    modes 1/2 needs any (``conservative``, what a plan-only launch records), so a one-core run on a few elements
+    of the same dtype tells whether this kernel does -- the instruction sequence depends on the dtype and the
+    SoC, not on N. If even that run fails, the conservative answer stands."""
+    if not conservative:
+        return 0
+    probe = np.zeros(1024, dtype=to_numpy(dt))
+    try:
+        run, _ = run_kernel(spec.key, probe, probe, threshold=threshold, soc=info, core_num=1, buffer_num=buffer_num,
+                            record=False, kernel=k.flavour)
+    except (KernelError, ValueError, TypeError):
+        return min(conservative, info.ub_size)
+    return min(run.trace.ub_reserved, info.ub_size)
+
+
 def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B4", *, core_num: int | None = None,
             ub_size: int | None = None, buffer_num: int = 2, core: int = 0, threshold: float = 1.0,
             tiling_ub_size: int | None = None, kernel: str | None = None) -> dict[str, Any]:
     """The UB layout core ``core`` would build for ``n`` elements (its Init only), with the capacity,
-    the library's reserved bytes and, when the plan does not fit, the overflow in bytes.
+    the bytes the plan must leave free for the library (the Select scratch, only if the kernel issues Select
+    modes 1/2 on this SoC: ``ascendc.reserved_ub_bytes``) and, when the plan does not fit, the overflow in bytes.
 
     ``tiling_ub_size`` lets the tiling believe in another UB size than the core has (a classic bug:
     the plan then overflows); ``buffer_num`` 3 or 4 shows why the kernels stop at double buffering."""
@@ -120,7 +138,7 @@ def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B
                   **template)
     buffers = next(iter(run.trace.ub_layout.values()), [])
     used = max((b.offset + b.size for b in buffers), default=0)
-    reserved = min(reserved_ub_bytes(info), info.ub_size)
+    reserved = _plan_reserve(spec, k, run.trace.ub_reserved, dt, info, buffer_num, threshold)
     usable = info.ub_size - reserved
     return {"op": spec.op_type, "dtype": dt.short, "soc": info.name, "tiling": td, "buffers": buffers,
             "capacity": info.ub_size, "reserved": reserved, "usable": usable, "used": used,

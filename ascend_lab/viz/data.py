@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from ..acl.types import aclDataType
-from ..ascendc import reserved_ub_bytes
 from ..ascendc.launcher import KernelRun
 from ..ascendc.trace import Event, Trace, UBBuffer
 from ..base import platform
@@ -192,12 +191,13 @@ class UBBar:
 
 
 def _layout_source(source: Any, core: int) -> dict[str, Any]:
-    """Normalise a ``ub_plan`` dict, a Trace or a KernelRun into one dict."""
+    """Normalise a ``ub_plan`` dict, a Trace or a KernelRun into one dict. The reserved top is what the trace
+    says the launch had to leave free (``Trace.ub_reserved``: the Select scratch, only when the kernel used it)."""
     if isinstance(source, KernelRun):
         source = source.trace
     if isinstance(source, Trace):
         buffers = source.ub_layout.get(core) or next(iter(source.ub_layout.values()), [])
-        reserved = reserved_ub_bytes(platform.get_soc(source.soc))
+        reserved = source.ub_reserved
         used = max((b.offset + b.size for b in buffers), default=0)
         usable = source.ub_capacity - reserved
         return {"op": source.kernel, "dtype": str(source.meta.get("dtype", "")), "soc": source.soc,
@@ -214,7 +214,7 @@ def ub_bar(source: Any, core: int = 0) -> UBBar:
     any buffer past the usable limit becomes an ``overflow`` segment (drawn red)."""
     p = _layout_source(source, core)
     capacity = p["capacity"]
-    usable = min(max(p["usable"], 0), capacity)     # a UB smaller than the library's reserve has no usable bytes
+    usable = min(max(p["usable"], 0), capacity)
     segs: list[UBSegment] = []
     for b in sorted(p["buffers"], key=lambda b: b.offset):
         end = b.offset + b.size
