@@ -47,6 +47,9 @@ PROG = "ascend-lab"
 #: ``--n`` / ``--shape`` above this many elements is refused (the simulator holds everything in host memory).
 MAX_RUN_ELEMENTS = 2**28
 
+#: ``--shape`` with more dimensions than this is refused before numpy sees it (numpy holds at most 64).
+MAX_SHAPE_DIMS = 64
+
 #: Per-core tables longer than this show the first ``_HEAD`` and last ``_TAIL`` rows around an ellipsis.
 _MAX_ROWS, _HEAD, _TAIL = 12, 6, 3
 
@@ -137,6 +140,12 @@ def _shape(text: str) -> tuple[int, ...]:
             raise argparse.ArgumentTypeError(f"malformed shape {text!r}: use non-negative integers separated "
                                              "by commas, e.g. 4,2 (0,3 is an empty tensor)")
         dims.append(int(p))
+    if len(dims) > MAX_SHAPE_DIMS:
+        raise argparse.ArgumentTypeError(f"shape {text!r} has {len(dims)} dimensions; at most {MAX_SHAPE_DIMS} "
+                                         "can be given (aclnn itself accepts up to 8)")
+    if any(d >= 2**63 for d in dims):
+        raise argparse.ArgumentTypeError(f"shape {text!r} has a dimension of 2**63 or more, which no tensor can "
+                                         "have (CANN's dimensions are int64)")
     return tuple(dims)
 
 
@@ -349,11 +358,45 @@ def _validate_run(args: argparse.Namespace) -> tuple[Any, dict[str, float]]:
     if numel > MAX_RUN_ELEMENTS:
         raise CliError(f"shape {','.join(map(str, args.shape))} has {numel} elements; the simulator runs up to "
                        f"{MAX_RUN_ELEMENTS}")
+    need = _run_memory_estimate(numel, args.dtype)
+    have = _available_memory()
+    if have is not None and need > have:
+        raise CliError(f"shape {','.join(map(str, args.shape))} needs about {need / 2**30:.1f} GiB of host memory to "
+                       f"simulate, more than the {have / 2**30:.1f} GiB available; use a smaller shape")
     if args.trace is not None:
-        folder = os.path.dirname(os.path.abspath(args.trace))
-        if not os.path.isdir(folder):
-            raise CliError(f"cannot write the trace to {args.trace!r}: folder {folder!r} does not exist")
+        _check_trace_path(args.trace)
     return api, {sc.name: given.get(sc.name, sc.default) for sc in api.scalars}
+
+
+def _run_memory_estimate(numel: int, dtype: Any) -> int:
+    """Bytes a ``run`` needs: the host inputs and output, their device copies, the workspace copies of the graph
+    and the kernel's float32 temporaries -- a generous 12 tensors' worth at 4 bytes or the dtype's size."""
+    return 12 * numel * max(to_numpy(dtype).itemsize, 4)
+
+
+def _available_memory() -> int | None:
+    """Available physical memory in bytes (None where the platform does not say)."""
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _check_trace_path(path: str) -> None:
+    """Refuse a trace path that cannot be written before any work is done (exit code 2)."""
+    if not path.strip():
+        raise CliError("--trace needs a file name, got an empty path")
+    if os.path.isdir(path):
+        raise CliError(f"cannot write the trace to {path!r}: it is a folder; give a file name such as out.json")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CliError(f"cannot write the trace to {path!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise CliError(f"cannot write the trace to {path!r}: no permission to write there")
+
+
+class _WriteError(Exception):
+    """The trace could not be written after the run (disk full, permissions changed): exit code 1."""
 
 
 def _execute_run(args: argparse.Namespace, api: Any, scalars: dict[str, float]) -> tuple[Any, np.ndarray, np.ndarray]:
@@ -411,14 +454,17 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
     out(f"bit-exact vs golden: {'yes' if exact else 'no'}")
 
     if args.trace is not None:
-        if run.trace is not None:
-            run.trace.save_chrome_trace(args.trace)
-            out(f"trace: wrote {len(run.trace.events)} events to {args.trace} "
-                "(open in https://ui.perfetto.dev or chrome://tracing)")
-        else:
-            with open(args.trace, "w", encoding="utf-8") as fh:
-                json.dump({"traceEvents": [], "displayTimeUnit": "ns", "otherData": {"kernel": None}}, fh)
-            out(f"trace: no kernel ran; wrote an empty trace to {args.trace}")
+        try:
+            if run.trace is not None:
+                run.trace.save_chrome_trace(args.trace)
+                out(f"trace: wrote {len(run.trace.events)} events to {args.trace} "
+                    "(open in https://ui.perfetto.dev or chrome://tracing)")
+            else:
+                with open(args.trace, "w", encoding="utf-8") as fh:
+                    json.dump({"traceEvents": [], "displayTimeUnit": "ns", "otherData": {"kernel": None}}, fh)
+                out(f"trace: no kernel ran; wrote an empty trace to {args.trace}")
+        except OSError as exc:
+            raise _WriteError(f"could not write the trace to {args.trace!r}: {exc.strerror or exc}") from None
     return 0 if exact else 1
 
 
@@ -536,6 +582,9 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(str(exc).split())   # one line, whatever the message held
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2
+    except _WriteError as exc:
+        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     except SystemExit as exc:   # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:    # `ascend-lab socs | head -1`

@@ -106,7 +106,13 @@ def _as_array(value: Any, what: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
         arr = value
     elif isinstance(value, (list, tuple, int, float, np.generic)):
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except ValueError:
+            arr = None
+        if arr is None or arr.dtype == object:
+            raise ValueError(f"{what} is ragged (its nested lists have different lengths) or mixes types: "
+                             "pass a rectangular list or a numpy array") from None
         if arr.dtype == np.float64 and not isinstance(value, np.generic):
             arr = arr.astype(np.float32)   # Python floats default to FLOAT, as in the C samples
         elif arr.dtype == np.int64 and not isinstance(value, np.generic):
@@ -184,6 +190,11 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
         out_arr = None
     elif out is not None:
         user_out = _as_array(out, "out")
+        if not user_out.flags.writeable:
+            raise ValueError("out is read-only: pass a writeable array (or None to get a new one)")
+        if user_out.size > 1 and any(s == 0 and d > 1 for s, d in zip(user_out.strides, user_out.shape, strict=True)):
+            raise ValueError("out is a broadcast view (a stride of 0 repeats elements, so the results would "
+                             "overwrite each other): pass a real array, e.g. np.empty(shape, dtype)")
         out_arr = user_out
     elif default_out is not None:
         shape, dtype = default_out
@@ -276,8 +287,17 @@ def call(api_name: str, *args: Any, soc: str | None = None, out: Any = None, out
     for sc in api.scalars:
         _check_scalar(sc.name, values[sc.name])
     default_out = api.default_out(arrays, out_dtype)
-    scalars = [None if values[sc.name] is None else
-               acl.aclCreateScalar(values[sc.name], scalar_dtypes[f"{sc.name}_dtype"]) for sc in api.scalars]
+    scalars = []
+    for sc in api.scalars:
+        value, sdtype = values[sc.name], scalar_dtypes[f"{sc.name}_dtype"]
+        scalar = None if value is None else acl.aclCreateScalar(value, sdtype)
+        if value is not None and scalar is None:
+            for made in scalars:
+                if made is not None:
+                    acl.aclDestroyScalar(made)
+            raise ValueError(f"{sc.name} {value!r} cannot be held by a {as_acl_dtype(sdtype).short} scalar: pass a "
+                             f"value in its range or another {sc.name}_dtype")
+        scalars.append(scalar)
     with options(trace=trace):
         return _invoke(api.api, soc, api.get_workspace_size, api.run,
                        {c_name: arrays[py] for py, c_name in api.tensors}, out, default_out, scalars=scalars,

@@ -19,7 +19,7 @@ import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .base.platform import get_soc
+from .base.platform import get_soc, socs
 from .opdev.tiling_data import TilingError, require_count
 from .ops import registry
 from .ops.spec import OpSpec
@@ -33,7 +33,7 @@ def _entry_numbers(entry: Any) -> tuple[int, int]:
             raise ValueError("soc mapping needs 'vector_core_num' and 'ub_size' keys; "
                              f"missing {exc}") from None
     try:
-        return entry.vector_core_num, entry.ub_size
+        return entry.vector_core_num, getattr(entry, "core_mem_size_ub", entry.ub_size)
     except AttributeError:
         raise TypeError(f"soc entry {entry!r} has no .vector_core_num/.ub_size; pass a SoC name, "
                         "a catalogue entry, a mapping with those keys, or core_num= and ub_size=") from None
@@ -48,12 +48,28 @@ def _platform(soc: Any) -> tuple[int, int]:
     return _entry_numbers(get_soc(soc))
 
 
+#: CANN's element counts are int64 (``GetShapeSize``): the largest count any tiling accepts.
+MAX_ELEMENTS = 2**63 - 1
+
+
+def _max_ub() -> int:
+    return max(get_soc(name).ub_size for name in socs())
+
+
 def _resolve(core_num: int | None, ub_size: int | None, soc: Any) -> tuple[int, int]:
+    """(core count, UB bytes) for a tiling. A SoC name is checked even when both numbers are given (a typo
+    should not pass silently); a UB larger than any catalogued SoC's is refused."""
+    if isinstance(soc, str):
+        get_soc(soc)                                   # ValueError naming the catalogue for an unknown SoC
     if core_num is None or ub_size is None:
         soc_cores, soc_ub = _platform(soc)
         core_num = soc_cores if core_num is None else core_num
         ub_size = soc_ub if ub_size is None else ub_size
-    return require_count("core_num", core_num), require_count("ub_size", ub_size)
+    core_num, ub_size = require_count("core_num", core_num), require_count("ub_size", ub_size)
+    if ub_size > _max_ub():
+        raise ValueError(f"ub_size {ub_size} B is larger than any catalogued SoC's UB ({_max_ub()} B); "
+                         "pass the UB of a real SoC or less")
+    return core_num, ub_size
 
 
 def _check_float(what: str, value: Any) -> float:
@@ -69,6 +85,8 @@ def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: i
     k = spec.kernel(kernel)
     attrs = {name: _check_float(name, value) for name, value in spec.check_attrs(attrs).items()}
     n = require_count(spec.n_name, n)
+    if n > MAX_ELEMENTS:
+        raise ValueError(f"{spec.n_name} {n} does not fit CANN's int64 element count (max {MAX_ELEMENTS})")
     spec.op_def.require_dtype(dtype)
     core_num, ub_size = _resolve(core_num, ub_size, soc)
     return k.tiling(n, dtype, core_num, ub_size, **attrs)

@@ -80,7 +80,8 @@ def dispatch(spec: OpSpec, soc: SocInfo) -> tuple[KernelSpec, str]:
 
 def kernel_node(spec: OpSpec, inputs: Sequence[aclTensor], out: aclTensor, attrs: dict[str, Any],
                 executor: aclOpExecutor, why: str) -> L0Node:
-    """Pick the kernel, tile now, record the kernel node, launch in phase 2. ``attrs``: the op's tiling attributes."""
+    """Pick the kernel, tile now, record the kernel node, launch in phase 2. ``attrs``: the op's tiling attributes;
+    ``why``: why the graph has this node (the kernel's formula and the dispatch reason are added)."""
     soc = current_soc()
     kernel, reason = dispatch(spec, soc)
     if kernel.tiling_shapes is not None:
@@ -93,7 +94,7 @@ def kernel_node(spec: OpSpec, inputs: Sequence[aclTensor], out: aclTensor, attrs
     node = L0Node(spec.op_type, list(inputs), [out],
                   {**attrs, "tiling": td, "soc": soc.name, "kernel": kernel.flavour, "registered_for_soc": registered,
                    "workspace": workspace},
-                  why=f"{why} [{kernel.flavour} kernel: {reason}]")
+                  why=f"{why}: {kernel.formula or spec.summary} [{kernel.flavour} kernel: {reason}]")
 
     def run() -> None:
         kr = kernel.launch(td, *inputs, out, soc)

@@ -68,6 +68,9 @@ class KernelSpec:
     #: the oracle; tests and the CLI's check resolve the name.
     oracle: str = ""
     oracle_attrs: tuple[str, ...] = ()
+    #: What this kernel computes, in one line for the graph's "why" (the flavours differ: TBE's HardSigmoidGrad
+    #: tests |x| < 3). Empty: the op_api's own description.
+    formula: str = ""
     #: Platform facts the oracle takes as keyword arguments for a SoC (e.g. TBE's ``{"vcopy": ...}``).
     oracle_params: Callable[[Any], dict[str, Any]] = lambda soc: {}
 

@@ -109,7 +109,7 @@ def HardSigmoidGrad(grad: aclTensor, x: aclTensor, alpha: np.float32, beta: np.f
     """``l0op::HardSigmoidGrad``: infer the output, run tiling now (phase 1), launch in phase 2."""
     out = executor.alloc_tensor(op_host.infer_shape(x.view_dims), x.dtype, name="grad_input")
     kernel_node(registry.get("hard_sigmoid_grad"), [grad, x], out, {"alpha": float(alpha), "beta": float(beta)},
-                executor, why="the AI Core kernel: out = (0 < alpha*x+beta < 1) ? grad*alpha : 0")
+                executor, why="the AI Core kernel")
     return out
 
 

@@ -132,12 +132,12 @@ def _kernel_node(key: str, grad: aclTensor, feat: aclTensor, attrs: dict[str, fl
 def ThresholdGradV2D(grad: aclTensor, feat: aclTensor, threshold: np.float32,
                      executor: aclOpExecutor) -> aclTensor:
     return _kernel_node("threshold_grad_v2_d", grad, feat, {"threshold": float(np.float32(threshold))}, executor,
-                        "the AI Core kernel: out = (feature > threshold) ? grad : 0")
+                        "the AI Core kernel")
 
 
 def ReluGrad(grad: aclTensor, feat: aclTensor, executor: aclOpExecutor) -> aclTensor:
     return _kernel_node("relu_grad", grad, feat, {}, executor,
-                        "|threshold| <= FLT_EPSILON, so ReluGrad runs: out = (feature <= 0) ? 0 : grad")
+                        "|threshold| <= FLT_EPSILON, so ReluGrad runs")
 
 
 @guard_phase1(API)

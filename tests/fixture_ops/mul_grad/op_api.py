@@ -41,7 +41,7 @@ def aclnnMulGradTestGetWorkspaceSize(gradOutput: Any, self: Any, out: Any, works
         return ACLNN_SUCCESS, 0, exe
     g, x = l0_ops.Contiguous(gradOutput, exe), l0_ops.Contiguous(self, exe)
     y = exe.alloc_tensor(tuple(x.view_dims), x.dtype, name="y")
-    kernel_node(registry.get("mul_grad"), [g, x], y, {}, exe, why="the AI Core kernel: y = grad * x")
+    kernel_node(registry.get("mul_grad"), [g, x], y, {}, exe, why="the AI Core kernel")
     l0_ops.ViewCopy(y, out, exe)
     return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
 
