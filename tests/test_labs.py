@@ -20,6 +20,7 @@ from labkit import LABS, get, solutions
 from labkit.checker import Case, KernelFault, Raises, Report, compare_arrays, locator, run_battery
 from labkit.notebook import SETUP, SKELETON, cells, exec_cells, show_source
 
+from ascend_lab.ascendc import CMPMODE, SELMODE, VECCALC, Compare, Duplicate, Muls, Select, TBuf, uint8_t
 from ascend_lab.ascendc.errors import KernelError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -489,3 +490,95 @@ def test_capstone_oracles():
                                  "gradOutput": lab8.Arr((2,), "bfloat16"), "self": lab8.Arr((2,)),
                                  "lambd": lab8.ScalarSpec(0.5), "gradInput": lab8.Arr((2,))}) == 161002
     assert isinstance(lab8.oracle_tiling(10, "int32", 8, 4096, 0.5), Raises)
+
+
+# ------------------------------------------------------------------------------------------------
+# Ascend910A: the AscendC API there has no CompareScalar and Select in mode 0 only
+# ------------------------------------------------------------------------------------------------
+class _Mode0LeakyReluGrad(solutions.KernelLeakyReluGrad):
+    """The lab 5 kernel written with what Ascend910A's AscendC API offers: per 256-byte repeat, Compare
+    against a Duplicate'd zero repeat, then Select in mode 0 (the first repeat's bits for the repeat)."""
+
+    def Init(self, *args):
+        ok = super().Init(*args)
+        if ok:
+            self.zeroBuf = TBuf(VECCALC)
+            self.pipe.InitBuffer(self.zeroBuf, 256)
+        return ok
+
+    def Compute(self, n):
+        T = self.T
+        grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
+        out = self.outQueueGradInput.AllocTensor(T)
+        mask, zero = self.maskBuf.Get(uint8_t), self.zeroBuf.Get(T)
+        per = 256 // T.itemsize
+        Duplicate(zero, T.type(0), per)
+        Muls(out, grad, self.slope, n)
+        for start in range(0, n, per):
+            count = min(per, n - start)
+            Compare(mask, x[start], zero, CMPMODE.GT, per)
+            Select(out[start], mask, grad[start], out[start], SELMODE.VSEL_CMPMASK_SPR, count)
+        self.outQueueGradInput.EnQue(out)
+        self.inQueueGrad.FreeTensor(grad)
+        self.inQueueSelf.FreeTensor(x)
+
+
+def test_ascend910a_stays_in_the_batteries_as_a_lesson():
+    """On Ascend910A a kernel battery accepts the sanitizer's unsupported-on-soc stop and says so in the
+    summary; a kernel written without CompareScalar and Select modes 1/2 must compute every bit there
+    instead; wrong bits, and any other stop, still fail."""
+    from labkit import lab5_copy_compute as lab5
+
+    report = lab5.check(solutions.KernelLeakyReluGrad, socs=["Ascend910A"])
+    assert report.passed and report.coverage["soc"] == ["Ascend910A"]
+    assert any(line.startswith("Ascend910A: the sanitizer stopped your kernel at CompareScalar "
+                               "[unsupported-on-soc]") for line in report.summary), report.summary
+    # written with what the SoC has, the kernel runs there and must be right
+    report = lab5.check(_Mode0LeakyReluGrad, socs=["Ascend910A"])
+    assert report.passed, str(report)
+    assert any("does without CompareScalar or Select in mode 1 or 2" in line for line in report.summary)
+    # elsewhere a stop is never accepted
+    report = lab5.check(solutions.KernelLeakyReluGrad, socs=["Ascend910B4"])
+    assert report.passed and not any("unsupported-on-soc" in line for line in report.summary)
+
+    class NoSelect(_Mode0LeakyReluGrad):            # computes grad * slope everywhere: wrong bits on Ascend910A
+        def Compute(self, n):
+            grad, x = self.inQueueGrad.DeQue(self.T), self.inQueueSelf.DeQue(self.T)
+            out = self.outQueueGradInput.AllocTensor(self.T)
+            Muls(out, grad, self.slope, n)
+            self.outQueueGradInput.EnQue(out)
+            self.inQueueGrad.FreeTensor(grad)
+            self.inQueueSelf.FreeTensor(x)
+
+    report = lab5.check(NoSelect, socs=["Ascend910A"])
+    assert not report.passed and "elements differ" in report.failure.why
+    assert "has no CompareScalar" in report.failure.case.hint
+
+    class Overflow(solutions.KernelLeakyReluGrad):  # another stop on Ascend910A is still a failure
+        def Init(self, *args):
+            ok = super().Init(*args)
+            if ok:
+                self.extra = TBuf(VECCALC)
+                self.pipe.InitBuffer(self.extra, 300_000)
+            return ok
+
+    report = lab5.check(Overflow, socs=["Ascend910A"])
+    assert not report.passed and report.failure.kernel.kind == "ub-overflow"
+
+
+def test_capstone_on_ascend910a_accepts_the_runtime_error_only_for_the_soc_limit():
+    """Through the aclnn API on Ascend910A the capstone accepts phase 2's 361001 when its log holds the
+    unsupported-on-soc stop, and nothing else in its place."""
+    lab8 = get(8).load()
+    report = lab8.check(solutions.softshrink_backward, socs=["Ascend910A"])
+    assert report.passed, str(report)
+    assert any(line.startswith("Ascend910A, through the aclnn API: phase 2 returned ACLNN_ERR_RUNTIME_ERROR")
+               for line in report.summary)
+    exp = lab8.Expect(0, casts_in=0, cast_out=False, out=np.zeros(3, np.float32), limited_soc="Ascend910A")
+    graph = ["Contiguous", "Contiguous", "SoftshrinkGrad", "ViewCopy"]
+    other = lab8.Outcome(0, 0, graph, 361001, None, ["kernel failed on the device: [ub-overflow] ..."])
+    assert lab8._compare_api(exp, other) is not None
+    limit = lab8.Outcome(0, 0, graph, 361001, None, ["kernel failed on the device: [unsupported-on-soc] ..."])
+    assert lab8._compare_api(exp, limit) is None
+    elsewhere = lab8.Expect(0, out=np.zeros(3, np.float32))
+    assert lab8._compare_api(elsewhere, limit) is not None

@@ -22,7 +22,15 @@ product to T) that shares no code with the simulator's instructions.
 This module also holds the plumbing every kernel lab (5-8) shares: device memory for numpy arrays, a
 launcher that turns the sanitizer's tolerated-but-wrong findings into errors (:data:`STRICT`), input
 generators, a compare that names the core/tile and the inputs of the first wrong element, a summary of
-a :class:`~ascend_lab.ascendc.KernelRun`, and :class:`KernelReport`, a report that can show figures.
+a :class:`~ascend_lab.ascendc.KernelRun`, :class:`KernelReport`, a report that can show figures, and
+:class:`SocLimits`, the rule for SoCs whose AscendC API lacks an instruction the lab kernels use.
+
+SoCs without the instructions (kernel_flavours §6; AD ``Compares.md``, ``Select.md``): the AscendC API of
+Atlas training (Ascend910A, DAV_1001) has no ``CompareScalar`` and offers ``Select`` in mode 0 only. The
+labs keep that SoC in their batteries as a lesson rather than leaving it out: there a kernel written with
+those instructions must be stopped by the sanitizer with ``unsupported-on-soc`` (on a device it would not
+build), and a kernel that avoids them must compute every bit right. CANN itself runs its built-in TBE
+kernels on that SoC, which compile the compare-and-select to the vector unit's own instructions.
 """
 
 from __future__ import annotations
@@ -34,20 +42,21 @@ from typing import Any
 
 import numpy as np
 
-from ascend_lab.ascendc import GmAddr, KernelRun, launch, reserved_ub_bytes
+from ascend_lab.ascendc import GmAddr, KernelError, KernelRun, launch, reserved_ub_bytes
 from ascend_lab.base import platform
-from ascend_lab.base.platform import SocInfo
+from ascend_lab.base.platform import NpuArch, SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 from ascend_lab.ops.kernel_args import gm_from_array
 
-from .checker import Case, Report, compare_arrays, locator, run_battery
+from .checker import Case, KernelFault, Report, compare_arrays, locator, run_battery
 
 __all__ = [
-    "FUNCTION", "KernelReport", "LeakyReluGradTilingData", "STRICT", "cases", "check", "compare_kernel_output",
-    "describe_run", "launch_kernel", "leaky_relu_grad", "oracle", "run", "sample", "strict_policy", "tiling",
+    "FUNCTION", "LIMITED_ARCHS", "KernelReport", "LeakyReluGradTilingData", "STRICT", "SocLimitStop", "SocLimits",
+    "cases", "check", "compare_kernel_output", "describe_run", "launch_kernel", "leaky_relu_grad", "limited_call",
+    "limited_compare", "limited_hint", "oracle", "run", "sample", "show_limited", "strict_policy", "tiling",
     "usable_ub",
 ]
 
@@ -231,13 +240,117 @@ def _same(fn: Any) -> Any:
     return fn
 
 
+# --------------------------------------------------------------------------------------------------
+# SoCs whose AscendC API lacks an instruction the lab kernels use
+# --------------------------------------------------------------------------------------------------
+#: Architectures whose AscendC API lacks instructions the lab kernels use (kernel_flavours §6; AD
+#: ``API/Memory矢量计算/比较与选择/{Compares,Select}.md``): what is missing, and the calls a kernel must avoid.
+LIMITED_ARCHS = {
+    NpuArch.DAV_1001: ("the AscendC API of Atlas training (Ascend910A) has no CompareScalar and offers Select in "
+                       "mode 0 only", "CompareScalar or Select in mode 1 or 2"),
+}
+_FINDING = "unsupported-on-soc"
+
+
+@dataclasses.dataclass(frozen=True)
+class SocLimitStop:
+    """What a kernel case on a SoC of :data:`LIMITED_ARCHS` returns when the sanitizer stops the kernel with
+    ``unsupported-on-soc``: an accepted outcome there (the kernel asks for an instruction the SoC lacks)."""
+
+    soc: str
+    fault: KernelFault
+
+    def __str__(self) -> str:
+        return f"stopped on {self.soc}: {self.fault}"
+
+
+class SocLimits:
+    """The outcomes of one battery on SoCs of :data:`LIMITED_ARCHS`, for the report's summary."""
+
+    def __init__(self) -> None:
+        self.stopped: dict[str, KernelFault] = {}
+        self.computed: set[str] = set()
+        self.api: dict[str, str] = {}          # SoC -> what phase 2 of an aclnn call logged when it stopped
+
+    @staticmethod
+    def lacks(soc: SocInfo) -> str | None:
+        """What ``soc``'s AscendC API lacks, or None."""
+        entry = LIMITED_ARCHS.get(soc.npu_arch)
+        return entry[0] if entry else None
+
+    def lines(self) -> list[str]:
+        """One summary line per limited SoC the battery ran on."""
+        out = []
+        for soc, fault in self.stopped.items():
+            lacks = LIMITED_ARCHS[platform.get_soc(soc).npu_arch][0]
+            out.append(f"{soc}: the sanitizer stopped your kernel at {fault.instruction} [{fault.kind}], as it must: "
+                       f"{lacks}, so this kernel cannot be built for it. A stock CANN install runs its built-in TBE "
+                       "kernels there, which compile the compare and select to the vector unit's own instructions")
+        for soc, message in self.api.items():
+            out.append(f"{soc}, through the aclnn API: phase 2 returned ACLNN_ERR_RUNTIME_ERROR (361001) and logged "
+                       f"{message!r}")
+        for soc in sorted(self.computed - set(self.stopped)):
+            out.append(f"{soc}: your kernel does without {LIMITED_ARCHS[platform.get_soc(soc).npu_arch][1]}, which "
+                       f"{soc} lacks, and computed every bit right")
+        return out
+
+
+def limited_hint(soc: SocInfo, hint: str) -> str:
+    """A case's hint on a SoC of :data:`LIMITED_ARCHS`: what it lacks and what the case accepts, then ``hint``."""
+    if SocLimits.lacks(soc) is None:
+        return hint
+    lacks, calls = LIMITED_ARCHS[soc.npu_arch]
+    return (f"{lacks} (AscendC's Compares and Select pages): on {soc.name} a kernel that calls {calls} must be "
+            f"stopped with [{_FINDING}], and one that does without them must compute every bit right"
+            + (f"; {hint}" if hint else ""))
+
+
+def limited_call(call: Callable[[Any, dict[str, Any]], Any], soc: SocInfo,
+                 limits: SocLimits | None = None) -> Callable[[Any, dict[str, Any]], Any]:
+    """Wrap a kernel case's ``call``: on a SoC of :data:`LIMITED_ARCHS` an ``unsupported-on-soc`` stop becomes
+    a :class:`SocLimitStop` result (recorded in ``limits``); anywhere else, or for any other stop, the
+    KernelError propagates as before."""
+    if SocLimits.lacks(soc) is None:
+        return call
+
+    def wrapped(fn: Any, inputs: dict[str, Any]) -> Any:
+        try:
+            result = call(fn, inputs)
+        except KernelError as err:
+            if err.kind != _FINDING:
+                raise
+            fault = KernelFault.from_error(err)
+            if limits is not None:
+                limits.stopped.setdefault(soc.name, fault)
+            return SocLimitStop(soc.name, fault)
+        if limits is not None:
+            limits.computed.add(soc.name)
+        return result
+
+    return wrapped
+
+
+def limited_compare(compare: Callable[[Any, Any], str | None]) -> Callable[[Any, Any], str | None]:
+    """A ``Case.compare`` that accepts a :class:`SocLimitStop` (only :func:`limited_call` returns one) and
+    otherwise compares as ``compare`` does."""
+    def wrapped(expected: Any, got: Any) -> str | None:
+        return None if isinstance(got, SocLimitStop) else compare(expected, got)
+    return wrapped
+
+
+def show_limited(value: Any) -> str:
+    """``show_array``, or the stop a :class:`SocLimitStop` records."""
+    return str(value) if isinstance(value, SocLimitStop) else show_array(value)
+
+
 def kernel_case(name: str, covers: Iterable[str], *, entry: Callable[..., None], td: TilingData,
                 arrays: dict[str, np.ndarray], expected: np.ndarray, soc: SocInfo, show: dict[str, Any],
                 hint: str = "", template: dict[str, Any] | None = None,
-                pick: Callable[[Any], Any] = _same) -> Case:
+                pick: Callable[[Any], Any] = _same, limits: SocLimits | None = None) -> Case:
     """One kernel case: launch ``entry`` on ``arrays`` with ``kernel=pick(fn)`` (``fn`` is what the learner
     passed to ``check``: the kernel class, or a function handing over several pieces), compare with
-    ``expected``."""
+    ``expected``. On a SoC of :data:`LIMITED_ARCHS` an ``unsupported-on-soc`` stop is accepted as well
+    (recorded in ``limits`` for the summary); every other stop, and every wrong bit, still fails."""
     template = dict(template or {})
     locate = locator(hsg_host.core_ranges(td)) if hasattr(td, "blockFactor") else None
 
@@ -245,8 +358,9 @@ def kernel_case(name: str, covers: Iterable[str], *, entry: Callable[..., None],
         _, out = launch_kernel(entry, td, list(arrays.values()), expected.dtype, soc, kernel=pick(fn), **template)
         return out
 
-    return Case(name, show, expected, covers=tuple(covers), hint=hint, call=call,
-                compare=compare_kernel_output(arrays, locate), show=show_array)
+    return Case(name, show, expected, covers=tuple(covers), hint=limited_hint(soc, hint),
+                call=limited_call(call, soc, limits), compare=limited_compare(compare_kernel_output(arrays, locate)),
+                show=show_limited)
 
 
 # ==================================================================================================
@@ -334,7 +448,8 @@ _HINTS = {
 
 
 def _case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_num: int | None = None,
-          tiling_ub: int | None = None, slope: float = 0.01, seed: int = 0, hint: str = "") -> Case:
+          tiling_ub: int | None = None, slope: float = 0.01, seed: int = 0, hint: str = "",
+          limits: SocLimits | None = None) -> Case:
     info = standalone.make_soc(soc, core_num)
     td = tiling(n, dtype, info.vector_core_num, tiling_ub or usable_ub(info), slope)
     g = sample(n, dtype, seed, -2.0, 2.0)
@@ -344,10 +459,11 @@ def _case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_nu
              "negative_slope": slope, "data": f"sample(seed {seed}): uniform values with 0, -0, +-inf, NaN"}
     return kernel_case(name, covers, entry=leaky_relu_grad, td=td, arrays={"grad": g, "self": x},
                        expected=oracle(g, x, slope), soc=info, show=shown, hint=hint,
-                       template={"dtype": g.dtype, "kernel_name": "LeakyReluGrad"})
+                       template={"dtype": g.dtype, "kernel_name": "LeakyReluGrad"}, limits=limits)
 
 
-def cases(socs: Iterable[str] | None = None) -> list[Case]:
+def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
+    """The battery; ``limits`` collects what happened on SoCs of :data:`LIMITED_ARCHS` (for the summary)."""
     socs = list(platform.socs() if socs is None else socs)
     first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     out = [_case(f"worked example: N = 1000 float32 on {first}, one short tile per core", ["topic:worked example"],
@@ -368,7 +484,7 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
         for dtype in DTYPES:
             for n in (37, 5003):
                 out.append(_case(f"N = {n} {dtype} on {soc}", [f"soc:{soc}", f"dtype:{dtype}"], n, dtype, soc,
-                                 seed=n + len(soc), hint=_HINTS["tail"]))
+                                 seed=n + len(soc), hint=_HINTS["tail"], limits=limits))
     big = "Ascend950PR" if "Ascend950PR" in socs else first
     out.append(_case(f"N = 100003 float16 on {big}", ["topic:large input", "dtype:float16"], 100_003, "float16", big,
                      seed=5))
@@ -393,4 +509,5 @@ def _summary(kernel: Any) -> list[str]:
 
 def check(kernel: Any, socs: Iterable[str] | None = None) -> Report:
     """Run your ``KernelLeakyReluGrad`` class over the battery; returns the Report."""
-    return run_battery(kernel, cases(socs), title=TITLE, summary=lambda: _summary(kernel))
+    limits = SocLimits()
+    return run_battery(kernel, cases(socs, limits), title=TITLE, summary=lambda: _summary(kernel) + limits.lines())

@@ -51,7 +51,7 @@ from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingErro
 from ascend_lab.ops import standalone
 
 from .checker import Case, Report, run_battery
-from .lab5_copy_compute import kernel_case, sample, usable_ub
+from .lab5_copy_compute import SocLimits, kernel_case, sample, usable_ub
 
 __all__ = ["BROKEN", "FUNCTION", "HardtanhGradA", "HardtanhGradB", "HardtanhGradC", "HardtanhGradTilingData",
            "cases", "check", "check_kernel", "hardtanh_grad", "oracle", "tiling"]
@@ -269,7 +269,8 @@ def _pick(key: str) -> Callable[[Any], Any]:
 
 
 def _case(key: str, name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_num: int | None = None,
-          tiling_ub: int | None = None, seed: int = 0, min_val: float = -1.0, max_val: float = 1.0) -> Case:
+          tiling_ub: int | None = None, seed: int = 0, min_val: float = -1.0, max_val: float = 1.0,
+          limits: SocLimits | None = None) -> Case:
     info = standalone.make_soc(soc, core_num)
     td = tiling(n, dtype, info.vector_core_num, tiling_ub or usable_ub(info), min_val, max_val)
     g = sample(n, dtype, seed, -2.0, 2.0)
@@ -280,7 +281,7 @@ def _case(key: str, name: str, covers: list[str], n: int, dtype: str, soc: str, 
     return kernel_case(f"{_WHAT[key]}: {name}", [f"kernel:{key}"] + covers, entry=hardtanh_grad, td=td,
                        arrays={"grad": g, "self": x}, expected=oracle(g, x, min_val, max_val), soc=info, show=shown,
                        hint=_HINTS[key], template={"dtype": g.dtype, "kernel_name": f"HardtanhGrad{key}"},
-                       pick=_pick(key))
+                       pick=_pick(key), limits=limits)
 
 
 def _plan(kernel: Any, dtype: str) -> dict[str, tuple[int, int]]:
@@ -333,8 +334,9 @@ def _plan_case(key: str, dtype: str) -> Case:
                 hint="two blocks of ubFactor * sizeof(T) bytes per queue, as the tiling budgets")
 
 
-def kernel_cases(key: str, socs: Iterable[str] | None = None) -> list[Case]:
-    """The battery of one kernel (``"A"``, ``"B"`` or ``"C"``)."""
+def kernel_cases(key: str, socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
+    """The battery of one kernel (``"A"``, ``"B"`` or ``"C"``); ``limits`` collects what happened on SoCs whose
+    AscendC API lacks the kernel's instructions (``lab5_copy_compute.LIMITED_ARCHS``)."""
     socs = list(platform.socs() if socs is None else socs)
     first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     out = [
@@ -353,13 +355,13 @@ def kernel_cases(key: str, socs: Iterable[str] | None = None) -> list[Case]:
     for soc in socs:
         for dtype in DTYPES:
             out.append(_case(key, f"N = 5003 {dtype} on {soc}", [f"soc:{soc}", f"dtype:{dtype}"], 5003, dtype, soc,
-                             seed=len(soc)))
+                             seed=len(soc), limits=limits))
     out += [_plan_case(key, dtype) for dtype in DTYPES]
     return out
 
 
-def cases(socs: Iterable[str] | None = None) -> list[Case]:
-    return [c for key in KEYS for c in kernel_cases(key, socs)]
+def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
+    return [c for key in KEYS for c in kernel_cases(key, socs, limits)]
 
 
 def _summary(fn: Any) -> list[str]:
@@ -382,7 +384,9 @@ def _summary(fn: Any) -> list[str]:
 def check(fixed_kernels: Any, socs: Iterable[str] | None = None) -> Report:
     """Run your three fixed kernels (``fixed_kernels() -> {"A": ..., "B": ..., "C": ...}``) over the
     battery, kernel A first; returns the Report."""
-    return run_battery(fixed_kernels, cases(socs), title=TITLE, summary=lambda: _summary(fixed_kernels))
+    limits = SocLimits()
+    return run_battery(fixed_kernels, cases(socs, limits), title=TITLE,
+                       summary=lambda: _summary(fixed_kernels) + limits.lines())
 
 
 def check_kernel(key: str, kernel: type, socs: Iterable[str] | None = None) -> Report:

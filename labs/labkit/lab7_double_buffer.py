@@ -65,7 +65,7 @@ from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingErro
 from ascend_lab.ops import standalone
 
 from .checker import Case, Report, run_battery
-from .lab5_copy_compute import kernel_case, launch_kernel, sample, usable_ub
+from .lab5_copy_compute import SocLimits, kernel_case, launch_kernel, sample, usable_ub
 
 __all__ = ["FUNCTION", "HardswishGradTilingData", "SingleBuffered", "cases", "check", "hardswish_grad", "oracle",
            "reference_overlap", "reference_speedup", "study", "tiling"]
@@ -337,7 +337,7 @@ def _tiling_case(n: int, dtype: str, cores: int, ub: int) -> Case:
 
 
 def _kernel_case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_num: int | None = None,
-                 tiling_ub: int | None = None, seed: int = 0) -> Case:
+                 tiling_ub: int | None = None, seed: int = 0, limits: SocLimits | None = None) -> Case:
     info = standalone.make_soc(soc, core_num)
     td = tiling(n, dtype, info.vector_core_num, tiling_ub or usable_ub(info), buffer_num=2)
     g = sample(n, dtype, seed, -2.0, 2.0)
@@ -347,7 +347,7 @@ def _kernel_case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, 
     return kernel_case(name, covers, entry=hardswish_grad, td=td, arrays={"grad": g, "self": x},
                        expected=oracle(g, x), soc=info, show=shown, template={"dtype": g.dtype},
                        hint="the numbers were right with one block per queue: look at what changed",
-                       pick=_part("kernel"))
+                       pick=_part("kernel"), limits=limits)
 
 
 @dataclass(frozen=True)
@@ -502,7 +502,10 @@ def _measure_cases(traces: _Traces) -> list[Case]:
     return out
 
 
-def cases(socs: Iterable[str] | None = None, traces: _Traces | None = None) -> list[Case]:
+def cases(socs: Iterable[str] | None = None, traces: _Traces | None = None,
+          limits: SocLimits | None = None) -> list[Case]:
+    """The battery; ``limits`` collects what happened on SoCs whose AscendC API lacks the kernel's
+    instructions (``lab5_copy_compute.LIMITED_ARCHS``)."""
     socs = list(platform.socs() if socs is None else socs)
     first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     out = [_plan_case(100_000, "float32", first), _plan_case(100_000, "float16", first)]
@@ -521,7 +524,7 @@ def cases(socs: Iterable[str] | None = None, traces: _Traces | None = None) -> l
     for soc in socs:
         for dtype in DTYPES:
             out.append(_kernel_case(f"N = 5003 {dtype} on {soc}", [f"soc:{soc}", f"dtype:{dtype}"], 5003, dtype, soc,
-                                    seed=len(soc)))
+                                    seed=len(soc), limits=limits))
     return out + _measure_cases(traces or _Traces())
 
 
@@ -562,6 +565,6 @@ def _summary(fn: Any, traces: _Traces) -> list[str]:
 
 def check(double_buffering: Any, socs: Iterable[str] | None = None) -> Report:
     """Run your pieces (``double_buffering() -> {"kernel", "tiling", "speedup", "overlap"}``) over the battery."""
-    traces = _Traces()
-    return run_battery(double_buffering, cases(socs, traces), title=TITLE,
-                       summary=lambda: _summary(double_buffering, traces))
+    traces, limits = _Traces(), SocLimits()
+    return run_battery(double_buffering, cases(socs, traces, limits), title=TITLE,
+                       summary=lambda: _summary(double_buffering, traces) + limits.lines())

@@ -42,12 +42,19 @@ from ascend_lab.acl.runtime import (
     aclrtMalloc,
     aclrtSynchronizeStream,
 )
+from ascend_lab.base import log as oplog
 from ascend_lab.base import platform
 from ascend_lab.base.platform import NpuArch
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.aclnn_common import OUT
 from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
-from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
+from ascend_lab.opdev.errno import (
+    ACLNN_ERR_PARAM_INVALID,
+    ACLNN_ERR_PARAM_NULLPTR,
+    ACLNN_ERR_RUNTIME_ERROR,
+    ACLNN_SUCCESS,
+    describe,
+)
 from ascend_lab.opdev.tiling_data import TilingData, TilingError
 from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
@@ -57,11 +64,16 @@ from .checker import Case, Raises, compare_arrays, locator, run_battery
 from .lab1_checks import ScalarSpec
 from .lab5_copy_compute import (
     KernelReport,
+    SocLimits,
     compare_kernel_output,
     describe_run,
     launch_kernel,
+    limited_call,
+    limited_compare,
+    limited_hint,
     sample,
     show_array,
+    show_limited,
     usable_ub,
 )
 
@@ -73,6 +85,8 @@ API2 = "aclnnSoftshrinkBackward"
 FUNCTION = "softshrink_backward"
 TITLE = "Lab 8 \u00b7 aclnnSoftshrinkBackward, end to end"
 NULLPTR, INVALID, SUCCESS = int(ACLNN_ERR_PARAM_NULLPTR), int(ACLNN_ERR_PARAM_INVALID), int(ACLNN_SUCCESS)
+RUNTIME = int(ACLNN_ERR_RUNTIME_ERROR)
+_SOC_LIMIT = "[unsupported-on-soc]"
 KERNEL_DTYPES = ("float32", "float16", "bfloat16")
 PARTS = ("TilingData", "tiling", "kernel", "GetWorkspaceSize", "Run")
 MAX_DIMS = 8
@@ -231,6 +245,7 @@ class Outcome:
     graph: list[str] | None = None
     run_status: Any = None
     out: np.ndarray | None = None
+    run_log: list[str] = field(default_factory=list)      # what phase 2 logged
 
     def __str__(self) -> str:
         if not isinstance(self.status, (int, np.integer)) or isinstance(self.status, bool):
@@ -260,6 +275,7 @@ class Expect:
     out: np.ndarray | None = None
     run_status: int | None = None       # for phase-2-only cases
     note: str = field(default="", compare=False)
+    limited_soc: str = ""               # a SoC whose AscendC API lacks the kernel's instructions (lab5.SocLimits)
 
     def __str__(self) -> str:
         text = describe(self.status)
@@ -307,8 +323,10 @@ def _call_api(fn: Any, inputs: dict[str, Any]) -> Outcome:
                 _, ws_ptr = aclrtMalloc(ws, ACL_MEM_MALLOC_HUGE_FIRST)
                 ptrs.append(ws_ptr)
             _, stream = aclrtCreateStream()
-            outcome.run_status = run(ws_ptr, ws, exe, stream)
-            aclrtSynchronizeStream(stream)
+            with oplog.capture() as records:
+                outcome.run_status = run(ws_ptr, ws, exe, stream)
+                aclrtSynchronizeStream(stream)
+            outcome.run_log = [r.message for r in records]
             aclrtDestroyStream(stream)
             if args[3] is not None and not args[3].IsEmpty():
                 outcome.out = args[3].numpy().copy()
@@ -338,7 +356,15 @@ def _graph_problem(exp: Expect, graph: list[str]) -> str | None:
     return None
 
 
-def _compare_api(exp: Expect, got: Any) -> str | None:
+def _soc_limit_stop(exp: Expect, got: Outcome) -> str | None:
+    """On a SoC of ``lab5_copy_compute.LIMITED_ARCHS``: the message of phase 2's kernel stop for an instruction
+    the SoC lacks, when that is why phase 2 failed (an accepted outcome there), else None."""
+    if not exp.limited_soc or got.run_status != RUNTIME:
+        return None
+    return next((m for m in got.run_log if _SOC_LIMIT in m), None)
+
+
+def _compare_api(exp: Expect, got: Any, limits: SocLimits | None = None) -> str | None:
     if not isinstance(got, Outcome):
         return f"expected an Outcome, got {got!r}"
     status = got.status
@@ -366,6 +392,11 @@ def _compare_api(exp: Expect, got: Any) -> str | None:
     problem = _graph_problem(exp, got.graph or [])
     if problem:
         return problem
+    stop = _soc_limit_stop(exp, got)
+    if stop is not None:
+        if limits is not None:
+            limits.api.setdefault(exp.limited_soc, stop)
+        return None
     if got.run_status != SUCCESS:
         return ("phase 2 failed (see your log: a kernel stopped by the sanitizer is reported there as "
                 "ACLNN_ERR_RUNTIME_ERROR)")
@@ -373,7 +404,8 @@ def _compare_api(exp: Expect, got: Any) -> str | None:
 
 
 def _api_case(name: str, covers: Iterable[str], *, soc: str, g: Any, s: Any, lam: Any, out: Any,
-              workspace: Any = OUT, executor: Any = OUT, hint: str = "", phase2: str = "") -> Case:
+              workspace: Any = OUT, executor: Any = OUT, hint: str = "", phase2: str = "",
+              limits: SocLimits | None = None) -> Case:
     inputs = {"soc": soc, "gradOutput": g, "self": s, "lambd": lam, "gradInput": out, "workspaceSize": workspace,
               "executor": executor}
     if phase2:
@@ -390,8 +422,16 @@ def _api_case(name: str, covers: Iterable[str], *, soc: str, g: Any, s: Any, lam
             exp.casts_in = sum(as_acl_dtype(a.dtype) != promote for a in (g, s))
             exp.cast_out = as_acl_dtype(out.dtype) != promote
             exp.out = oracle(g.array(), s.array(), float(lam.value), out.dtype)
-    return Case(name, inputs, exp, covers=tuple(covers), hint=hint, call=_call_api, compare=_compare_api,
-                show=str)
+            if SocLimits.lacks(platform.get_soc(soc)) is not None:
+                exp.limited_soc = soc
+                hint = limited_hint(platform.get_soc(soc), hint) + (
+                    "; through the API a kernel stop makes phase 2 return ACLNN_ERR_RUNTIME_ERROR and log the "
+                    "sanitizer's message")
+
+    def compare(e: Expect, got: Any) -> str | None:
+        return _compare_api(e, got, limits)
+
+    return Case(name, inputs, exp, covers=tuple(covers), hint=hint, call=_call_api, compare=compare, show=str)
 
 
 # ==================================================================================================
@@ -448,7 +488,8 @@ def _split(dtype: str) -> tuple[int, int]:
 
 
 def _kernel_case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_num: int | None = None,
-                 tiling_ub: int | None = None, lambd: float = 0.5, seed: int = 0) -> Case:
+                 tiling_ub: int | None = None, lambd: float = 0.5, seed: int = 0,
+                 limits: SocLimits | None = None) -> Case:
     info = standalone.make_soc(soc, core_num)
     ub = tiling_ub or usable_ub(info)
     g = sample(n, dtype, seed, -2.0, 2.0)
@@ -473,8 +514,10 @@ def _kernel_case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, 
             "bfloat16": "bfloat16 compares in float: Cast x up with CAST_NONE (exact); grad's bits can be selected as "
                         "they are (Select copies bits)",
             "float32": "out = x > lambd or x < -lambd ? grad : +0; NaN compares false both times"}[dtype]
-    return Case(f"kernel: {name}", shown, expected, covers=tuple(covers), hint=hint, call=call,
-                compare=compare_kernel_output({"grad": g, "self": x}, locator(ranges)), show=show_array)
+    return Case(f"kernel: {name}", shown, expected, covers=tuple(covers), hint=limited_hint(info, hint),
+                call=limited_call(call, info, limits),
+                compare=limited_compare(compare_kernel_output({"grad": g, "self": x}, locator(ranges))),
+                show=show_limited)
 
 
 def _status_cases(socs: Sequence[str]) -> list[Case]:
@@ -533,14 +576,14 @@ def _status_cases(socs: Sequence[str]) -> list[Case]:
     return cases
 
 
-def _compute_cases(socs: Sequence[str]) -> list[Case]:
+def _compute_cases(socs: Sequence[str], limits: SocLimits | None = None) -> list[Case]:
     out: list[Case] = []
     for soc in socs:
         for k, dtype in enumerate(supported_dtypes(soc)):
             a = Arr((3, 37), dtype, seed=11 * k + len(soc), edges=(0.5, -0.5))
             b = Arr((3, 37), dtype, seed=11 * k + len(soc) + 1, edges=(0.5, -0.5))
             out.append(_api_case(f"{dtype} [3, 37] on {soc}", [f"soc:{soc}", f"dtype:{dtype}"], soc=soc, g=a, s=b,
-                                 lam=ScalarSpec(0.5), out=Arr((3, 37), dtype)))
+                                 lam=ScalarSpec(0.5), out=Arr((3, 37), dtype), limits=limits))
     soc = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     f32, f16, bf = "float32", "float16", "bfloat16"
     lam = ScalarSpec(0.5)
@@ -579,7 +622,9 @@ def _compute_cases(socs: Sequence[str]) -> list[Case]:
     return out
 
 
-def cases(socs: Iterable[str] | None = None) -> list[Case]:
+def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
+    """The battery; ``limits`` collects what happened on SoCs whose AscendC API lacks the kernel's
+    instructions (``lab5_copy_compute.LIMITED_ARCHS``), for the summary."""
     socs = list(platform.socs() if socs is None else socs)
     first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     out = [_struct_case()]
@@ -610,10 +655,10 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
         for dtype in KERNEL_DTYPES:
             for n in (37, 5003):
                 out.append(_kernel_case(f"N = {n} {dtype} on {soc}", [f"soc:{soc}", f"dtype:{dtype}"], n, dtype, soc,
-                                        seed=n + len(soc)))
+                                        seed=n + len(soc), limits=limits))
     # the API
     out += _status_cases(socs)
-    out += _compute_cases(socs)
+    out += _compute_cases(socs, limits)
     return out
 
 
@@ -666,7 +711,8 @@ def _summary(fn: Any, battery: list[Case]) -> list[str]:
 def check(softshrink_backward: Any, socs: Iterable[str] | None = None) -> KernelReport:
     """Run your operator (``softshrink_backward() -> {"TilingData", "tiling", "kernel", "GetWorkspaceSize",
     "Run"}``) over the whole battery; a passing report shows your kernel in the book's figures."""
-    battery = cases(socs)
+    limits = SocLimits()
+    battery = cases(socs, limits)
     report = run_battery(softshrink_backward, battery, title=TITLE,
-                         summary=lambda: _summary(softshrink_backward, battery))
+                         summary=lambda: _summary(softshrink_backward, battery) + limits.lines())
     return KernelReport.of(report, lambda: figures(softshrink_backward))
