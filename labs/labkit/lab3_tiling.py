@@ -186,11 +186,12 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
     info = platform.get_soc(first)
     # A. the worked example first, then small odd sizes
     out.append(_case(f"the worked example: N = 100000, float16 on {first}", ["topic:worked example"],
-                     total_length=100_000, dtype="float16", core_num=info.vector_core_num, ub_size=info.ub_size))
-    # B. every SoC x dtype x size
+                     total_length=100_000, dtype="float16", core_num=info.vector_core_num,
+                     ub_size=info.core_mem_size_ub))
+    # B. every SoC x dtype x size, with the UB a tiling sees there (GetCoreMemSize: 256 B less on A2/A3)
     for soc in socs:
         info = platform.get_soc(soc)
-        cores, ub = info.vector_core_num, info.ub_size
+        cores, ub = info.vector_core_num, info.core_mem_size_ub
         for dtype in DTYPES:
             align = GM_BLOCK_BYTES // itemsize(dtype)
             sizes = _SIZES + (cores * align - 1, cores * align, cores * align + 1)
@@ -200,7 +201,7 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
                     tags.append("topic:a last core with a short share")
                 if n < cores * align:
                     tags.append("topic:fewer cores than the SoC has")
-                out.append(_case(f"N = {n}, {dtype} on {soc} ({cores} cores, UB {ub} B)", tags,
+                out.append(_case(f"N = {n}, {dtype} on {soc} ({cores} cores, GetCoreMemSize(UB) {ub} B)", tags,
                                  total_length=n, dtype=dtype, core_num=cores, ub_size=ub))
             out.append(_case(f"empty input, {dtype} on {soc}", [f"soc:{soc}", "topic:empty input"],
                              total_length=0, dtype=dtype, core_num=cores, ub_size=ub))
@@ -243,14 +244,17 @@ def _example_soc(socs: list[str] | None) -> str:
 def _summary(socs: list[str] | None = None) -> list[str]:
     info = platform.get_soc(_example_soc(socs))
     n = 100_000
-    lines = [f"worked example, N = {n} on {info.name} ({info.vector_core_num} cores, UB {info.ub_size} B):"]
+    ub = info.core_mem_size_ub
+    lines = [f"worked example, N = {n} on {info.name} ({info.vector_core_num} cores, UB {ub} B):"]
     for dtype in DTYPES:
-        td = oracle(n, dtype, info.vector_core_num, info.ub_size)
-        hsg = hsg_host.tiling(n, dtype, info.vector_core_num, info.ub_size)
+        td = oracle(n, dtype, info.vector_core_num, ub)
+        exp = hsg_host.tiling(n, dtype, info.vector_core_num, ub)
+        main = hsg_host.tiling_main950(n, dtype, info.vector_core_num, ub)
         last = n - td.blockFactor * (td.blockDim - 1)
         lines.append(f"  {dtype:<8}  {ub_bytes_per_element(dtype):>2} B/elem  blockFactor {td.blockFactor}, "
-                     f"blockDim {td.blockDim}, last core {last}, ubFactor {td.ubFactor} "
-                     f"(HardSigmoidGrad: {hsg.ubFactor}), tiles per full core {-(-td.blockFactor // td.ubFactor)}")
+                     f"blockDim {td.blockDim}, last core {last}, ubFactor {td.ubFactor} (HardSigmoidGrad: "
+                     f"{main.ubFactor} in the main kernel a stock install runs here, {exp.ubFactor} in the "
+                     f"experimental one), tiles per full core {-(-td.blockFactor // td.ubFactor)}")
     return lines
 
 

@@ -168,10 +168,11 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
     for n, dtype, cores in WORKED:
         out.append(_case(f"worked example: N = {n}, {dtype}, {cores} cores, UB {WORKED_UB} B",
                          ["topic:worked examples", f"dtype:{dtype}"], n, dtype, cores, WORKED_UB))
-    # B. every SoC x dtype x size, plus sizes at the tile and block edges
+    # B. every SoC x dtype x size, plus sizes at the tile and block edges, with the UB a tiling sees there
+    #    (GetCoreMemSize(UB): 256 B less than the UB on A2/A3, kernel_flavours §6)
     for soc in socs:
         info = platform.get_soc(soc)
-        cores, ub = info.vector_core_num, info.ub_size
+        cores, ub = info.vector_core_num, info.core_mem_size_ub
         for dtype in DTYPES:
             per_block = BLOCK_SIZE // itemsize(dtype)
             tile = ub // BLOCK_SIZE // ub_data_number(dtype) * per_block
@@ -185,7 +186,8 @@ def cases(socs: Iterable[str] | None = None) -> list[Case]:
                     tags.append("topic:one tile, one core")
                 elif n > cores * tile:
                     tags.append("topic:several tiles per core")
-                out.append(_case(f"N = {n}, {dtype} on {soc} ({cores} cores, UB {ub} B)", tags, n, dtype, cores, ub))
+                out.append(_case(f"N = {n}, {dtype} on {soc} ({cores} cores, GetCoreMemSize(UB) {ub} B)", tags, n,
+                                 dtype, cores, ub))
     # C. other platforms
     for cores, ub in ((1, 196608), (5, 65536), (100, 196608), (48, 8192), (48, 4096)):
         for dtype in DTYPES:
