@@ -33,7 +33,11 @@ TMP_UB_OFFSET = {NpuArch.DAV_1001: 248 * 1024, NpuArch.DAV_2002: 248 * 1024, Npu
 #: code). 910A (DAV_1001) offers Select mode 0 only, and the 950's count-form Select uses no scratch
 #: (``Select.md``, UB-usage note), so nothing modelled writes there on those SoCs.
 SELECT_SCRATCH_ARCHS = (NpuArch.DAV_2201, NpuArch.DAV_2002)
-#: Elements the library duplicates into the scratch (ONE_BLK_SIZE used as an element count in counter mode).
+#: Elements the library duplicates into the scratch: ONE_BLK_SIZE (= 32) used as an element count in counter
+#: mode (``SetMask<U>(0, ONE_BLK_SIZE)`` then one Duplicate), so the scratch spans 32 * sizeof(T) bytes -- 64 B for
+#: a half scalar, 128 B for a float scalar or a mode-2 uint32 address [derived from the cited VselImpl].
+#: kernel_flavours §4 calls it "a 32-B scratch"; both readings agree on where it starts, which is what decides
+#: whether a bottom-up plan is hit (any plan ending past TMP_UB_OFFSET covers its first byte).
 SELECT_SCRATCH_ELEMENTS = 32
 #: What a kernel entry is written against. ``"ascendc"``: the AscendC library, whose per-architecture API
 #: limits (Select modes, Compare dtypes) and Select scratch the sanitizer enforces. ``"cce"``: code that stands
@@ -58,10 +62,19 @@ def reserved_ub_bytes(soc: SocInfo, select: bool = True) -> int:
 
     Only a kernel that issues Select in mode 1 or 2 (``select=True``, the default: the answer for a kernel that
     may) needs any: on A2/A3 and 310P the library writes its scratch at TMP_UB_OFFSET, so a plan built bottom-up
-    by InitBuffer must end there -- 196608 - 188416 = 8192 B on A2/A3, 262144 - 253952 = 8192 B on 310P. A kernel
-    that issues no such Select may use the whole UB (the device's TPipe does not bound-check). 0 on Ascend910A
-    (mode 0 only) and Ascend950 (the catalogue's 253952 B already excludes the 2 KB ASC reserve and the VF stack
-    above 248 KB that Compare(s)/Cast/Duplicate/Muls/Adds use, kernel_flavours §2.2)."""
+    by InitBuffer must end there -- 196608 - 188416 = 8192 B on A2/A3, 262144 - 253952 = 8192 B on 310P (Select.md
+    lists the 310P AI Core with A2/A3 for the 8 KB of modes 1/2; its dav_m200 VselImpl writes the same scratch).
+    A kernel that issues no such Select may use the whole UB (the device's TPipe does not bound-check).
+
+    0 on the other architectures, for these reasons:
+
+    * Ascend950 (DAV_3510): its count-form Select uses no 8 KB scratch (Select.md); Compare(s)/Cast/Duplicate/
+      Muls/Adds use the 2 KB ASC reserve, which with the 6 KB VF stack lies above the 248 KB the catalogue
+      gives as the UB (253952 B; TMP_UB_OFFSET = 248 KB is its end), so nothing inside the simulated UB.
+    * Ascend910A (DAV_1001): Select has mode 0 only (Select.md), which uses no scratch. The library still
+      defines TMP_UB_OFFSET = 248 KB there (and a 248 KB TPipe pool in a 256 KB UB) for other APIs the simulator
+      does not model; whether a 910A kernel must keep [248 KB, 256 KB) free for anything it does issue the
+      sources do not say, so the model keeps nothing."""
     if not select or soc.npu_arch not in SELECT_SCRATCH_ARCHS:
         return 0
     return max(soc.ub_size - TMP_UB_OFFSET[soc.npu_arch], 0)
