@@ -8,16 +8,18 @@ Numeric expectations come from the formula or from ``ascend_lab.golden``, never 
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import ml_dtypes
 import numpy as np
 import pytest
-from helpers import last_kernel_oracle, watch_kernel_nodes
+from helpers import KERNEL_NODES, assert_bits_equal, device, last_kernel_oracle, watch_kernel_nodes
 
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.acl import runtime as rt
 from ascend_lab.base import log as oplog
+from ascend_lab.base import platform
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -41,18 +43,6 @@ def _kernel_nodes():
     with watch_kernel_nodes():
         yield
 
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    if a.dtype.kind == "c":
-        return a.view({8: np.uint32, 16: np.uint64}[a.dtype.itemsize])
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
-
-
-def assert_bits_equal(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    bad = bits(got) != bits(want)
-    assert not bad.any(), f"{bad.sum()} elements differ: got {got[bad][:8]!r}, want {want[bad][:8]!r}"
 
 
 def np_dtype(d) -> np.dtype:
@@ -71,13 +61,11 @@ def acl_dtype(d: np.dtype):
 
 
 class Device:
-    """aclInit -> aclrtSetDevice -> aclrtCreateStream, and tensors made the way the sample makes them."""
+    """Tensors made the way the sample makes them, on the stream ``helpers.device`` set up; ``release`` destroys
+    them and frees their memory (checking each call)."""
 
-    def __init__(self) -> None:
-        assert acl.aclInit(None) == 0
-        assert acl.aclrtSetDevice(0) == 0
-        ret, self.stream = acl.aclrtCreateStream()
-        assert ret == 0
+    def __init__(self, stream) -> None:
+        self.stream = stream
         self.ptrs: list = []
         self.tensors: list = []
 
@@ -124,14 +112,11 @@ class Device:
             return np.zeros(t.view_dims, host.dtype)
         return np.lib.stride_tricks.as_strided(host[t.offset:], t.view_dims, [s * item for s in t.strides]).copy()
 
-    def close(self) -> None:
+    def release(self) -> None:
         for t, _ in self.tensors:
             assert acl.aclDestroyTensor(t) == 0
         for p in self.ptrs:
             assert acl.aclrtFree(p) == 0
-        assert acl.aclrtDestroyStream(self.stream) == 0
-        assert acl.aclrtResetDevice(0) == 0
-        assert acl.aclFinalize() == 0
 
 
 @pytest.fixture(autouse=True)
@@ -144,12 +129,12 @@ def _finalized():
 
 @pytest.fixture
 def dev():
-    d = Device()
-    try:
-        yield d
-    finally:
-        if rt.is_initialized():
-            d.close()
+    with device() as stream:
+        d = Device(stream)
+        try:
+            yield d
+        finally:
+            d.release()
 
 
 def phase1(*args, **kw):
@@ -207,7 +192,40 @@ def CreateAclTensor(hostData, shape, dataType):
     return 0, deviceAddr, tensor
 
 
-def test_seed_sample_reenacted():
+#: (SoC, custom package installed?): the sample on a stock install of the default SoC (910B4 runs the legacy TBE
+#: kernel) and on Ascend950PR with the ops-nn experimental package installed (its HardSigmoidGrad), kernel_flavours §1
+SAMPLE_SETUPS = [(platform.DEFAULT_SOC, False), ("Ascend950PR", True)]
+
+
+@pytest.mark.parametrize(("soc", "custom"), SAMPLE_SETUPS)
+def test_seed_sample_reenacted(soc, custom):
+    with acl.soc(soc), (acl.custom_package() if custom else contextlib.nullcontext()):
+        resultData = _seed_sample()
+    node = KERNEL_NODES[-1]
+    assert node.attrs["kernel"] == ("experimental" if custom else "tbe"), node.attrs["kernel"]
+    selfHostData = gradOutHostData = np.array([0, 1, 2, 3, 4, 5, 6, 7], dtype=np.float32)
+    assert_bits_equal(resultData, last_kernel_oracle()[1](gradOutHostData, selfHostData))
+    x, g = selfHostData, gradOutHostData
+    if custom:
+        # the formula (seed 000, the experimental kernel): grad * alpha where 0 < alpha*self + beta < 1, each op
+        # rounded in float32, with the experimental aclnn's alpha 0.16666666 (cann_facts §1.3)
+        alpha, beta = np.float32(0.16666666), np.float32(0.5)
+        tmp = (x * alpha).astype(np.float32) + beta
+        want = np.where((tmp > np.float32(0)) & (tmp < np.float32(1)), g * alpha, np.float32(0)).astype(np.float32)
+        assert_bits_equal(resultData, want)
+        # spelled out: x = 0, 1, 2 pass; x = 3 gives 3*0.16666666f = 0.49999997f, + 0.5f rounds to 1.0f -> 0
+        assert_bits_equal(resultData, np.array([0, alpha, np.float32(2) * alpha, 0, 0, 0, 0, 0], np.float32))
+    else:
+        # the stock TBE kernel (kernel_flavours §5.1): |x| < 3 ? grad * alpha : 0 with the main aclnn's
+        # alpha = 1/6f (§1; beta unused): x = 0, 1, 2 pass, x = 3 does not
+        alpha = np.float32(1) / np.float32(6)
+        assert_bits_equal(resultData, np.where(np.abs(x) < 3, g * alpha, np.float32(0)).astype(np.float32))
+        assert_bits_equal(resultData, np.array([0, alpha, np.float32(2) * alpha, 0, 0, 0, 0, 0], np.float32))
+    assert not rt.is_initialized()
+
+
+def _seed_sample() -> np.ndarray:
+    """The sample's steps 1-7, line by line; returns the result copied back to the host."""
     # 1. device/stream init
     deviceId = 0
     assert acl.aclInit(None) == acl.ACL_SUCCESS
@@ -255,16 +273,7 @@ def test_seed_sample_reenacted():
     assert acl.aclrtDestroyStream(stream) == 0
     assert acl.aclrtResetDevice(deviceId) == 0
     assert acl.aclFinalize() == 0
-
-    # the formula (seed 000): grad * alpha where 0 < alpha*self + beta < 1, each op rounded in float32
-    alpha, beta = np.float32(0.16666666), np.float32(0.5)
-    x, g = selfHostData, gradOutHostData
-    tmp = (x * alpha).astype(np.float32) + beta
-    want = np.where((tmp > np.float32(0)) & (tmp < np.float32(1)), g * alpha, np.float32(0)).astype(np.float32)
-    assert_bits_equal(resultData, want)
-    # spelled out: x = 0, 1, 2 pass; x = 3 gives 3*0.16666666f = 0.49999997f, + 0.5f rounds to 1.0f -> 0
-    assert_bits_equal(resultData, np.array([0, alpha, np.float32(2) * alpha, 0, 0, 0, 0, 0], np.float32))
-    assert not rt.is_initialized()
+    return resultData
 
 
 # --- (b) check order, cann_facts §1.2 ----------------------------------------------------------------------
@@ -525,11 +534,31 @@ def test_graph_same_dtype(dev, dtype):
     ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), o)
     assert exe.graph == ["Contiguous", "Contiguous", "HardSigmoidGrad", "ViewCopy"]
     kern = exe.nodes[2]
-    assert np.float32(kern.attrs["alpha"]) == np.float32(0.16666666)      # §1.3, experimental aclnn
+    # the stock (main) aclnn passes alpha 1/6f and beta 0.5 to L0 (kernel_flavours §1); see also the next test
+    assert np.float32(kern.attrs["alpha"]) == np.float32(1) / np.float32(6)
     assert kern.attrs["beta"] == 0.5
     assert kern.outputs[0].dtype == acl_dtype(dtype)
     assert_bits_equal(dev.read(o), expected(g_np, s_np))
     assert "HardSigmoidGrad" in dev.stream.tasks
+
+
+@pytest.mark.parametrize(("soc", "custom", "flavour", "alpha"), [
+    ("Ascend910B4", False, "tbe", np.float32(1) / np.float32(6)),
+    ("Ascend950PR", False, "main", np.float32(1) / np.float32(6)),
+    ("Ascend950PR", True, "experimental", np.float32(0.16666666)),
+    ("Ascend910B4", True, "tbe", np.float32(1) / np.float32(6)),          # the package has no 910B HardSigmoidGrad
+])
+def test_graph_alpha_follows_the_aclnn_of_the_kernel(dev, soc, custom, flavour, alpha):
+    """The shipping aclnn is the main one (alpha 1/6f, kernel_flavours §1); the experimental package's aclnn passes
+    0.16666666 (cann_facts §1.3), so the L0 node carries the alpha of the kernel that runs."""
+    g_np, s_np = values((5, 7), F32), values((5, 7), F32)
+    o = dev.tensor(np.zeros((5, 7), F32))
+    with acl.soc(soc), (acl.custom_package() if custom else contextlib.nullcontext()):
+        ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), o)
+    kern = exe.nodes[2]
+    assert (kern.op, kern.attrs["kernel"]) == ("HardSigmoidGrad", flavour)
+    assert np.float32(kern.attrs["alpha"]) == alpha and kern.attrs["beta"] == 0.5
+    assert_bits_equal(dev.read(o), expected(g_np, s_np))
 
 
 @pytest.mark.parametrize("g_dt, s_dt", [(F16, F32), (F32, F16), (BF16, F32), (F32, BF16)])
@@ -611,16 +640,34 @@ def test_graph_broadcast_view_input(dev):
     assert_bits_equal(dev.read(o), expected(np.broadcast_to(row, (3, 5)).copy(), s_np))
 
 
-def test_special_values(dev):
-    x = np.array([-3.0000002, -3, -2.9999998, 2.9999998, 3, 0, -0.0, np.nan, np.inf, -np.inf, 1, -1],
-                 np.float32)
-    g = np.array([1, 1, 1, 1, 1, np.nan, -0.0, 1, 1, 1, np.inf, -np.inf], np.float32)
+SPECIAL_X = np.array([-3.0000002, -3, -2.9999998, 2.9999998, 3, 0, -0.0, np.nan, np.inf, -np.inf, 1, -1], np.float32)
+SPECIAL_G = np.array([1, 1, 1, 1, 1, np.nan, -0.0, 1, 1, 1, np.inf, -np.inf], np.float32)
+
+
+def test_special_values_experimental(dev):
+    """The experimental kernel, where its package registers it (Ascend950PR, kernel_flavours §1)."""
     o = dev.tensor(np.zeros(12, F32))
-    run_ok(dev, dev.tensor(g), dev.tensor(x), o)
+    with acl.soc("Ascend950PR"), acl.custom_package():
+        ws, exe = run_ok(dev, dev.tensor(SPECIAL_G), dev.tensor(SPECIAL_X), o)
+    assert exe.nodes[2].attrs["kernel"] == "experimental"
     got = dev.read(o)
-    assert_bits_equal(got, golden.hard_sigmoid_grad(g, x))
+    assert_bits_equal(got, golden.hard_sigmoid_grad(SPECIAL_G, SPECIAL_X))
     assert got[1] == np.float32(0.16666666)          # §9: x = -3 leaks through with alpha = 0.16666666f
     assert np.isnan(got[5]) and np.signbit(got[6])   # NaN grad passes; -0 * alpha = -0
+
+
+def test_special_values_stock_tbe(dev):
+    """The default SoC's stock kernel, the legacy TBE one (kernel_flavours §5.1): |x| < 3 with alpha 1/6f, so
+    x = -3 does not leak, a NaN or infinite x gives 0."""
+    o = dev.tensor(np.zeros(12, F32))
+    ws, exe = run_ok(dev, dev.tensor(SPECIAL_G), dev.tensor(SPECIAL_X), o)
+    assert exe.nodes[2].attrs["kernel"] == "tbe"
+    got = dev.read(o)
+    assert_bits_equal(got, expected(SPECIAL_G, SPECIAL_X))
+    sixth = np.float32(1) / np.float32(6)
+    assert got[:5].tolist() == [0, 0, sixth, sixth, 0]
+    assert np.isnan(got[5]) and np.signbit(got[6])   # NaN grad passes; -0 * alpha = -0
+    assert got[7:10].tolist() == [0, 0, 0]           # NaN, +inf, -inf x
 
 
 # --- phase 2 misuse ------------------------------------------------------------------------------------------
