@@ -51,13 +51,14 @@ def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_s
 
 
 def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, kernel: str | None = None, **attrs: Any) -> Any:
-    """The TilingData the op's host tiling computes for ``n`` elements on ``soc`` (any SoC: a what-if study).
+    """The TilingData the op's host tiling computes for ``n`` elements on ``soc`` (any SoC: a what-if study),
+    with the UB as the tiling sees it (``GetCoreMemSize(UB)``: 256 B less than the UB on A2/A3).
 
     ``attrs`` are the op's tiling attributes (``threshold``, ``alpha``...); ones the op does not have are
     ignored, so one call can serve every op (an explorer passes its threshold whatever the op)."""
     spec, k = _kernel(op, kernel)
     mine = {name: value for name, value in attrs.items() if name in spec.attrs}
-    return k.tiling(n, dtype, soc.vector_core_num, soc.ub_size, **mine)
+    return k.tiling(n, dtype, soc.vector_core_num, soc.core_mem_size_ub, **mine)
 
 
 def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2,
