@@ -9,16 +9,18 @@ Numeric expectations come from the formula or from ``ascend_lab.golden``, never 
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import ml_dtypes
 import numpy as np
 import pytest
-from helpers import last_kernel_oracle, watch_kernel_nodes
+from helpers import assert_bits_equal, bits, device, last_kernel_oracle, watch_kernel_nodes
 
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.acl import runtime as rt
 from ascend_lab.base import log as oplog
+from ascend_lab.base import platform
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -43,16 +45,6 @@ def _kernel_nodes():
     with watch_kernel_nodes():
         yield
 
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
-
-
-def assert_bits_equal(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    bad = bits(got) != bits(want)
-    assert not bad.any(), f"{bad.sum()} elements differ: got {got[bad][:8]!r}, want {want[bad][:8]!r}"
 
 
 _NP2ACL = {F32: acl.ACL_FLOAT, F16: acl.ACL_FLOAT16, BF16: acl.ACL_BF16, F64: acl.ACL_DOUBLE, I8: acl.ACL_INT8,
@@ -62,13 +54,11 @@ _ACL2NP = {v: k for k, v in _NP2ACL.items()}
 
 
 class Device:
-    """aclInit -> aclrtSetDevice -> aclrtCreateStream, and tensors made the way the sample makes them."""
+    """Tensors and scalars made the way the sample makes them, on the stream ``helpers.device`` set up;
+    ``release`` destroys them and frees their memory (checking each call)."""
 
-    def __init__(self) -> None:
-        assert acl.aclInit(None) == 0
-        assert acl.aclrtSetDevice(0) == 0
-        ret, self.stream = acl.aclrtCreateStream()
-        assert ret == 0
+    def __init__(self, stream) -> None:
+        self.stream = stream
         self.ptrs: list = []
         self.tensors: list = []
         self.scalars: list = []
@@ -120,16 +110,13 @@ class Device:
         item = host.dtype.itemsize
         return np.lib.stride_tricks.as_strided(host[t.offset:], t.view_dims, [s * item for s in t.strides]).copy()
 
-    def close(self) -> None:
+    def release(self) -> None:
         for t in self.tensors:
             assert acl.aclDestroyTensor(t) == 0
         for s in self.scalars:
             assert acl.aclDestroyScalar(s) == 0
         for p in self.ptrs:
             assert acl.aclrtFree(p) == 0
-        assert acl.aclrtDestroyStream(self.stream) == 0
-        assert acl.aclrtResetDevice(0) == 0
-        assert acl.aclFinalize() == 0
 
 
 @pytest.fixture(autouse=True)
@@ -142,12 +129,12 @@ def _finalized():
 
 @pytest.fixture
 def dev():
-    d = Device()
-    try:
-        yield d
-    finally:
-        if rt.is_initialized():
-            d.close()
+    with device() as stream:
+        d = Device(stream)
+        try:
+            yield d
+        finally:
+            d.release()
 
 
 def phase1(*args, **kw):
@@ -539,14 +526,21 @@ def test_threshold_scalar_dtypes(dev, value, dtype, op):
     assert_bits_equal(dev.read(o), expected(g_np, s_np, value))
 
 
-def test_fp16_compares_against_half_threshold(dev):
-    """§4.2/§9: fp16 compares against half(thr): thr=0.10002 -> 0.10003662, so self=0.10003662 gives 0."""
+@pytest.mark.parametrize(("custom", "flavour"), [(True, "experimental"), (False, "tbe")])
+def test_fp16_compares_against_half_threshold(dev, custom, flavour):
+    """cann_facts §4.2/§9 (experimental kernel) and kernel_flavours §5.2 step 5 (TBE: the threshold converted to
+    the compute dtype): fp16 compares against half(thr): thr=0.10002 -> 0.10003662, so self=0.10003662 gives 0.
+    On the default SoC (910B4) the experimental package registers ThresholdGradV2D (§1)."""
     s_np = np.array([0.10003662, 0.1, 0.2], F16)
     g_np = np.array([1, 2, 3], F16)
     o = dev.tensor(np.zeros(3, F16))
-    run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(0.10002), o)
+    with acl.custom_package() if custom else contextlib.nullcontext():
+        ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(0.10002), o)
+    assert exe.nodes[2].attrs["kernel"] == flavour
     got = dev.read(o)
-    assert_bits_equal(got, golden.threshold_grad_v2_d(g_np, s_np, 0.10002))
+    assert_bits_equal(got, expected(g_np, s_np, 0.10002))
+    if custom:
+        assert_bits_equal(got, golden.threshold_grad_v2_d(g_np, s_np, 0.10002))
     assert got[0] == 0 and got[2] == 3
 
 
@@ -557,19 +551,48 @@ def test_fp16_compares_against_half_threshold(dev):
     ((1,), (5,)),
 ])
 @pytest.mark.parametrize("thr", [0.3, 0.0])
-def test_broadcast_result(dev, s_shape, g_shape, thr):
+@pytest.mark.parametrize("soc", [platform.DEFAULT_SOC, "Ascend950PR"])
+def test_broadcast_result(dev, s_shape, g_shape, thr, soc):
+    """No BroadcastTo node (kernel_flavours §6): the inputs reach the kernel with their own shapes, as in CANN's
+    graph, and the stock kernels (TBE on the default 910B4, main on 950) broadcast them natively."""
     g_np, s_np = values(g_shape, F32), values(s_shape, F32)
     shape = np.broadcast_shapes(s_shape, g_shape)
     o = dev.tensor(np.zeros(shape, F32))
-    ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(thr), o)
-    bcast = [n for n in exe.nodes if n.op == "BroadcastTo"]
-    assert len(bcast) == (tuple(s_shape) != shape) + (tuple(g_shape) != shape)
-    assert all(tuple(n.outputs[0].view_dims) == shape for n in bcast)
-    assert "Cast" not in exe.graph
+    with acl.soc(soc):
+        ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(thr), o)
+    assert exe.graph == ["Contiguous", "Contiguous", "ReluGrad" if thr == 0 else "ThresholdGradV2D", "ViewCopy"]
+    kern = exe.nodes[2]
+    assert [tuple(t.view_dims) for t in kern.inputs] == [tuple(g_shape), tuple(s_shape)]
+    assert tuple(kern.outputs[0].view_dims) == shape
     got = dev.read(o)
     assert_bits_equal(got, expected(g_np, s_np, thr))
     # and plainly: numpy broadcasting of "self > thr ? grad : 0"
     np.testing.assert_array_equal(got, np.where(s_np > np.float32(thr), g_np, np.float32(0)))
+
+
+def test_broadcast_on_the_experimental_kernel_reads_past_the_smaller_input(dev):
+    """The experimental ThresholdGradV2D (custom package, 910B) tiles by input 0's element count (cann_facts §4.1)
+    and reads both inputs at the same offsets: with self (4,) and gradOutput (3, 4) it reads 8 elements past
+    self's end -- inside the tensor's GM padding, so a gm-padding finding and wrong values, the real kernel's
+    defect (kernel_flavours §6); with a gradOutput far larger than self's padding the kernel stops
+    (gm-out-of-bounds) and phase 2 fails with 361001."""
+    g_np, s_np = values((3, 4), F32), values((4,), F32)
+    o = dev.tensor(np.zeros((3, 4), F32))
+    with acl.custom_package():
+        ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(0.3), o)
+    assert exe.nodes[2].attrs["kernel"] == "experimental"
+    found = [w for k in exe.kernel_runs for w in k.warnings if w.kind == "gm-padding"]
+    assert any("input_feature" in w.message and "reads" in w.message for w in found), found
+    got = dev.read(o)
+    assert_bits_equal(got[0], np.where(s_np > np.float32(0.3), g_np[0], np.float32(0)), "row 0 reads self itself")
+    g_big = values((300, 4), F32)
+    o = dev.tensor(np.zeros((300, 4), F32))
+    with acl.custom_package():
+        ret, ws, exe, msg = phase1(dev.tensor(g_big), dev.tensor(s_np), dev.scalar(0.3), o)
+        assert ret == 0, msg
+        with oplog.capture() as recs:
+            assert RUN(dev.malloc(ws), ws, exe, dev.stream) == 361001
+    assert any("gm-out-of-bounds" in r.message and "input_feature" in r.message for r in recs)
 
 
 # --- empty tensors (§3.2 step 8) ----------------------------------------------------------------------------------
@@ -647,14 +670,23 @@ def test_graph_non_contiguous_inputs(dev):
     assert_bits_equal(dev.read(o), expected(base.T.copy(), s_base[::2].copy(), 2.5))
 
 
-def test_nan_and_signed_zero(dev):
+@pytest.mark.parametrize(("custom", "flavour"), [(True, "experimental"), (False, "tbe")])
+def test_nan_and_signed_zero(dev, custom, flavour):
     s_np = np.array([np.nan, -np.nan, 2.0, 2.0, 0.5, np.inf], np.float32)
     g_np = np.array([1.0, 1.0, np.nan, -0.0, 7.0, -np.inf], np.float32)
     o = dev.tensor(np.full(6, 3.0, np.float32))
-    run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(1.0), o)
+    with acl.custom_package() if custom else contextlib.nullcontext():
+        ws, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), dev.scalar(1.0), o)
+    assert exe.nodes[2].attrs["kernel"] == flavour
     got = dev.read(o)
-    assert_bits_equal(got, golden.threshold_grad_v2_d(g_np, s_np, 1.0))
-    assert got[0] == 0 and got[1] == 0               # §4.2: NaN > thr is false -> 0 (experimental kernel)
+    assert_bits_equal(got, expected(g_np, s_np, 1.0))
+    if custom:
+        assert_bits_equal(got, golden.threshold_grad_v2_d(g_np, s_np, 1.0))
+        assert got[0] == 0 and got[1] == 0           # cann_facts §4.2: NaN > thr is false -> 0
+    else:
+        # kernel_flavours §5.2 step 6: 910B has tik.vcopy, so vsel(vcmp(x, thr, 'le'), 0, g): NaN <= thr is
+        # false -> the gradient passes
+        assert got[0] == 1 and got[1] == 1
     assert np.isnan(got[2]) and np.signbit(got[3]) and got[5] == -np.inf
 
 
