@@ -26,6 +26,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import oracle_of
 
 import ascend_lab as al
 from ascend_lab import golden
@@ -54,9 +55,10 @@ from ascend_lab.ascendc import (
     sanitizer,
 )
 from ascend_lab.base.platform import get_soc
-from ascend_lab.ops import kernel_args
+from ascend_lab.ops import kernel_args, standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
+from ascend_lab.ops.relu_grad.op_kernel import experimental as rg_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import experimental as th_kernel
 from ascend_lab.run import DeviceTensors, acl_session
 
@@ -589,19 +591,22 @@ def _check_runtime_error(r) -> None:
 
 
 def test_kernel_error_in_phase2_of_hardsigmoid_backward_is_361001(monkeypatch):
+    # the experimental HardSigmoidGrad, asked for where its op definition registers it (kernel_flavours §1)
     monkeypatch.setattr(hs_kernel, "hard_sigmoid_grad", broken_entry)
     g = np.ones(1000, np.float32)
-    r = al.hardsigmoid_backward(g, g, soc="Ascend910B4")
+    r = al.hardsigmoid_backward(g, g, soc="Ascend950PR", kernel="experimental")
     _check_runtime_error(r)
     assert any("aclnnHardsigmoidBackward:" in m for m in r.messages if "misaligned" in m)
     assert r.graph == ["Contiguous", "Contiguous", "HardSigmoidGrad", "ViewCopy"]     # phase 1 was fine
 
 
-@pytest.mark.parametrize("threshold", [0.5, 0.0])          # ThresholdGradV2D, and ReluGrad on the same entry
+@pytest.mark.parametrize("threshold", [0.5, 0.0])          # ThresholdGradV2D, and ReluGrad (its own kernel)
 def test_kernel_error_in_phase2_of_threshold_backward_is_361001(monkeypatch, threshold):
+    # the experimental kernels, asked for on Ascend910B4, where their op definitions register them
     monkeypatch.setattr(th_kernel, "threshold_grad_v2_d", broken_entry)
+    monkeypatch.setattr(rg_kernel, "relu_grad", broken_entry)
     g = np.ones(1000, np.float32)
-    r = al.threshold_backward(g, g, threshold, soc="Ascend910B4")
+    r = al.threshold_backward(g, g, threshold, soc="Ascend910B4", kernel="experimental")
     _check_runtime_error(r)
     assert ("ReluGrad" if threshold == 0 else "ThresholdGradV2D") in r.graph
 
@@ -610,9 +615,9 @@ def test_a_healthy_call_after_a_broken_one_still_works(monkeypatch):
     g = np.linspace(-4, 4, 1000, dtype=np.float32)
     with monkeypatch.context() as m:
         m.setattr(hs_kernel, "hard_sigmoid_grad", broken_entry)
-        assert al.hardsigmoid_backward(g, g).status == RUNTIME_ERROR
-    r = al.hardsigmoid_backward(g, g)
-    assert r.status == 0
+        assert al.hardsigmoid_backward(g, g, soc="Ascend950PR", kernel="experimental").status == RUNTIME_ERROR
+    r = al.hardsigmoid_backward(g, g, soc="Ascend950PR", kernel="experimental")
+    assert r.status == 0 and r.kernel == "experimental"
     np.testing.assert_array_equal(r.out.view(np.uint32), golden.hard_sigmoid_grad(g, g).view(np.uint32))
 
 
@@ -623,7 +628,7 @@ def test_threshold_grad_v2d_fp32_n100_reads_and_writes_exactly_the_padding():
     rng = np.random.default_rng(1)
     g = rng.standard_normal(100).astype(np.float32)
     x = rng.standard_normal(100).astype(np.float32)
-    r = al.threshold_backward(g, x, 0.25, soc="Ascend910B4", trace=True)
+    r = al.threshold_backward(g, x, 0.25, soc="Ascend910B4", kernel="experimental", trace=True)
     assert r.status == 0, r.messages
     np.testing.assert_array_equal(r.out.view(np.uint32), np.where(x > np.float32(0.25), g, 0).view(np.uint32))
     pad = [w for w in r.trace.warnings if w.kind == "gm-padding"]
@@ -644,7 +649,7 @@ def test_threshold_grad_v2d_padding_warnings_only_on_the_last_core(dtype, n):
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     g = rng.integers(-50, 50, n).astype(dt)
     x = rng.integers(-50, 50, n).astype(dt)
-    r = al.threshold_backward(g, x, 1.5, soc="Ascend910B4")
+    r = al.threshold_backward(g, x, 1.5, soc="Ascend910B4", kernel="experimental")
     assert r.status == 0, r.messages
     assert not r.kernel_runs[0].trace.events                 # tracing off: warnings are still kept
     kr = r.kernel_runs[0]
@@ -659,13 +664,14 @@ def test_threshold_grad_v2d_padding_warnings_only_on_the_last_core(dtype, n):
 
 
 def test_threshold_grad_v2d_int8_full_tile_overruns_tmp2_into_free_ub():
-    # cann_facts §4.1/§4.2: int8 on 910B4 -> tileBlockNum = (196608 // 256) // 14 = 54, tileDataNum = 13824;
+    # cann_facts §4.1/§4.2: int8 on 910B4 -> tileBlockNum = (196352 // 256) // 14 = 54 (the tiling sees
+    # GetCoreMemSize(UB) = 196608 - 256 B, kernel_flavours §6), tileDataNum = 13824;
     # tmp2 is declared tileDataNum * 2 B but used as float: a full tile writes tileDataNum * 4 B into it.
-    tile = (UB_910B4 // 256) // 14 * 256
+    tile = ((UB_910B4 - 256) // 256) // 14 * 256
     rng = np.random.default_rng(3)
     g = rng.integers(-128, 128, tile).astype(np.int8)
     x = rng.integers(-128, 128, tile).astype(np.int8)
-    r = al.threshold_backward(g, x, 0.5, soc="Ascend910B4", trace=True)
+    r = al.threshold_backward(g, x, 0.5, soc="Ascend910B4", kernel="experimental", trace=True)
     assert r.status == 0, r.messages
     assert r.tiling.tileDataNum == tile and r.tiling.blockDim == 1
     np.testing.assert_array_equal(r.out, golden.threshold_grad_v2_d(g, x, 0.5))
@@ -684,8 +690,8 @@ def test_threshold_grad_v2d_int8_full_tile_overruns_tmp2_into_free_ub():
 
 def test_threshold_grad_v2d_int8_small_tile_does_not_overrun():
     g = np.arange(-50, 50, dtype=np.int8)
-    r = al.threshold_backward(g, g, 0.5, soc="Ascend910B4", trace=True)
-    assert r.status == 0
+    r = al.threshold_backward(g, g, 0.5, soc="Ascend910B4", kernel="experimental", trace=True)
+    assert r.status == 0 and r.kernel == "experimental"
     assert not [w for w in r.trace.warnings if w.kind == "ub-overrun"]
 
 
@@ -715,20 +721,37 @@ def test_hardsigmoid_grad_bf16_full_tile_compare_reads_past_tmp(soc):
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("n", [1, 31, 100, 6145, 100003])
 def test_hardsigmoid_grad_datacopypad_never_touches_the_padding(soc, dtype, n):
+    """The experimental kernel's DataCopyPad copies exactly n elements: through aclnn where its op definition
+    registers it (Ascend950PR), as a direct what-if launch on Ascend910B4; on Ascend910A its AscendC calls do not
+    exist (CompareScalar, kernel_flavours §6). The kernel a stock install runs there (main on 950, TBE
+    elsewhere) touches no padding either, and matches its own oracle."""
     dt = BF16 if dtype == "bfloat16" else np.dtype(dtype)
     rng = np.random.default_rng(n)
     g = rng.standard_normal(n).astype(np.float32).astype(dt)
     x = rng.uniform(-4, 4, n).astype(np.float32).astype(dt)
+    ui = np.uint16 if dt.itemsize == 2 else np.uint32
     r = al.hardsigmoid_backward(g, x, soc=soc)
     if dtype == "bfloat16" and soc == "Ascend910A":
         assert r.status == 161002 and not r.kernel_runs      # not in the Ascend910 list (cann_facts §1.1)
         return
-    assert r.status == 0, r.messages
+    assert r.status == 0 and r.kernel == ("main" if soc == "Ascend950PR" else "tbe"), r.messages
     ws = [w for kr in r.kernel_runs for w in kr.warnings]
     assert not [w for w in ws if w.kind.startswith("gm-")], ws
-    want = golden.hard_sigmoid_grad(g, x)
-    assert (r.out.view(np.uint16 if dt.itemsize == 2 else np.uint32)
-            == want.view(np.uint16 if dt.itemsize == 2 else np.uint32)).all()
+    assert (r.out.view(ui) == oracle_of(r)[1](g, x).view(ui)).all()
+    if soc == "Ascend950PR":
+        r = al.hardsigmoid_backward(g, x, soc=soc, kernel="experimental")
+        assert r.status == 0 and r.kernel == "experimental", r.messages
+        ws, out = [w for kr in r.kernel_runs for w in kr.warnings], r.out
+    elif soc == "Ascend910A":
+        with pytest.raises(KernelError) as info:
+            standalone.run_kernel("hard_sigmoid_grad", g, x, soc=soc, kernel="experimental")
+        assert info.value.kind == "unsupported-on-soc" and info.value.instruction == "CompareScalar"
+        return
+    else:
+        kr, out = standalone.run_kernel("hard_sigmoid_grad", g, x, soc=soc, kernel="experimental", record=False)
+        ws = kr.warnings
+    assert not [w for w in ws if w.kind.startswith("gm-")], ws
+    assert (out.view(ui) == golden.hard_sigmoid_grad(g, x).view(ui)).all()
 
 
 # --- small misuses: every remaining kind of the catalogue, each from one broken kernel ----------------------------
