@@ -13,11 +13,13 @@ Expected answers (the docstring of ``opdev.aclnn_common.CommonOpExecutorRun`` gi
   ``aclFinalize``: ``ACLNN_ERR_RUNTIME_ERROR`` (361001), the log names the tensor, ``out`` is untouched;
 * the workspace freed: ``ACLNN_ERR_PARAM_INVALID`` (161002) -- the workspace pointer is a phase-2 argument --
   and the log names the workspace tensors it would hold;
-* nothing freed: 0 and the golden oracle's values.
+* nothing freed: 0 and the values of the oracle of the kernel that ran (``helpers.oracle_of``: the stock
+  kernel of the SoC, kernel_flavours §1).
 
 The graphs cover every L0 node kind: Contiguous of a strided input, Cast (mixed dtypes, and a narrower out)
-for aclnnHardsigmoidBackward, ViewCopy into a strided out, BroadcastTo for aclnnThresholdBackward with
-broadcasting shapes, plus both kernels of ThresholdBackward (ThresholdGradV2D, ReluGrad).
+for aclnnHardsigmoidBackward, ViewCopy into a strided out, plus both kernels of ThresholdBackward
+(ThresholdGradV2D, ReluGrad). Broadcasting shapes have no node of their own any more (kernel_flavours §6): the
+kernel takes both inputs with their own shapes, on the default SoC (TBE) and on Ascend950PR (main).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -40,16 +43,20 @@ CASES = {
     ("hs", "viewcopy"): "ViewCopy",
     ("th", "plain"): "ThresholdGradV2D",
     ("th", "contiguous"): "Contiguous",
-    ("th", "broadcast"): "BroadcastTo",
+    ("th", "broadcast"): "ThresholdGradV2D",
+    ("th", "broadcast-950"): "ThresholdGradV2D",
     ("th", "viewcopy"): "ViewCopy",
     ("th", "relu"): "ReluGrad",
 }
+TESTS = str(Path(__file__).resolve().parent)
 
 _WORKER = r'''
-import gc, json, sys
+import contextlib, gc, json, sys
 import numpy as np
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.base import log as oplog
+sys.path.insert(0, sys.argv[2])
+from helpers import oracle_of
 
 F32, F16 = np.dtype(np.float32), np.dtype(np.float16)
 ACL = {F32: acl.ACL_FLOAT, F16: acl.ACL_FLOAT16}
@@ -84,11 +91,11 @@ def values(shape, dtype):
 
 
 def build(op, kind):
-    """Tensors and host copies for one graph; returns (args, ptrs, out_storage, out view spec, expected)."""
+    """Tensors and host copies for one graph; returns (args, ptrs, out_storage, out view spec, expected(oracle))."""
     shape = (6, 8)
     g_dt = F16 if kind == "cast" else F32
     o_dt = F16 if kind == "cast" else F32
-    g_shape = (6, 1) if kind == "broadcast" else shape
+    g_shape = (6, 1) if kind.startswith("broadcast") else shape
     g_np = values(g_shape, g_dt)
     x_np = values(shape, F32)
     if kind == "contiguous":                      # self is a transposed view of an (8, 6) storage
@@ -104,31 +111,40 @@ def build(op, kind):
     o, po = tensor(o_store.copy(), *o_spec)
     if op == "hs":
         p = np.result_type(g_dt, F32)
-        y = golden.hard_sigmoid_grad(golden.cast(g_np, p), golden.cast(x_np, p))
-        want = y if o_dt == p else golden.cast(y, o_dt, "CAST_RINT")
+
+        def want(oracle):
+            y = oracle(golden.cast(g_np, p), golden.cast(x_np, p))
+            return y if o_dt == p else golden.cast(y, o_dt, "CAST_RINT")
         return [g, x, o], {"gradOutput": pg, "self": px, "out": po}, o_store, o_spec, want
     thr = 0.0 if kind == "relu" else 1.0
     gb = np.broadcast_to(g_np, shape).copy()
-    want = golden.relu_grad(gb, x_np) if thr == 0.0 else golden.threshold_grad_v2_d(gb, x_np, thr)
     return [g, x, acl.aclCreateScalar(thr, acl.ACL_FLOAT), o], {"gradOutput": pg, "self": px, "out": po}, \
-        o_store, o_spec, want
+        o_store, o_spec, lambda oracle: oracle(gb, x_np)
 
 
 def scenario(op, kind, target):
+    with acl.soc("Ascend950PR") if kind.endswith("-950") else contextlib.nullcontext():
+        return _scenario(op, kind, target)
+
+
+def _scenario(op, kind, target):
     start()
-    args, ptrs, o_store, o_spec, want = build(op, kind)
+    args, ptrs, o_store, o_spec, expected = build(op, kind)
     gws = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize if op == "hs" else aclnn.aclnnThresholdBackwardGetWorkspaceSize
     run = aclnn.aclnnHardsigmoidBackward if op == "hs" else aclnn.aclnnThresholdBackward
     ret, ws, exe = gws(*args)
     assert ret == 0, ret
     graph = [n.op for n in exe.nodes if n.launches_kernel]
+    kernel = next(n for n in exe.nodes if "kernel" in n.attrs)
+    want = expected(oracle_of(exe)[1])
     w = None
     if ws:
         r, w = acl.aclrtMalloc(ws, 0)
         assert r == 0
     ret_stream, stream = acl.aclrtCreateStream()
     tensors = {"gradOutput": args[0], "self": args[1], "out": args[-1]}
-    res = {"graph": graph, "ws": ws, "workspace_tensors": [t.name for t, _ in exe.workspace_tensors]}
+    res = {"graph": graph, "ws": ws, "workspace_tensors": [t.name for t, _ in exe.workspace_tensors],
+           "kernel": kernel.attrs["kernel"], "kernel_inputs": [list(t.view_dims) for t in kernel.inputs]}
     if target == "workspace":
         if w is None:
             res["skipped"] = "no workspace"
@@ -176,8 +192,8 @@ print("SURVIVED")
 
 
 def _run_worker(scenarios: list[tuple[str, str, str]]) -> dict:
-    res = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(scenarios)], capture_output=True, text=True,
-                         timeout=300)
+    res = subprocess.run([sys.executable, "-c", _WORKER, json.dumps(scenarios), TESTS], capture_output=True,
+                         text=True, timeout=300)
     assert res.returncode == 0, f"the worker died (exit {res.returncode}):\n{res.stderr[-3000:]}"
     lines = res.stdout.strip().splitlines()
     assert lines[-1] == "SURVIVED"
@@ -192,6 +208,9 @@ def test_free_or_destroy_each_graph_tensor_between_the_phases(op, kind):
         r = results[f"{op}/{kind}/{target}"]
         where = f"{op}/{kind}/{target}: {r}"
         assert node in r["graph"], where
+        assert r["kernel"] == ("main" if kind.endswith("-950") else "tbe"), where      # the stock kernel
+        if kind.startswith("broadcast"):           # no BroadcastTo: the kernel takes the inputs as they are
+            assert "BroadcastTo" not in r["graph"] and r["kernel_inputs"] == [[6, 1], [6, 8]], where
         if target == "none":
             assert r["status"] == 0 and r["log"] == [], where
             assert r["matches_oracle"] and r["rest_untouched"], where
