@@ -9,9 +9,10 @@ and the instructions (``shared/reference/kernel_flavours.md`` §5). This module 
 * :func:`placeholder` (``tvm.placeholder``), scalar constants converted to the operation's dtype
   (``tvm.const(v, dtype)``: nearest-even, as the attribute helper ``get_attr_by_cls`` does);
 * :func:`vabs`, :func:`vmuls`, :func:`vadds`, :func:`vmins`, :func:`vmaxs` (tensor-scalar), :func:`vmul`,
-  :func:`vmin`, :func:`vmax` (tensor-tensor), :func:`broadcast` (a scalar to a tensor, or a tensor to its
-  own shape), :func:`vcmp` ('bit' or 'bool' mode), :func:`vsel`, :func:`vcmpsel`, :func:`cast_to` (with
-  TBE's cast route and truncation rule and ``f1628IntegerFlag``) and :func:`round`;
+  :func:`vmin`, :func:`vmax` (tensor-tensor), :func:`broadcast` (a scalar to a tensor, or a tensor to a
+  shape it broadcasts to), :func:`broadcast_shapes` (``shape_util.broadcast_shapes``), :func:`vcmp` ('bit'
+  or 'bool' mode), :func:`vsel`, :func:`vcmpsel`, :func:`cast_to` (with TBE's cast route and truncation rule
+  and ``f1628IntegerFlag``) and :func:`round`;
 * the dtype rules of §5.4: ``vcmpsel``/``vcmp``/``vsel``/``vabs`` take fp16/fp32 (``vcmp`` also int64 in
   'bool' mode), every operand of one operation shares one dtype, scalars take the tensor's dtype;
 * the platform queries the sources branch on (:func:`api_check_support`, :func:`after_v200`), answered for
@@ -37,7 +38,8 @@ from ..base.platform import SocInfo, get_soc
 from ..dtypes import bfloat16
 
 __all__ = [
-    "DTYPES", "Compute", "Tensor", "after_v200", "api_check_support", "broadcast", "cast_to", "compile_for",
+    "DTYPES", "Compute", "Tensor", "after_v200", "api_check_support", "broadcast", "broadcast_shapes", "cast_to",
+    "compile_for",
     "compile_soc", "placeholder", "round", "storage", "vabs", "vadds", "vcmp", "vcmpsel", "vmax", "vmaxs",
     "vmin", "vmins", "vmul", "vmuls", "vsel",
 ]
@@ -149,7 +151,12 @@ class Tensor:
     @property
     def is_scalar_broadcast(self) -> bool:
         """A scalar broadcast to a tensor (``tbe.broadcast(tvm.const(0, dt), shape)``)."""
-        return self.op == "broadcast"
+        return self.op == "broadcast" and not isinstance(self.args[0], Tensor)
+
+    @property
+    def is_tensor_broadcast(self) -> bool:
+        """A tensor broadcast to a larger shape (``tbe.broadcast(t, shape_max)`` with ``t.shape != shape_max``)."""
+        return self.op == "broadcast" and isinstance(self.args[0], Tensor)
 
     def __repr__(self) -> str:
         return f"Tensor({self.name or self.op}: {self.dtype}{list(self.shape)})"
@@ -251,16 +258,36 @@ def vmax(lhs: Tensor, rhs: Tensor) -> Tensor:
     return _binary("vmax", lhs, rhs)
 
 
+def broadcast_shapes(shape1: Sequence[int], shape2: Sequence[int], param_name_input1: str = "input1",
+                     param_name_input2: str = "input2") -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """``shape_util.broadcast_shapes``: both shapes padded with leading 1s to one rank, and the broadcast shape
+    (numpy's rule: per axis the dims are equal or one of them is 1). ValueError naming the inputs otherwise."""
+    a, b = _shape(shape1), _shape(shape2)
+    rank = builtins.max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+    out = []
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"{param_name_input1} {list(shape1)} and {param_name_input2} {list(shape2)} do not "
+                             f"broadcast (axis {i}: {x} vs {y})")
+        out.append(y if x == 1 else x)
+    return a, b, tuple(out)
+
+
 def broadcast(var: Any, shape: Sequence[int], output_dtype: Any = None) -> Tensor:
     """``tbe.broadcast``: a scalar to a tensor of ``shape`` (dtype ``output_dtype``, default float16 as in TBE),
-    or a tensor to ``shape``. The model fuses everything to one dimension, so a tensor must already have
-    ``shape`` (it is returned as is, as TBE does); a real broadcast between shapes is not modelled."""
+    or a tensor to a shape it broadcasts to (numpy's rule, leading axes added). A tensor that already has
+    ``shape`` is returned as is, as TBE does; otherwise the result is a ``broadcast`` node of the tensor. The
+    lowering has no instruction for that node: the kernel's copy-in reads each tile's input elements with the
+    broadcast already applied (see :mod:`.lowering`)."""
     shape = _shape(shape)
     if isinstance(var, Tensor):
-        if var.shape != shape:
-            raise NotImplementedError(f"tbe.broadcast of {var.shape} to {shape}: the elementwise model fuses equal "
-                                      "shapes to one dimension; broadcasting between shapes is not modelled")
-        return var
+        if var.shape == shape:
+            return var
+        _, _, out = broadcast_shapes(var.shape, shape, "tensor", "shape")
+        if out != shape:
+            raise ValueError(f"tbe.broadcast: {list(var.shape)} does not broadcast to {list(shape)}")
+        return Tensor("broadcast", var.dtype, shape, (var,))
     dtype = _dtype_name(output_dtype) if output_dtype is not None else "float16"
     return Tensor("broadcast", dtype, shape, (_scalar(var, dtype, "broadcast"),))
 
@@ -447,6 +474,8 @@ class Compute:
             args += [repr(v) for k, v in t.attrs.items() if k in ("operation", "mode")]
             if t.op in ("cast", "round"):
                 args.append(repr(t.dtype))
+            if t.op == "broadcast":
+                args.append(str(list(t.shape)))
             lines.append(f"{names[id(t)]} = {t.op}({', '.join(args)})   # {t.dtype}")
         return "\n".join(lines)
 

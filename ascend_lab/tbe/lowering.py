@@ -5,7 +5,8 @@ inside the same CopyIn -> Compute -> CopyOut pipeline an AscendC kernel has, so 
 layout and a cost estimate like any other run. Per tile of ``n`` elements:
 
 * **CopyIn**: one ``DataCopyPad`` per placeholder (exact bytes: 32-byte aligned in UB, nothing read past the
-  tensor's end in GM) into a VECIN queue;
+  tensor's end in GM) into a VECIN queue -- or, for an input that broadcasts (a broadcast tiling, see
+  *broadcasting* below), one broadcast read of the tile's input elements (:func:`broadcast_copy`);
 * **Compute**: the description's nodes in order, each a few vector instructions over the whole tile
   (table below), results in VECCALC buffers that are reused once their value is dead, the last node
   writing into the VECOUT queue;
@@ -28,6 +29,21 @@ vabs                           CompareScalar(sign bit) + Muls(-1) + Select (see 
 cast_to / round                Cast with the node's RoundMode (TRUNC float -> int, RINT otherwise)
 ============================  ================================================================================
 
+**Broadcasting** (ELEWISE_WITH_BROADCAST; a MODEL, :mod:`.schedule` says what of it is public). The tiles cut
+the *output*, fused to one dimension; an input whose fused dims (in the tiling struct) are not the output's
+is read per tile as the output elements of that tile need it: element ``k`` of the tile is the input element
+at ``sum(axis index * stride)``, with stride 0 on the input's broadcast axes -- a strided, repeating GM read.
+The simulated AscendC API has no stride-0 ``DataCopy``, so :func:`broadcast_copy` models it here as
+:func:`ascend_lab.atvoss.schedule.nddma_copy` models the NDDMA copy: the GM bounds are checked by the
+simulator's own GM read checks over the span it touches, the MTE2 time is that of one copy of the distinct
+bytes it reads, and the trace records a ``DataCopy`` event with those bytes. (Real TBE copies the
+un-broadcast block and expands it in UB, or uses its broadcast-on-copy forms; which it picks is not
+public.) The source's ``tbe.broadcast(t, shape_max)`` nodes therefore lower to nothing: a broadcast node is
+its operand's buffer, already expanded by the copy-in. When a cast stands between a placeholder and its
+broadcast (ThresholdGradV2D's int paths) the cast runs on the expanded tile: the same values, since an
+elementwise operation commutes with broadcasting. One program serves both tilings (the copy-in reads the
+tiling), as TBE's dynamic binary does for every shape of its class.
+
 **Workarounds** (the simulated AscendC API lacks three instructions this lowering would use): there is no
 ``Abs``, so ``vabs`` is the sign-bit test on the integer view, ``-x`` and a bitwise Select (bit-exact, signed
 zeros and infinities included; a NaN keeps its sign bit, which no consumer here can see); there is no
@@ -44,6 +60,7 @@ upper bound).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -79,6 +96,7 @@ from ..ascendc import (
     TBuf,
     TPipe,
     TQue,
+    sanitizer,
 )
 from ..ascendc import launch as _launch
 from ..ascendc.core import current
@@ -88,9 +106,9 @@ from ..base.platform import SocInfo, get_soc
 from ..dtypes import to_numpy
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData
 from .dsl import Compute, Tensor, compile_for, storage
-from .schedule import ALIGN, double_buffered
+from .schedule import ALIGN, EMPTY_TILING_KEY, broadcast_dims, broadcast_tiling_class, double_buffered, is_broadcast
 
-__all__ = ["Program", "TbeElewiseKernel", "build", "make_entry", "template_args"]
+__all__ = ["Program", "TbeElewiseKernel", "broadcast_copy", "build", "make_entry", "template_args"]
 
 _CMP = {"lt": CMPMODE.LT, "gt": CMPMODE.GT, "le": CMPMODE.LE, "ge": CMPMODE.GE, "eq": CMPMODE.EQ,
         "ne": CMPMODE.NE}
@@ -144,11 +162,16 @@ class _Planner:
         self.p = Program(compute, soc)
         nodes = compute.nodes
         index = {id(t): i for i, t in enumerate(nodes)}
+        if compute.output.is_tensor_broadcast:
+            raise NotImplementedError(f"{compute.name}: the result is a broadcast of a tensor; nothing computes it")
         self.last_use: dict[int, int] = {}
         users: dict[int, list[tuple[Tensor, int]]] = {}
         for t in nodes:
+            if t.is_tensor_broadcast:        # no instruction: its users use its operand (the copy-in expanded it)
+                continue
             for pos, a in enumerate(t.args):
                 if isinstance(a, Tensor):
+                    a = _source(a)
                     self.last_use[id(a)] = index[id(t)]
                     users.setdefault(id(a), []).append((t, pos))
         # a broadcast scalar whose every user takes a scalar there needs no buffer
@@ -164,6 +187,9 @@ class _Planner:
         self.out = self._slot(Slot("outQueue", "out", out_dt.itemsize, out_dt))
         for i, t in enumerate(nodes):
             if t.op == "placeholder" or id(t) in self.folded:
+                continue
+            if t.is_tensor_broadcast:
+                self.loc[id(t)] = self.loc[id(_source(t))]
                 continue
             self._lower(i, t)
 
@@ -208,7 +234,7 @@ class _Planner:
 
     # -- one node -------------------------------------------------------------------------------------
     def _lower(self, i: int, t: Tensor) -> None:
-        dying = [self.loc[id(a)] for a in dict.fromkeys(t.inputs)
+        dying = [self.loc[id(a)] for a in dict.fromkeys(_source(x) for x in t.inputs)
                  if id(a) not in self.folded and self.last_use.get(id(a)) == i]
         dt = storage(t.dtype)
         kind = "mask" if t.dtype == "uint1" else "tile"
@@ -343,8 +369,61 @@ class _Planner:
     _op_round = _op_cast
 
 
+def _source(t: Tensor) -> Tensor:
+    """The tensor a chain of ``broadcast(tensor, shape)`` nodes stands for (itself for any other node)."""
+    while t.is_tensor_broadcast:
+        t = t.args[0]
+    return t
+
+
 def _view(t: LocalTensor, dt: np.dtype) -> LocalTensor:
     return t if t.dtype is dt or t.dtype == dt else t.ReinterpretCast(dt)
+
+
+def _broadcast_strides(dims: Sequence[int]) -> list[int]:
+    """Row-major element strides of an input's fused dims, 0 on its broadcast axes (dim 1)."""
+    strides, step = [], 1
+    for d in reversed(dims):
+        strides.append(0 if d == 1 else step)
+        step *= d
+    return strides[::-1]
+
+
+def broadcast_copy(dst: LocalTensor, gm: GlobalTensor, out_dims: Sequence[int], strides: Sequence[int],
+                   start: int, count: int) -> int:
+    """GM -> UB: the input elements that output elements ``start .. start + count - 1`` (row-major over
+    ``out_dims``) need, for an input laid out with ``strides`` (elements, 0 on its broadcast axes); they land
+    contiguously at ``dst``, padded to 32 bytes in UB as ``DataCopyPad`` pads.
+
+    A MODEL of a strided, repeating copy (see the module docstring): the GM span it touches goes through the
+    simulator's GM read checks; MTE2 is busy for one copy of the *distinct* bytes read (a repeated element
+    is read once) and the trace records a ``DataCopy`` event with those bytes. Returns ``count``."""
+    instr = "DataCopy(broadcast)"
+    ctx = dst.ctx
+    item = gm.dtype.itemsize
+    sanitizer.check_copy(ctx, instr, dst, count, count * item, True)
+    flat = np.arange(start, start + count, dtype=np.int64)
+    idx = np.zeros(count, dtype=np.int64)
+    for d, stride in zip(reversed(out_dims), reversed(strides), strict=True):
+        if stride:
+            idx += flat % d * stride
+        flat //= d
+    lo, hi = int(idx.min()), int(idx.max())
+    src = gm[lo].gm_slice(ctx, hi - lo + 1, instr, dst.tile, write=False)
+    ub_count = -(-count * item // 32) * 32 // item
+    ub = sanitizer.ub_span(dst, ub_count, instr, True)
+    ub[:count] = src[idx - lo]
+    ub[count:] = ub[0]
+    distinct = int(np.unique(idx).size) * item
+    t0, t1 = ctx.issue("MTE2", ctx.cost.copy_in(distinct))
+    ctx.summary.bytes_in += distinct
+    if ctx.record:
+        ctx.event("MTE2", "DataCopy", dst.tile, t0, t1, nbytes=distinct, count=count, ub=dst.ub_range(ub_count),
+                  buffer=dst.buffer,
+                  detail=f"broadcast GM {gm.label()} dims {list(out_dims)} strides {list(strides)}, output "
+                         f"elements {start}..{start + count - 1} -> UB {dst.buffer}",
+                  values=ub[:count].copy() if ctx.snapshot else None)
+    return count
 
 
 # --- the kernel ------------------------------------------------------------------------------------------
@@ -369,8 +448,21 @@ class TbeElewiseKernel:
             return False
         slots = self.program.slots
         offset = td.blockFactor * block_idx
-        for gm, addr, s in zip(self.gms, gm_addrs, slots, strict=False):
-            gm.SetGlobalBuffer(addr + offset * s.itemsize, self.blockLength)
+        self.blockOffset = offset
+        # per input: None (read this core's slice as is) or (output dims, input strides) for a broadcast read
+        self.brc: list[tuple[list[int], list[int]] | None] = [None] * self.program.n_inputs
+        sizes: list[int] = []
+        if is_broadcast(td):
+            out_dims, in_dims = broadcast_dims(td)
+            for k, dims in enumerate(in_dims):
+                sizes.append(math.prod(dims))
+                if sizes[k] != td.dim0:
+                    self.brc[k] = (out_dims, _broadcast_strides(dims))
+        for k, (gm, addr, s) in enumerate(zip(self.gms, gm_addrs, slots, strict=False)):
+            if k < len(self.brc) and self.brc[k] is not None:
+                gm.SetGlobalBuffer(addr, sizes[k])          # the whole (smaller) input: tiles index into it
+            else:
+                gm.SetGlobalBuffer(addr + offset * s.itemsize, self.blockLength)
         capacity = _round_up(max(self.ubFactor, 1), ALIGN)
         for q, s in zip(self.inQueues, slots, strict=False):
             self.pipe.InitBuffer(q, self.bufferNum, capacity * s.itemsize)
@@ -391,9 +483,12 @@ class TbeElewiseKernel:
             self.CopyOut(i, n)
 
     def CopyIn(self, i: int, n: int) -> None:
-        for q, gm in zip(self.inQueues, self.gms, strict=False):
+        for q, gm, brc in zip(self.inQueues, self.gms, self.brc, strict=False):
             t = q.AllocTensor(gm.dtype)
-            DataCopyPad(t, gm[i * self.ubFactor], DataCopyParams(1, n * gm.dtype.itemsize, 0, 0))
+            if brc is None:
+                DataCopyPad(t, gm[i * self.ubFactor], DataCopyParams(1, n * gm.dtype.itemsize, 0, 0))
+            else:
+                broadcast_copy(t, gm, brc[0], brc[1], self.blockOffset + i * self.ubFactor, n)
             q.EnQue(t)
 
     def Compute(self, n: int) -> None:
@@ -414,15 +509,17 @@ class TbeElewiseKernel:
 
 
 def template_args(td: TilingData, dtype: Any, buffer_num: int | None = None) -> dict[str, Any]:
-    """The entry's template arguments: the input dtype and the queue depth the *schedule* chose (2 when the
-    tiling key carries +10000, else 1). A requested ``buffer_num`` is ignored: a TBE binary's double buffering
-    is decided by its schedule, not by its caller."""
-    return {"dtype": to_numpy(dtype), "bufferNum": 2 if double_buffered(td) else 1}
+    """The entry's template arguments: the input dtype, the queue depth the *schedule* chose (2 when the
+    tiling key carries +10000, else 1) and whether the tiling is a broadcast one (its struct carries the
+    inputs' dims; the key selects that kernel). A requested ``buffer_num`` is ignored: a TBE binary's double
+    buffering is decided by its schedule, not by its caller."""
+    return {"dtype": to_numpy(dtype), "bufferNum": 2 if double_buffered(td) else 1, "broadcast": is_broadcast(td)}
 
 
 def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[TilingData],
                attrs: Sequence[str] = ()) -> Callable[..., None]:
-    """The ``__global__`` entry of a TBE kernel: ``entry(*gm_args, workspace, tiling, dtype=, bufferNum=)``.
+    """The ``__global__`` entry of a TBE kernel: ``entry(*gm_args, workspace, tiling, dtype=, bufferNum=,
+    broadcast=)`` (``broadcast``: the struct is ``tiling_cls`` with the broadcast variables).
 
     ``describe(dtype_name, **attrs)`` builds the compute description; it runs (once per SoC family, dtype and
     attribute values, then cached) inside :func:`~.dsl.compile_for` for the SoC of the core running the
@@ -433,9 +530,10 @@ def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[Til
         with compile_for(soc_name) as soc:
             return build(describe(dtype_name, **dict(zip(attrs, values, strict=True))), soc)
 
-    def entry(*args: Any, dtype: Any, bufferNum: int) -> None:
+    def entry(*args: Any, dtype: Any, bufferNum: int, broadcast: bool = False) -> None:
         *gm, _workspace, tiling = args
-        td = GET_TILING_DATA(tiling_cls, tiling)
+        cls = broadcast_tiling_class(tiling_cls, len(gm) - 1) if broadcast else tiling_cls
+        td = GET_TILING_DATA(cls, tiling)
         soc = current().soc
         prog = program(np.dtype(dtype).name, soc.name, tuple(getattr(td, a) for a in attrs))
         if len(gm) != prog.n_inputs + 1:
@@ -453,7 +551,13 @@ def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[Til
 
 def launch(entry: Callable[..., None], td: TilingData, tensors: Sequence[Any], names: Sequence[str], soc: Any,
            kernel_name: str, record: bool | None = None, cores: Any = None) -> KernelRun:
-    """Launch a TBE kernel with aclTensors from the L0 graph (inputs, then the output)."""
+    """Launch a TBE kernel with aclTensors from the L0 graph (inputs, then the output). ``td`` must describe
+    these tensors: a tiling of the output's element count, a broadcast one when the inputs' sizes differ
+    (ValueError otherwise, naming the tiling to use)."""
+    sizes = [t.Size() for t in tensors]
+    if td.tilingKey != EMPTY_TILING_KEY and not is_broadcast(td) and any(n != td.dim0 for n in sizes):
+        raise ValueError(f"{kernel_name}: the tiling covers {td.dim0} elements but the tensors hold {sizes}; "
+                         "tile broadcasting inputs with the kernel's tiling_shapes (tiling_for_shapes)")
     rec = _options().trace if record is None else record
     args = [_gm(t, name) for t, name in zip(tensors, names, strict=True)]
     return _launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=rec,

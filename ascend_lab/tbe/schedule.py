@@ -14,13 +14,31 @@ adds temporaries we cannot see for these kernels, so ``coexist`` follows §5.5's
 ``#inputs + #outputs + 1``, ``+1`` when a cast to fp32 is live -- with ``maxUb = floor(floor(UB /
 coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2) and UB the platform's whole UB
 (262144 on 910A/310P, 196608 on A2/A3). The UI labels it "TBE (modelled schedule)".
+
+**Broadcasting** (ThresholdGradV2D and ReluGrad are classified ``ELEWISE_WITH_BROADCAST``, §5.2/§5.3): the
+real run-time tiling is ``op_tiling/broadcast_v3.cc`` (canndev mirror @0231fcc2). Its ``BroadcastTiling``
+right-aligns the input shapes, checks that they broadcast, hands a call with no broadcast axis (and an empty
+output, key INT32_MAX) to the elewise tiling above, and otherwise fuses continuous axes with the same
+broadcast state (``MulFusionContinuousAxis``), writes each input's fused dims as the variables ``_dim_j_i``
+and cuts a block axis and a UB axis of the N-D output (``DoBlockTiling``/``DoUbTiling``), keyed from
+``BASE_KEY_NUM`` = 200000000. The model keeps the first half -- the check, the elewise hand-off, the axis
+fusion and the per-input dims in the struct (:func:`broadcast_tiling_class`) -- and replaces the N-D split
+with the elewise rules above applied to the **output** element count, fused to one dimension
+(:func:`op_tiling_shapes`): the block and UB factors count output elements, and the kernel's copy-in reads,
+per tile, the input elements that tile needs (:mod:`.lowering`). Key 200000000 (+10000 double-buffered);
+the pattern and axis digits the real key carries are not modelled, nor is the extra UB the real schedule
+spends on un-broadcast copies (``coexist`` is the elementwise count).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
+
+import numpy as np
 
 from ..dtypes import itemsize
 from ..dtypes import name as dtype_name
@@ -28,9 +46,10 @@ from ..opdev.tiling_data import TilingData, TilingError, ceil_div, int32, requir
 from .dsl import Compute, compile_for, storage
 
 __all__ = [
-    "ALIGN", "COMMON_TILING_KEY", "DB_TILING_KEY", "EMPTY_TILING_KEY", "SCHEDULE_LABEL", "SPLIT_FACTORS",
-    "CompileInfo", "TbeElewiseTilingData", "compile_info", "core_ranges", "double_buffered", "elewise_tiling",
-    "op_tiling",
+    "ALIGN", "BROADCAST_TILING_KEY", "COMMON_TILING_KEY", "DB_TILING_KEY", "EMPTY_TILING_KEY", "MAX_DIMS",
+    "SCHEDULE_LABEL", "SPLIT_FACTORS", "CompileInfo", "TbeElewiseTilingData", "broadcast_dims",
+    "broadcast_tiling_class", "compile_info", "core_ranges", "double_buffered", "elewise_tiling",
+    "fuse_broadcast_shapes", "is_broadcast", "op_tiling", "op_tiling_shapes",
 ]
 
 #: How the book and UI name this schedule: the compile-time half is a model, not the shipping code.
@@ -44,6 +63,10 @@ COMMON_TILING_KEY = 210000000
 DB_TILING_KEY = 10000
 #: ``DoEmptyTiling``: an empty input runs one core with key INT32_MAX.
 EMPTY_TILING_KEY = 2**31 - 1
+#: ``BASE_KEY_NUM`` (broadcast_v3.cc): the model's one broadcast schedule (+10000 double-buffered).
+BROADCAST_TILING_KEY = 200000000
+#: Axes the broadcast struct carries after fusion: aclnn tensors have at most 8 dims (broadcast_v3.cc allows 16).
+MAX_DIMS = 8
 _BLOCK_BYTES = 32
 
 
@@ -177,3 +200,94 @@ def op_tiling(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence
     with compile_for("Ascend910B4"):
         compute = describe(name)
     return elewise_tiling(n, compile_info(compute, core_num, ub_size), cls, **extra)
+
+
+# --- broadcasting (ELEWISE_WITH_BROADCAST), a model: see the module docstring ---------------------------------
+def fuse_broadcast_shapes(shapes: Sequence[Sequence[int]],
+                          out_shape: Sequence[int]) -> tuple[list[int], list[list[int]]]:
+    """The output's and each input's dims after broadcast_v3.cc's axis fusion (``MulFusionContinuousAxis``):
+    shapes right-aligned, axes where the output is 1 dropped, and neighbouring axes merged while every input
+    keeps the same broadcast state (1 against a larger output dim, or not). ``(4, 1) x (4, 1000)`` stays
+    ``[4, 1000]`` / ``[[4, 1], [4, 1000]]``; ``(1000,) x (3, 1000)`` gives ``[3, 1000]`` /
+    ``[[1, 1000], [3, 1000]]``."""
+    out = tuple(int(d) for d in out_shape)
+    rank = len(out)
+    padded = [(1,) * (rank - len(s)) + tuple(int(d) for d in s) for s in shapes]
+    out_dims: list[int] = []
+    in_dims: list[list[int]] = [[] for _ in padded]
+    last: tuple[bool, ...] | None = None
+    for j, d in enumerate(out):
+        if d == 1:
+            continue
+        state = tuple(p[j] == 1 for p in padded)
+        if state == last:
+            out_dims[-1] *= d
+            for k, p in enumerate(padded):
+                in_dims[k][-1] *= p[j]
+        else:
+            out_dims.append(d)
+            for k, p in enumerate(padded):
+                in_dims[k].append(p[j])
+            last = state
+    if not out_dims:                                  # every dim is 1: one element
+        return [1], [[1] for _ in padded]
+    return out_dims, in_dims
+
+
+@cache
+def broadcast_tiling_class(base: type[TbeElewiseTilingData], n_inputs: int) -> type[TbeElewiseTilingData]:
+    """``base`` (the op's struct: ``dim0``, ``blockFactor``, ``ubFactor``, attributes) plus the broadcast
+    variables: ``shapeLen`` and each input's fused dims ``inputDims[i][0..MAX_DIMS-1]`` (broadcast_v3.cc's
+    ``_dim_j_i``; unused axes 1), as int32 like the other variables. ``dim0`` counts output elements."""
+    ann: dict[str, Any] = {"shapeLen": int32}
+    ann.update({f"inputDims[{i}][{j}]": int32 for i in range(n_inputs) for j in range(MAX_DIMS)})
+    return type(f"{base.__name__}Broadcast", (base,), {
+        "__annotations__": ann, "__module__": base.__module__, "BROADCAST_INPUTS": n_inputs,
+        "__doc__": f"{base.__name__} with the broadcast variables of the modelled ELEWISE_WITH_BROADCAST "
+                   "schedule (``tbe.schedule.broadcast_tiling_class``)."})
+
+
+def is_broadcast(td: TilingData) -> bool:
+    """Whether ``td`` is a broadcast tiling (its struct carries the inputs' dims)."""
+    return getattr(type(td), "BROADCAST_INPUTS", 0) > 0
+
+
+def broadcast_dims(td: TilingData) -> tuple[list[int], list[list[int]]]:
+    """The output's fused dims and each input's, read back from a broadcast tiling (the kernel does this)."""
+    rank = td.shapeLen
+    ins = [[getattr(td, f"inputDims[{i}][{j}]") for j in range(rank)] for i in range(type(td).BROADCAST_INPUTS)]
+    return [max(col) for col in zip(*ins, strict=True)], ins
+
+
+def op_tiling_shapes(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence[str],
+                     shapes: Sequence[Sequence[int]], out_shape: Sequence[int], dtype: Any, core_num: int,
+                     ub_size: int, cls: type[TbeElewiseTilingData] = TbeElewiseTilingData,
+                     **extra: Any) -> TbeElewiseTilingData:
+    """An ELEWISE_WITH_BROADCAST operator's tiling from its inputs' own shapes (the MODEL above).
+
+    As broadcast_v3.cc's ``BroadcastTiling``: the shapes must broadcast to ``out_shape``; an empty output, or
+    inputs that all have the output's element count (no broadcast axis), take the elewise tiling of
+    :func:`op_tiling`, struct and key unchanged. Otherwise the elewise rules run on the output's element
+    count into :func:`broadcast_tiling_class`'s struct, with the fused dims of every input and key
+    ``BROADCAST_TILING_KEY`` (+10000 double-buffered)."""
+    shapes = [tuple(require_count("a dim", d) for d in s) for s in shapes]
+    out = tuple(require_count("a dim", d) for d in out_shape)
+    try:
+        expected = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise TilingError(f"TBE {op_type}: input shapes {[list(s) for s in shapes]} do not broadcast") from None
+    if expected != out:
+        raise TilingError(f"TBE {op_type}: input shapes {[list(s) for s in shapes]} broadcast to {list(expected)}, "
+                          f"not to the output shape {list(out)}")
+    n = math.prod(out)
+    if n == 0 or all(math.prod(s) == n for s in shapes):
+        return op_tiling(op_type, describe, dtypes, n, dtype, core_num, ub_size, cls, **extra)
+    out_dims, in_dims = fuse_broadcast_shapes(shapes, out)
+    if len(out_dims) > MAX_DIMS:
+        raise TilingError(f"TBE {op_type}: {len(out_dims)} axes after fusion; the model carries at most {MAX_DIMS}")
+    fields: dict[str, int] = {"shapeLen": len(out_dims)}
+    for i, dims in enumerate(in_dims):
+        fields.update({f"inputDims[{i}][{j}]": dims[j] if j < len(dims) else 1 for j in range(MAX_DIMS)})
+    td = op_tiling(op_type, describe, dtypes, n, dtype, core_num, ub_size,
+                   broadcast_tiling_class(cls, len(shapes)), **extra, **fields)
+    return td.replace(tilingKey=BROADCAST_TILING_KEY + (DB_TILING_KEY if double_buffered(td) else 0))

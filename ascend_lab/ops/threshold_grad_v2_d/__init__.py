@@ -31,6 +31,7 @@ SPEC = OpSpec(
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.2)
         "tbe": KernelSpec(
             flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,
+            tiling_shapes=tbe_kernel.tiling_for_shapes,
             tiling_data=tbe_kernel.ThresholdGradV2DTbeTilingData, core_ranges=tbe_kernel.core_ranges,
             tile_field="ubFactor",
             entry=tbe_kernel.threshold_grad_v2_d, template=tbe_kernel.template_args, launch=tbe_kernel.launch,

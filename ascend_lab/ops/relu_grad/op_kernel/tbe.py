@@ -15,6 +15,12 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.3; the dynamic `
 
 int64 (``vcmp`` in 'bool' mode) reaches ReluGrad only on Ascend950 through aclnn, so it is not lowered here.
 The source's broadcasts of the constants are folded into Mins/Maxs/Muls (see ``ascend_lab.tbe.lowering``).
+
+Broadcasting: the operator is classified ``ELEWISE_WITH_BROADCAST`` and its compute broadcasts both inputs to
+``shape_util.broadcast_shapes``' shape (§5.3 step 2), so the inputs reach the kernel in their own shapes and the
+output has the broadcast shape. :func:`tiling_for_shapes` tiles the output (the modelled broadcast schedule of
+:mod:`ascend_lab.tbe.schedule`) and the kernel's copy-in reads each tile's input elements with the broadcast
+applied (:mod:`ascend_lab.tbe.lowering`).
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from ....tbe.lowering import launch as _launch
 from ....tbe.lowering import template_args
 
 __all__ = ["CONSTANTS", "DTYPES", "ReluGradTbeTilingData", "calculate_one_or_zero", "core_ranges", "describe",
-           "launch", "relu_grad", "relu_grad_compute", "template_args", "tiling"]
+           "launch", "relu_grad", "relu_grad_compute", "template_args", "tiling", "tiling_for_shapes"]
 
 #: The TBE check list (§5.3) without int64, which aclnn sends to ReluGrad only on Ascend950.
 DTYPES = ("float16", "float32", "int32", "int8", "uint8", "bfloat16")
@@ -70,7 +76,8 @@ def relu_grad_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor) -
         input_gradients = dsl.cast_to(input_gradients, "float32")
         input_features = dsl.cast_to(input_features, "float32")
         trans_type = "float32"
-    y_shape = input_gradients.shape
+    _, _, y_shape = dsl.broadcast_shapes(input_gradients.shape, input_features.shape, "input_gradients",
+                                         "input_features")
     input_gradients = dsl.broadcast(input_gradients, y_shape)
     input_features = dsl.broadcast(input_features, y_shape)
     if dsl.after_v200() and dtype in ("float16", "float32"):
@@ -85,18 +92,28 @@ def relu_grad_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor) -
     return result
 
 
-def describe(dtype: str, n: int = 1) -> dsl.Compute:
-    """The description for one dtype, built for the SoC of :func:`ascend_lab.tbe.compile_for`."""
+def describe(dtype: str, n: int = 1, shapes: tuple[Any, Any] | None = None) -> dsl.Compute:
+    """The description for one dtype, built for the SoC of :func:`ascend_lab.tbe.compile_for`: inputs of
+    ``n`` elements, or of ``shapes`` (grad's, feature's) to see the broadcast nodes."""
     if dtype not in DTYPES:
         raise TypeError(f"TBE ReluGrad on 910A/910B/910_93/310P supports {', '.join(DTYPES)}, got {dtype}")
-    g = dsl.placeholder((n,), dtype, "tensor_g")
-    x = dsl.placeholder((n,), dtype, "tensor_x")
+    g_shape, x_shape = shapes if shapes is not None else ((n,), (n,))
+    g = dsl.placeholder(g_shape, dtype, "tensor_g")
+    x = dsl.placeholder(x_shape, dtype, "tensor_x")
     return dsl.Compute("relu_grad", (g, x), relu_grad_compute(g, x))
 
 
 def tiling(n: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradTbeTilingData:
     """The modelled compile info of the description, then elewise_v3's run-time tiling."""
     return tbe.schedule.op_tiling("ReluGrad", describe, DTYPES, n, dtype, core_num, ub_size, ReluGradTbeTilingData)
+
+
+def tiling_for_shapes(shapes: Any, out_shape: Any, dtype: Any, core_num: int,
+                      ub_size: int) -> ReluGradTbeTilingData:
+    """The tiling from the inputs' own shapes: elewise when nothing broadcasts, else the modelled broadcast
+    tiling of the output (``tbe.schedule.op_tiling_shapes``)."""
+    return tbe.schedule.op_tiling_shapes("ReluGrad", describe, DTYPES, shapes, out_shape, dtype, core_num, ub_size,
+                                         ReluGradTbeTilingData)
 
 
 core_ranges = tbe.core_ranges

@@ -12,8 +12,13 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.2; the dynamic `
 
 bf16: the operator registers ``support_bfp16=True``; how bf16 reaches the compute is UNCONFIRMED. The
 simulator presumes the framework casts it to fp32 and rounds the result back to nearest even, and
-writes that into the description. The source's broadcast of the two inputs is the identity here (equal
-shapes, fused to one dimension). The threshold travels in the tiling struct (a compile-time constant in TBE).
+writes that into the description. The threshold travels in the tiling struct (a compile-time constant in TBE).
+
+Broadcasting: the operator is classified ``ELEWISE_WITH_BROADCAST`` and its compute broadcasts both inputs to
+``shape_util.broadcast_shapes``' shape (§5.2 steps 1 and 3), so the inputs reach the kernel in their own shapes
+and the output has the broadcast shape. :func:`tiling_for_shapes` tiles the output (the modelled broadcast
+schedule of :mod:`ascend_lab.tbe.schedule`) and the kernel's copy-in reads each tile's input elements with the
+broadcast applied (:mod:`ascend_lab.tbe.lowering`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ....tbe.lowering import launch as _launch
 from ....tbe.lowering import template_args
 
 __all__ = ["DTYPES", "ThresholdGradV2DTbeTilingData", "core_ranges", "describe", "launch", "template_args",
-           "threshold_grad_v2_d", "threshold_grad_v2_d_compute", "tiling"]
+           "threshold_grad_v2_d", "threshold_grad_v2_d_compute", "tiling", "tiling_for_shapes"]
 
 #: The TBE check list (§5.2); bf16 reaches it only where aclnn allows bf16 (910B, 910_93).
 DTYPES = ("bfloat16", "float16", "float32", "int32", "int8", "uint8")
@@ -44,7 +49,7 @@ class ThresholdGradV2DTbeTilingData(tbe.TbeElewiseTilingData):
 def threshold_grad_v2_d_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor,
                                 threshold: float) -> dsl.Tensor:
     """``threshold_grad_v2_d_compute``, line for line."""
-    shape_max = input_gradients.shape
+    _, _, shape_max = dsl.broadcast_shapes(input_gradients.shape, input_features.shape, "input_x", "input_y")
     dtype = input_gradients.dtype
     ori_dtype = dtype
     has_improve_precision = False
@@ -81,12 +86,15 @@ def _support_bfp16(compute: Any, g: dsl.Tensor, x: dsl.Tensor, *attrs: Any) -> d
     return dsl.round(compute(dsl.cast_to(g, FLOAT_32), dsl.cast_to(x, FLOAT_32), *attrs), "bfloat16")
 
 
-def describe(dtype: str, threshold: float = 1.0, n: int = 1) -> dsl.Compute:
-    """The description for one dtype, built for the SoC of :func:`ascend_lab.tbe.compile_for`."""
+def describe(dtype: str, threshold: float = 1.0, n: int = 1,
+             shapes: tuple[Any, Any] | None = None) -> dsl.Compute:
+    """The description for one dtype, built for the SoC of :func:`ascend_lab.tbe.compile_for`: inputs of
+    ``n`` elements, or of ``shapes`` (grad's, feature's) to see the broadcast nodes."""
     if dtype not in DTYPES:
         raise TypeError(f"TBE ThresholdGradV2D supports {', '.join(DTYPES)}, got {dtype}")
-    g = dsl.placeholder((n,), dtype, "data_input_gradients")
-    x = dsl.placeholder((n,), dtype, "data_input_features")
+    g_shape, x_shape = shapes if shapes is not None else ((n,), (n,))
+    g = dsl.placeholder(g_shape, dtype, "data_input_gradients")
+    x = dsl.placeholder(x_shape, dtype, "data_input_features")
     return dsl.Compute("threshold_grad_v2_d", (g, x), _support_bfp16(threshold_grad_v2_d_compute, g, x, threshold))
 
 
@@ -95,6 +103,14 @@ def tiling(n: int, dtype: Any, core_num: int, ub_size: int,
     """The modelled compile info of the description, then elewise_v3's run-time tiling."""
     return tbe.schedule.op_tiling("ThresholdGradV2D", describe, DTYPES, n, dtype, core_num, ub_size,
                                   ThresholdGradV2DTbeTilingData, threshold=threshold)
+
+
+def tiling_for_shapes(shapes: Any, out_shape: Any, dtype: Any, core_num: int, ub_size: int,
+                      threshold: float = 1.0) -> ThresholdGradV2DTbeTilingData:
+    """The tiling from the inputs' own shapes: elewise when nothing broadcasts, else the modelled broadcast
+    tiling of the output (``tbe.schedule.op_tiling_shapes``)."""
+    return tbe.schedule.op_tiling_shapes("ThresholdGradV2D", describe, DTYPES, shapes, out_shape, dtype, core_num,
+                                         ub_size, ThresholdGradV2DTbeTilingData, threshold=threshold)
 
 
 core_ranges = tbe.core_ranges
