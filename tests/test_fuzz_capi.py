@@ -10,8 +10,8 @@ Properties:
   nullptr, live/freed/offset device pointers, live/destroyed tensors, non-stream handles);
 * every status is a documented code, and the statuses the fuzzer can predict are the predicted ones (phase 2
   after a free/destroy of a graph tensor: 361001; after a freed or too small workspace: 161002; ...);
-* every status-0 phase 2 equals the golden oracle bit for bit, and the out allocation outside the out view is
-  untouched;
+* every status-0 phase 2 equals, bit for bit, the oracle of the kernel that ran (``helpers.oracle_of``: each SoC's
+  stock flavour, kernel_flavours §1), and the out allocation outside the out view is untouched;
 * the process survives (the fuzz runs in a subprocess) and the global state is intact afterwards: the SoC in force,
   ACL not initialised, no device, no device memory in use, the simulated device size and pool limit restored.
 
@@ -35,6 +35,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+from helpers import oracle_of
 
 from ascend_lab import acl, aclnn, golden
 from ascend_lab.acl import runtime as rt
@@ -62,16 +63,6 @@ FLT_EPSILON = np.float32(1.1920929e-07)
 #: the fuzz runs with a small simulated device so that absurd workspaces fail fast with 207001
 FUZZ_DEVICE_BYTES = 64 << 20
 NULLPTR, INVALID, RUNTIME = 161001, 161002, 361001
-
-#: golden oracle per (L0 kernel op, kernel flavour recorded on the node; none recorded = experimental)
-HS_ORACLES = {"experimental": golden.hard_sigmoid_grad, "main": golden.hard_sigmoid_grad_main950,
-              "tbe": golden.hard_sigmoid_grad_legacy_tbe}
-
-
-def _th_oracle(flavour: str):
-    return {"experimental": golden.threshold_grad_v2_d, "main": golden.threshold_grad_v2_d_main950,
-            "tbe": golden.threshold_grad_v2_d_legacy_tbe}[flavour]
-
 
 class _Escaped(Exception):
     pass
@@ -415,11 +406,12 @@ class Fuzzer:
                 if not (got == snap["o"]).all():
                     self.fail("an empty graph changed out")
                 return
-            flavour = kernel.attrs.get("kernel", "experimental")
+            flavour = kernel.attrs["kernel"]
+            _, oracle = oracle_of(exe)                             # the kernel node's oracle, its attrs bound
             with np.errstate(all="ignore"):
                 if op == "hs":
                     p = gv.dtype if gv.dtype == xv.dtype else F32     # PromoteType of two different floats
-                    y = HS_ORACLES[flavour](golden.cast(gv, p), golden.cast(xv, p))
+                    y = oracle(golden.cast(gv, p), golden.cast(xv, p))
                     want = y if o["dt"] == p else (y.astype(F64) if o["dt"] == F64 else
                                                    golden.cast(y, o["dt"], "CAST_RINT"))
                 else:
@@ -430,7 +422,11 @@ class Fuzzer:
                     if kernel.op != ("ReluGrad" if relu else "ThresholdGradV2D"):
                         self.fail(f"threshold {thr32} ran {kernel.op}")
                         return
-                    want = golden.relu_grad(gb, xb) if relu else _th_oracle(flavour)(gb, xb, thr32)
+                    if not relu and np.float32(kernel.attrs["threshold"]).view(np.uint32) != np.float32(thr32).view(
+                            np.uint32):                    # the oracle reads the node's threshold: check it first
+                        self.fail(f"threshold {thr32} reached {kernel.op} as {kernel.attrs['threshold']}")
+                        return
+                    want = oracle(gb, xb)
             expected = snap["o"].copy()
             dt, item = o["dt"], o["dt"].itemsize
             start = o["ptr_off"] + o["offset"] * item
