@@ -289,14 +289,21 @@ def test_run_trace_file_empty_tensor(capsys, tmp_path):
     assert json.loads(path.read_text())["traceEvents"] == []
 
 
+#: BUFFER_NUM is an AscendC kernel's queue depth: the experimental HardSigmoidGrad, where its package registers it
+#: (kernel_flavours §1). (The TBE schedule and the atvoss template decide double buffering themselves.)
+EXP_HSG = ("--soc", "Ascend950PR", "--kernel", "experimental")
+
+
 def test_run_buffer_num(capsys):
     from ascend_lab.ops.hard_sigmoid_grad import op_kernel
     before = op_kernel.launch
-    # 500000 elements on 40 cores: 12500 per core, 3 tiles of <= 6144, so double buffering can overlap
-    code, out, _ = call(capsys, "run", "hardsigmoid_backward", "--shape", "500000", "--buffer-num", "1")
+    # 1000000 elements on Ascend950PR's 64 cores: 15625 per core, 2 fp32 tiles of <= 7936 (cann_facts §2.1:
+    # FloorAlign(253952 / 4 / 8, 32)), so double buffering can overlap
+    code, out, _ = call(capsys, "run", "hardsigmoid_backward", "--shape", "1000000", "--buffer-num", "1", *EXP_HSG)
     assert code == 0 and "bit-exact vs golden: yes" in out and "BUFFER_NUM 1" in out
+    assert "ubFactor=7936" in line_with(out, "tiling:") and "blockFactor=15625" in line_with(out, "tiling:")
     assert op_kernel.launch is before   # the knob is undone after the run
-    code2, out2, _ = call(capsys, "run", "hardsigmoid_backward", "--shape", "500000")
+    code2, out2, _ = call(capsys, "run", "hardsigmoid_backward", "--shape", "1000000", *EXP_HSG)
     assert code2 == 0
 
     def cycles(text: str) -> float:
@@ -305,7 +312,7 @@ def test_run_buffer_num(capsys):
 
 
 def test_run_buffer_num_too_many_is_a_runtime_error(capsys):
-    code, out, _ = call(capsys, "run", "hardsigmoid_backward", "--shape", "100000", "--buffer-num", "3")
+    code, out, _ = call(capsys, "run", "hardsigmoid_backward", "--shape", "100000", "--buffer-num", "3", *EXP_HSG)
     assert code == 1
     assert "361001" in line_with(out, "status:")
     assert "UB" in out
@@ -431,12 +438,22 @@ def test_benchmarks_quick(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--k", "1", "--output", str(out_json)],
                           capture_output=True, text=True, timeout=120, env=_env(), cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    ratio_lines = [ln for ln in proc.stdout.splitlines() if "ratio sim/numpy" in ln]
-    assert len(ratio_lines) == 4
-    assert any("tracing off" in ln and "target <= 2x" in ln for ln in ratio_lines)
-    assert any("tracing on" in ln and "target <= 4x" in ln for ln in ratio_lines)
-    assert "peak memory" in proc.stdout
-    assert "bit-identical to the numpy formula: yes" in proc.stdout
+    # the simulator benchmark, then one section per other flavour: TBE, then the atvoss template (two ops)
+    simulator, rest = proc.stdout.split("\nTBE flavour:")
+    tbe, atvoss = rest.split("\natvoss template")
+
+    def ratio_lines(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if "ratio sim/numpy" in ln]
+    rows = ratio_lines(simulator)
+    assert len(rows) == 4
+    assert any("tracing off" in ln and "target <= 2x" in ln for ln in rows)
+    assert any("tracing on" in ln and "target <= 4x" in ln for ln in rows)
+    assert "peak memory" in simulator
+    assert "bit-identical to the numpy formula: yes" in simulator
+    assert len(ratio_lines(tbe)) == 1 and "tracing off" in tbe and "target <= 2x" in tbe
+    assert "bit-identical to the numpy formula: yes" in tbe
+    assert len(ratio_lines(atvoss)) == 4 and "ThresholdGradV2D" in atvoss and "ReluGrad" in atvoss
+    assert atvoss.count("output bit-identical to the numpy formula: yes") == 2
     data = json.loads(out_json.read_text())
     assert data["config"]["n"] == 2**20 and data["config"]["quick"] is True
     assert {"python", "numpy", "cpu_count"} <= set(data["machine"])
