@@ -12,6 +12,7 @@ import types
 import ipywidgets as widgets
 import numpy as np
 import pytest
+from helpers import device as device_session
 
 import ascend_lab as al
 from ascend_lab import acl, book
@@ -57,11 +58,8 @@ def test_widgets_of_finds_nested_widgets_in_order():
 # --- the C-named layers by hand --------------------------------------------------------------------------------
 @pytest.fixture
 def device():
-    acl.aclInit(None)
-    acl.aclrtSetDevice(0)
-    yield
-    acl.aclrtResetDevice(0)
-    acl.aclFinalize()
+    with device_session():
+        yield
 
 
 def test_to_device_copies_the_bytes(device):
@@ -128,9 +126,13 @@ def test_gm_round_trips_and_knows_its_size():
 # --- traces ----------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def int8_run():
+    """The experimental ThresholdGradV2D (registered for ascend910b, kernel_flavours §1), whose int8 path the
+    steps below describe: widen through half to fp32, CompareScalar GT, Select (cann_facts §4.2)."""
     x = np.array([-3, 0, 2, 5] * 16, np.int8)
     with options(trace=True, snapshot=True):            # snapshot: each event keeps the values it wrote
-        return al.threshold_backward(x, x, 1.0, soc="Ascend910B4", trace=True)
+        run = al.threshold_backward(x, x, 1.0, soc="Ascend910B4", trace=True, kernel="experimental")
+    assert run.kernel == "experimental"
+    return run
 
 
 def test_vector_steps_read_dtypes_and_modes_from_the_events(int8_run):
