@@ -11,6 +11,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
+from ..ops import registry
 from .style import EDGE, KIND_COLORS, PIPE_COLORS, new_figure, rc
 
 #: The ops-nn files of aclnnHardsigmoidBackward's four layers (experimental/activation/hard_sigmoid_grad/).
@@ -19,13 +20,34 @@ HARDSIGMOID_FILES: tuple[str, str, str, str] = (
     "op_host/arch35/hard_sigmoid_grad_tiling.cpp", "op_kernel/arch35/hard_sigmoid_grad.h")
 
 
-def _kernel_dtype(run: Any) -> str:
-    """The dtype the kernel computed in: its L0 node's first input (what the tiling key encodes)."""
-    kernel = run.kernel_runs[0].kernel
-    node = next((n for n in run.nodes if n.op == kernel), None)
+def _kernel_node(run: Any) -> Any:
+    """The L0 node that launched the operator's kernel (the one the dispatch gave a kernel flavour)."""
+    node = next((n for n in run.nodes if "kernel" in n.attrs), None)
     if node is None:
-        raise ValueError(f"no L0 node of the run is the launched kernel {kernel}")
-    return node.inputs[0].dtype.short
+        raise ValueError("no L0 node of the run launched an operator kernel")
+    return node
+
+
+#: How each kernel flavour is written (the kernel layer's title): the legacy kernels are TBE DSL descriptions,
+#: the ops-nn main-tree and experimental ones AscendC.
+KERNEL_LANGUAGE = {"tbe": "TBE", "main": "AscendC", "experimental": "AscendC"}
+
+
+def tiling_summary(run: Any) -> dict[str, Any]:
+    """What the figure says about the tiling, read through the KernelSpec of the kernel that ran, so every op and
+    flavour works without knowing its TilingData's field names: the output's element count, the largest share
+    of a core and the longest tile (from the kernel's ``core_ranges``, padding included where the kernel moves
+    padding), blockDim and tilingKey; ``field`` is ("name", value) of the tile-size field the spec names, or None
+    when this TilingData has no such field (a template kernel's struct depends on its schedule)."""
+    node = _kernel_node(run)
+    kernel = registry.get(node.op).kernel(node.attrs["kernel"])
+    td = run.tiling
+    ranges = kernel.core_ranges(td, node.inputs[0].dtype, node.inputs[0].Size(), tiles=True)
+    field = (kernel.tile_field, getattr(td, kernel.tile_field)) if hasattr(td, kernel.tile_field) else None
+    return {"flavour": kernel.flavour, "elements": node.outputs[0].Size(),
+            "per_core": max((r["data_num"] for r in ranges), default=0),
+            "tile": max((length for r in ranges for _, _, length in r["tiles"]), default=0), "field": field,
+            "blockDim": td.blockDim, "tilingKey": td.tilingKey, "dtype": node.inputs[0].dtype.short}
 
 
 def stack_layers(run: Any, vector_cores: int) -> list[tuple[str, str]]:
@@ -35,7 +57,7 @@ def stack_layers(run: Any, vector_cores: int) -> list[tuple[str, str]]:
     if not run.kernel_runs or run.tiling is None:
         raise ValueError(f"the run launched no kernel (status {run.status}): the stack figure needs a "
                          "successful call")
-    td, kr = run.tiling, run.kernel_runs[0]
+    kr, t = run.kernel_runs[0], tiling_summary(run)
     launched = [n.op for n in run.nodes if n.launches_kernel]
     passed = sorted({n.op for n in run.nodes if not n.launches_kernel})
     n_passed = sum(not n.launches_kernel for n in run.nodes)
@@ -46,11 +68,13 @@ def stack_layers(run: Any, vector_cores: int) -> list[tuple[str, str]]:
         ("L0 graph (executor)", " -> ".join(run.graph)
          + f"\ndevice work: {', '.join(launched)}; no-op: {n_passed} x {'/'.join(passed)}"),
         ("op_host: def, infer-shape, tiling",
-         f"totalLength {td.totalLength}, blockFactor {td.blockFactor}, blockDim {td.blockDim}\n"
-         f"ubFactor {td.ubFactor} elements per tile, tilingKey {td.tilingKey} "
-         f"({_kernel_dtype(run)})"),
-        ("op_kernel: AscendC on the AIV",
-         f"{td.blockDim} of {vector_cores} vector cores, {'/'.join(map(str, tiles))} tile(s) each\n"
+         f"{t['elements']} elements, up to {t['per_core']} per core, blockDim {t['blockDim']}\n"
+         f"tiles of up to {t['tile']} elements"
+         + (f" ({t['field'][0]} {t['field'][1]})" if t["field"] else "")
+         + f", tilingKey {t['tilingKey']} ({t['dtype']})"),
+        (f"op_kernel: {KERNEL_LANGUAGE[t['flavour']]} on the AIV",
+         f"{t['flavour']} kernel on {t['blockDim']} of {vector_cores} vector cores, "
+         f"{'/'.join(map(str, tiles))} tile(s) each\n"
          f"~{kr.cycles:.0f} cycles = {kr.microseconds:.2f} µs (cost-model estimate)"),
     ]
 
@@ -59,10 +83,11 @@ def plot_cann_stack(run: Any, soc: Any, files: tuple[str, str, str, str] = HARDS
     """One aclnn call layer by layer: each layer's ops-nn file on the left, what it did on the right, and a
     row of the SoC's vector cores, filled where the tiling gave a core elements.
 
-    ``run``: a successful ``al.hardsigmoid_backward`` Run; ``soc``: its SoC's data (``name``,
-    ``vector_core_num``), e.g. ``al.platform.get_soc(run.soc)``; ``files``: the four layers' source files."""
+    ``run``: a successful Run of any registered aclnn API and kernel flavour; ``soc``: its SoC's data (``name``,
+    ``vector_core_num``), e.g. ``al.platform.get_soc(run.soc)``; ``files``: the four layers' source files (the
+    default names those of the experimental HardSigmoidGrad, chapter 1's call: pass another run's own)."""
     layers = stack_layers(run, soc.vector_core_num)
-    td = run.tiling
+    t = tiling_summary(run)
     colors = (KIND_COLORS["VECIN"], KIND_COLORS["VECCALC"], KIND_COLORS["VECOUT"], "#E8E8E8")
     with rc():
         fig = new_figure(7.5, 4.9)
@@ -88,11 +113,11 @@ def plot_cann_stack(run: Any, soc: Any, files: tuple[str, str, str, str] = HARDS
         n = soc.vector_core_num
         w = 9.8 / n
         for c in range(n):
-            used = c < td.blockDim
+            used = c < t["blockDim"]
             ax.add_patch(Rectangle((0.1 + c * w, -0.62), w * 0.85, 0.38,
                                    fc=PIPE_COLORS["V"] if used else "white", ec=EDGE, lw=0.5))
         ax.text(0.1, -0.82, f"{soc.name}: the {n} vector cores (filled = given elements by the tiling)",
                 fontsize=8, va="center")
-        ax.set_title(f"One {run.op} call: {td.totalLength} {_kernel_dtype(run)} elements "
+        ax.set_title(f"One {run.op} call: {t['elements']} {t['dtype']} elements "
                      f"on {soc.name}, layer by layer")
     return fig
