@@ -92,11 +92,19 @@ def test_tile_map_threshold_big_and_small_cores():
     assert f"smallTailDataNum = {td.smallTailDataNum}" in tm.labels["small"]
 
 
-def test_tile_map_from_a_run_takes_dtype_and_n():
+@pytest.mark.parametrize(("kernel", "padding"), [
+    # the experimental ThresholdGradV2D (registered for 910B) copies whole 256-byte blocks with a plain DataCopy:
+    # 1000 fp16 = 2000 B are read and written as 2048 B = 1024 elements (cann_facts §4.1/§4.2)
+    ("experimental", (1000, 1024)),
+    # the stock TBE kernel moves exact byte counts (kernel_flavours §5.5: no GM overrun), so no padding
+    (None, None),
+])
+def test_tile_map_from_a_run_takes_dtype_and_n(kernel, padding):
     x = np.linspace(-3, 3, 1000).astype(np.float16)
-    run = al.threshold_backward(x, x, 0.5)
+    run = al.threshold_backward(x, x, 0.5, soc="Ascend910B4", kernel=kernel)
+    assert run.kernel == (kernel or "tbe")
     tm = D.tile_map(run)
-    assert tm.dtype == "float16" and tm.n == 1000 and tm.padding == (1000, 1024)
+    assert tm.dtype == "float16" and tm.n == 1000 and tm.padding == padding
 
 
 # --- UB bar ------------------------------------------------------------------------------------------------------
