@@ -7,9 +7,12 @@ compute descriptions: Python functions that describe the result with DSL calls, 
 * :mod:`.dsl` -- placeholders, the elementwise operations those kernels use and TBE's dtype rules; a
   description is a small graph (:class:`~.dsl.Compute`);
 * :mod:`.schedule` -- the elementwise schedule: a *modelled* compile-time count (``coexist``, ``maxUb``) and
-  the public run-time tiling of ``elewise_v3.cc`` (block split, UB split, double buffering, tiling key);
+  the public run-time tiling of ``elewise_v3.cc`` (block split, UB split, double buffering, tiling key); for
+  inputs that broadcast (``ELEWISE_WITH_BROADCAST``) a *modelled* tiling of the output, with the inputs'
+  fused dims in the struct (``op_tiling_shapes``);
 * :mod:`.lowering` -- the description as vector instructions of the simulated AI Core in a CopyIn/Compute/
-  CopyOut kernel, so a TBE run has a trace, a UB layout and a cost estimate like an AscendC run.
+  CopyOut kernel, so a TBE run has a trace, a UB layout and a cost estimate like an AscendC run; a
+  broadcasting input is read per tile with a modelled strided, repeating GM copy (``broadcast_copy``).
 """
 
 from . import dsl, lowering, schedule
