@@ -83,7 +83,7 @@ def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: i
     """The tiling of any registered op: ``compute("ThresholdGradV2D", 10**6, "int8", soc="Ascend910B4")``."""
     spec = registry.get(op)
     k = spec.kernel(kernel)
-    attrs = {name: _check_float(name, value) for name, value in spec.check_attrs(attrs).items()}
+    attrs = {name: _check_float(name, value) for name, value in spec.check_attrs(attrs, kernel).items()}
     n = require_count(spec.n_name, n)
     if n > MAX_ELEMENTS:
         raise ValueError(f"{spec.n_name} {n} does not fit CANN's int64 element count (max {MAX_ELEMENTS})")

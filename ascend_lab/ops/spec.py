@@ -68,6 +68,9 @@ class KernelSpec:
     #: the oracle; tests and the CLI's check resolve the name.
     oracle: str = ""
     oracle_attrs: tuple[str, ...] = ()
+    #: Tiling-attribute defaults of this kernel that differ from the op's (the main-tree HardSigmoidGrad tiling
+    #: defaults alpha to 1/6f, the value the shipping aclnn passes).
+    attr_defaults: Mapping[str, float] = field(default_factory=dict)
     #: What this kernel computes, in one line for the graph's "why" (the flavours differ: TBE's HardSigmoidGrad
     #: tests |x| < 3). Empty: the op_api's own description.
     formula: str = ""
@@ -168,13 +171,14 @@ class OpSpec:
         kernel = self.kernel(flavour)
         return (kernel.oracle, kernel.oracle_attrs) if kernel.oracle else (self.oracle, self.oracle_attrs)
 
-    def check_attrs(self, attrs: Mapping[str, Any]) -> dict[str, float]:
-        """The tiling attributes with defaults filled in; unknown names raise TypeError naming the valid ones."""
+    def check_attrs(self, attrs: Mapping[str, Any], flavour: str | None = None) -> dict[str, float]:
+        """The tiling attributes with defaults filled in (the ``flavour`` kernel's own defaults first, then the
+        op's); unknown names raise TypeError naming the valid ones."""
         unknown = sorted(set(attrs) - set(self.attrs))
         if unknown:
             valid = ", ".join(self.attrs) or "none"
             raise TypeError(f"{self.op_type} tiling attributes are: {valid}; unknown {unknown}")
-        return {**self.attrs, **attrs}
+        return {**self.attrs, **self.kernel(flavour).attr_defaults, **attrs}
 
     def names(self) -> Sequence[str]:
         """Every spelling that selects this op: ``hard_sigmoid_grad``, ``HardSigmoidGrad``."""

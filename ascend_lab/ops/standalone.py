@@ -69,6 +69,12 @@ def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2,
     return k.entry, k.template(td, as_acl_dtype(dtype), buffer_num)
 
 
+def _named(run: KernelRun, kernel: KernelSpec) -> KernelRun:
+    """Record the flavour in the trace, as the aclnn path's kernel node does."""
+    run.trace.meta["kernel_flavour"] = kernel.flavour
+    return run
+
+
 def _check_buffer_num(buffer_num: Any) -> int:
     if buffer_num not in BUFFER_NUMS:
         raise ValueError(f"buffer_num must be 1, 2, 3 or 4 (BUFFER_NUM blocks per queue), got {buffer_num!r}")
@@ -94,8 +100,8 @@ def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float 
     out = np.zeros(n, dtype=grad.dtype)
     args = [gm_from_array(grad, k.args[0]), gm_from_array(feat, k.args[1]), gm_from_array(out, k.args[2])]
     entry, template = kernel_entry(spec, td, dtype, buffer_num, k.flavour)
-    run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
-                  kernel_name=spec.op_type, tiling_data=td, cores=cores, snapshot=snapshot, **template)
+    run = _named(_launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
+                         kernel_name=spec.op_type, tiling_data=td, cores=cores, snapshot=snapshot, **template), k)
     result = args[2].ptr.allocation.buffer[:out.nbytes].view(grad.dtype).reshape(grad.shape).copy()
     return run, result
 
@@ -198,8 +204,8 @@ def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_
     args = [gm_from_array(a, name, n_sim * npdt.itemsize) for a, name in
             zip((grad, feat, np.zeros(extent, npdt)), k.args, strict=True)]
     entry, template = kernel_entry(spec, td_sim, dt, buffer_num, k.flavour)
-    run = _launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
-                  kernel_name=spec.op_type, tiling_data=td_sim, cores=[0], snapshot=snapshot, **template)
+    run = _named(_launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
+                         kernel_name=spec.op_type, tiling_data=td_sim, cores=[0], snapshot=snapshot, **template), k)
     note = (f"core 0 of N = {n:,}" if n_sim == n else
             f"core 0's first {max_tiles} tiles (simulated on N = {n_sim:,}: same tile size and blockDim)")
     return run, {"n": int(n), "n_sim": n_sim, "tiling": td, "tiling_sim": td_sim, "note": note, "soc": info}
@@ -215,9 +221,10 @@ def buffer_num_study(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", **kw
 
 
 def stepper_run(op: str = "hard_sigmoid_grad", dtype: Any = "float32", n: int = 224, soc: str = "Ascend950PR",
-                ub_size: int | None = 4096, core_num: int | None = 1, threshold: float = 1.0) -> KernelRun:
+                ub_size: int | None = 4096, core_num: int | None = 1, threshold: float = 1.0,
+                kernel: str | None = None) -> KernelRun:
     """A small snapshot run for the kernel stepper: by default HardSigmoidGrad float32 on one core with a 4 KB
     UB, so N = 224 becomes a 128-element tile (two 256-byte repeats) and a 96-element tail tile."""
     run, _ = pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, threshold=threshold,
-                          snapshot=True, max_tiles=None)
+                          snapshot=True, max_tiles=None, kernel=kernel)
     return run

@@ -72,18 +72,20 @@ class TilingView:
 
     def update(self, op: str = "hard_sigmoid_grad", dtype: Any = "float16", soc: str = "Ascend910B4",
                n: int = 1_000_000, ub_size: int | None = None, core_num: int | None = None, buffer_num: int = 2,
-               threshold: float = 1.0, max_tiles: int = 4) -> dict[str, Any]:
+               threshold: float = 1.0, max_tiles: int = 4, kernel: str | None = None) -> dict[str, Any]:
         """Recompute (tiling, UB plan, core 0's pipeline) and redraw. ``ub_size`` / ``core_num`` of 0 or None
-        mean the SoC's own numbers. Returns what was drawn."""
+        mean the SoC's own numbers; ``kernel`` is the op's kernel flavour (None: its first, the experimental
+        kernel the seed articles describe). Returns what was drawn."""
         key = sa.op_key(op)
         dt = as_acl_dtype(dtype).short
+        flavour = registry.get(key).kernel(kernel).flavour
         with S.rc():
             for ax in self.axes:
                 F.clear(ax)
-            state: dict[str, Any] = {"op": key, "dtype": dt, "n": n, "buffer_num": buffer_num}
+            state: dict[str, Any] = {"op": key, "dtype": dt, "n": n, "buffer_num": buffer_num, "kernel": flavour}
             try:
                 info = sa.make_soc(soc, core_num or None, ub_size or None)
-                td = sa.tiling_for(key, n, dt, info, threshold=threshold)
+                td = sa.tiling_for(key, n, dt, info, flavour, threshold=threshold)
                 tm = D.tile_map(td, dt, n)
                 if not tm.cores:
                     raise TilingError("nothing to tile: N is 0")
@@ -95,7 +97,7 @@ class TilingView:
                 self.state = {**state, "error": str(exc)}
                 return self.state
             F.draw_tile_map(tm, self.ax_top, self.ax_cores)
-            plan = sa.ub_plan(key, n, dt, info, buffer_num=buffer_num, threshold=threshold)
+            plan = sa.ub_plan(key, n, dt, info, buffer_num=buffer_num, threshold=threshold, kernel=flavour)
             bar = D.ub_bar(plan)
             F.draw_ub_bar(bar, self.ax_ub)
             state.update(tiling=td, tile_map=tm, plan=plan, ub_bar=bar)
@@ -104,11 +106,11 @@ class TilingView:
                                        f"capacity by {bar.overflow:,} B (BUFFER_NUM = {buffer_num}).")
             else:
                 run, note = sa.pipeline_run(key, n, dt, info, buffer_num=buffer_num, max_tiles=max_tiles,
-                                           threshold=threshold)
+                                            threshold=threshold, kernel=flavour)
                 lanes = D.lanes(run)
                 F.draw_lanes(lanes, self.ax_pipe, note=note["note"], legend=False)
                 state.update(run=run, lanes=lanes, note=note)
-            self.title.set_text(F.wrap(tm.title + f"; BUFFER_NUM = {buffer_num}", 7.2, S.TITLE))
+            self.title.set_text(F.wrap(tm.title + f"; {flavour} kernel, BUFFER_NUM = {buffer_num}", 7.2, S.TITLE))
         self.state = state
         return state
 
@@ -154,6 +156,9 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
                                      description="cores (0 = SoC)", style=style),
         "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", 2), description="BUFFER_NUM",
                                       style=style),
+        "kernel": W.Dropdown(options=list(registry.get(op).kernels),
+                             value=registry.get(op).kernel(fixed.get("kernel")).flavour, description="kernel",
+                             style=style),
     }
     image = W.Image(format="png")
     status = W.HTML()
@@ -170,6 +175,9 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
 
     def op_changed(change: Any) -> None:
         choices = op_dtypes(change["new"])
+        flavours = list(registry.get(change["new"]).kernels)
+        controls["kernel"].options = flavours
+        controls["kernel"].value = controls["kernel"].value if controls["kernel"].value in flavours else flavours[0]
         keep = controls["dtype"].value
         controls["dtype"].options = choices
         controls["dtype"].value = keep if keep in choices else choices[0]
