@@ -407,10 +407,11 @@ def test_broadcast_core_ranges_cover_output():
     assert runs[-1][0] + runs[-1][1] == 3000 * 700
 
 
-def test_ub_broadcast_schedule_is_refused_clearly(device):
-    """fp16 with an aligned last axis picks UB-broadcast (102), which needs a vector Broadcast the simulated
-    AscendC lacks: a clear NotImplementedError, not a wrong answer."""
-    g = np.ones((64, 512), np.float16)
-    x = np.ones((1, 512), np.float16)
-    with pytest.raises(NotImplementedError, match="Broadcast"):
-        _launch("relu_grad", g, x)
+def test_ub_broadcast_schedule_runs(device):
+    """fp16 with an aligned last axis picks UB-broadcast (102): the copy of the un-broadcast row, AscendC's
+    Broadcast in UB, then the DAG (tests/test_atvoss_broadcast.py covers 101-109 in depth)."""
+    g = np.arange(64 * 512, dtype=np.float32).reshape(64, 512).astype(np.float16)
+    x = np.linspace(-1, 1, 512, dtype=np.float16).reshape(1, 512)
+    out, run = _launch("relu_grad", g, x)
+    assert sch_mode_of(run.tiling.tilingKey) == 102
+    assert_bits(out, golden.relu_grad_main950(g, x), "RG 102")

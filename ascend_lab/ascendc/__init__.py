@@ -18,6 +18,7 @@ from .instructions import (
     SELMODE,
     Add,
     Adds,
+    Broadcast,
     Cast,
     Compare,
     CompareScalar,
@@ -28,6 +29,7 @@ from .instructions import (
     DataCopyPadParams,
     DataCopyParams,
     Duplicate,
+    GetBroadCastMaxMinTmpSize,
     Max,
     Maxs,
     Min,
@@ -61,7 +63,8 @@ from .trace import Event, Trace
 
 __all__ = [
     "GetBlockIdx", "GetBlockNum", "reserved_ub_bytes", "CostModel", "KernelError", "CMPMODE", "SELMODE", "Add",
-    "Adds", "Cast", "Compare", "CompareScalar", "DataCopy", "DataCopyExtParams", "DataCopyPad",
+    "Adds", "Broadcast", "GetBroadCastMaxMinTmpSize",
+    "Cast", "Compare", "CompareScalar", "DataCopy", "DataCopyExtParams", "DataCopyPad",
     "DataCopyPadExtParams", "DataCopyPadParams", "DataCopyParams", "Duplicate", "Max", "Maxs", "Min", "Mins", "Mul",
     "Muls", "Not",
     "PipeBarrier", "RoundMode", "Select", "KernelRun", "launch", "options", "VECCALC", "VECIN", "VECOUT",

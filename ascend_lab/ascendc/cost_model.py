@@ -51,8 +51,11 @@ VEC_PIPE_HEAD = 37.37
 
 #: Vector instructions GE-ATT V1 has no fit for, costed with another API's row: ``Not`` (a one-input
 #: bitwise pass over 16-bit elements) like a UB->UB ``Copy``; tensor-tensor ``Min``/``Max`` (two inputs,
-#: one output per element) like ``Add``.
-BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add"}
+#: one output per element) like ``Add``; the high-level ``Broadcast`` (no measured figure: GE-ATT V1 fits only
+#: basic APIs) like a UB->UB ``Copy`` of its *destination* elements -- on the 950 it is one vector load/gather
+#: and store pass over dst (AD ``impl/adv_api/detail/pad/broadcast/broadcast_3510_impl.h``), and an un-broadcast
+#: call is literally ``DataCopy`` (``broadcast_common_impl.h``, srcSize == dstSize).
+BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add", "Broadcast": "Copy"}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
 MTE2_CAP_B_PER_CYCLE = 23.4

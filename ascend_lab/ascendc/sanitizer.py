@@ -172,6 +172,17 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             f"a compare over a count that is not a whole number of {REPEAT_BYTES}-byte repeats: the trailing "
             "elements are not compared and their mask bits keep stale values",
             f"round the count up to a multiple of {REPEAT_BYTES} / sizeof(T) elements (pad the tile)"),
+    Finding("bad-broadcast", _E,
+            "a Broadcast breaks the API's constraints (AD 高阶API/张量变换/Broadcast.md, 约束说明): source and "
+            "destination overlap in UB, an operand's UB address is not 32-byte aligned (通用地址对齐约束), "
+            "Broadcast<T, dim, axis> with dim other than 1/2, axis other than 0/1 or an axis that is not the "
+            "broadcast one, dim=2 axis=0 with a source row that is not a 32-byte multiple (and, on 310P, dim=2 "
+            "axis=1 with srcShape[0] not a 32-byte multiple), the 950 form with a rank outside [1, 9] or a "
+            "dimension above 65535 once its axes are fused (DstShapeCheck), or a sharedTmpBuffer smaller than "
+            "GetBroadCastMaxMinTmpSize's minimum: the CPU-debug build asserts, the device computes garbage",
+            "give src and dst their own 32-byte aligned buffers, pass the broadcast axis as the template axis (or "
+            "use the 950's shape-driven form), pad the source row to 32 bytes, split a dimension above 65535 into "
+            "tiles, and size sharedTmpBuffer with GetBroadCastMaxMinTmpSize"),
 )}
 
 
@@ -426,6 +437,76 @@ def check_compare(ctx: CoreContext, instr: str, tile: int | None, dtype: np.dtyp
     if not ok:
         offered = "half, float (all modes), int32 (EQ only)" if arch == NpuArch.DAV_2201 else "half, float"
         raise _unsupported(ctx, instr, tile, f"{instr} of {_type_name(dtype)}", f"{instr} of {offered}")
+
+
+#: Broadcast<T, dim, axis> element types before the 950 (A2/A3 and 310P AI Core; Broadcast.md 支持的数据类型).
+_BRC_PRE_950 = frozenset(np.dtype(t) for t in ("int8", "uint8", "float16", "float32"))
+
+
+def check_broadcast(ctx: CoreContext, dst: LocalTensor, src: LocalTensor, dst_shape: tuple[int, ...],
+                    src_shape: tuple[int, ...], axis: int | None, fused: tuple[int, ...],
+                    tmp: LocalTensor | None, tmp_min: int) -> None:
+    """Broadcast's limits (AD ``高阶API/张量变换/Broadcast.md`` @ 82b89a15, 产品支持情况 / 约束说明 / 支持的数据类型;
+    ``impl/adv_api/detail/pad/broadcast/broadcast_common_impl.h``; the CPU-debug checks of
+    ``api_check/kernel_check/pad/broadcast/broadcast_check_common.h``).
+
+    ``axis`` is the template axis of ``Broadcast<T, dim, axis>``, None for the 950's shape-driven form
+    (``Broadcast<T, constRank>(dst, src, dstShape, srcShape, &tiling)``); ``fused`` is the destination shape the
+    950 library checks against 65535 (after GetBroadcastTilingInfo's axis fusion when it fuses). Offered: 950
+    (both forms; b8/b16/b32 for the template form, b8..b64 for the shape-driven one), A2/A3 and 310P AI Core
+    (template form; int8, uint8, half, float); not Atlas training (910A) nor Atlas 200I/500 A2 (310B)."""
+    tile = dst.tile if dst.tile is not None else src.tile
+    arch = ctx.soc.npu_arch
+    dt = dst.dtype
+    if ctx.api == "ascendc":
+        if arch not in (NpuArch.DAV_2002, NpuArch.DAV_2201, NpuArch.DAV_3510):
+            raise _unsupported(ctx, "Broadcast", tile, "Broadcast",
+                               "no Broadcast (Broadcast.md: Atlas 训练系列产品 and Atlas 200I/500 A2 推理产品：不支持)")
+        if axis is None and arch != NpuArch.DAV_3510:
+            raise _unsupported(ctx, "Broadcast", tile, "the shape-driven Broadcast (BroadcastTiling, rank 1..9)",
+                               "Broadcast<T, dim, axis> with dim 1 or 2 only (the shape-driven form is Ascend950-only)")
+        if arch == NpuArch.DAV_3510:
+            sizes = (1, 2, 4, 8) if axis is None else (1, 2, 4)
+            if dt.itemsize not in sizes:
+                raise _unsupported(ctx, "Broadcast", tile, f"Broadcast of {_type_name(dt)}" +
+                                   ("" if axis is None else " through Broadcast<T, dim, axis>"),
+                                   "Broadcast of " + "/".join(f"b{8 * b}" for b in sizes) + " types")
+        elif dt not in _BRC_PRE_950:
+            raise _unsupported(ctx, "Broadcast", tile, f"Broadcast of {_type_name(dt)}",
+                               "Broadcast of int8, uint8, half, float")
+
+    def bad(what: str) -> KernelError:
+        return stop("bad-broadcast", f"Broadcast {src.buffer} {list(src_shape)} -> {dst.buffer} {list(dst_shape)}: "
+                    f"{what}", instruction="Broadcast", core=ctx.core, tile=tile)
+
+    item = dt.itemsize
+    rank = len(dst_shape)
+    if axis is not None:
+        if rank not in (1, 2) or axis not in (0, 1):
+            raise bad(f"Broadcast<T, dim={rank}, axis={axis}>: dim must be 1 or 2 and axis 0 or 1")
+        n_src, n_dst = int(np.prod(src_shape)), int(np.prod(dst_shape))
+        if n_src not in (1, n_dst) and (axis >= rank or src_shape[axis] != 1):
+            raise bad(f"axis {axis} is not the broadcast axis of these shapes")
+        if rank == 2 and axis == 0 and src_shape[1] * item % 32:
+            raise bad(f"dim=2, axis=0 needs srcShape[1] * sizeof(T) = {src_shape[1] * item} B to be a 32-byte multiple")
+        if arch == NpuArch.DAV_2002 and rank == 2 and axis == 1 and src_shape[0] * item % 32:
+            raise bad(f"on 310P dim=2, axis=1 needs srcShape[0] * sizeof(T) = {src_shape[0] * item} B to be a "
+                      "32-byte multiple")
+    elif not 1 <= rank <= 9:
+        raise bad(f"rank {rank} is outside [1, 9]")
+    if arch == NpuArch.DAV_3510 and max(fused) > 0xFFFF:
+        raise bad(f"dimension {max(fused)} (of {list(fused)} after axis fusion) exceeds 65535 (DstShapeCheck)")
+    for t in (dst, src):
+        if t.offset % 32:
+            raise bad(f"UB address {t.offset} of {t.buffer} is not 32-byte aligned")
+    d0, d1 = dst.offset, dst.offset + int(np.prod(dst_shape)) * item
+    s0, s1 = src.offset, src.offset + int(np.prod(src_shape)) * item
+    if d0 < s1 and s0 < d1:
+        raise bad(f"source UB [{s0}, {s1}) and destination UB [{d0}, {d1}) overlap "
+                  "(不支持源操作数与目的操作数地址重叠)")
+    if tmp is not None and tmp.nbytes < tmp_min:
+        raise bad(f"sharedTmpBuffer {tmp.buffer} holds {tmp.nbytes} B, less than GetBroadCastMaxMinTmpSize's minimum "
+                  f"{tmp_min} B")
 
 
 def check_select_scratch(ctx: CoreContext, tile: int | None, mode: int, scratch: tuple[int, int] | None) -> bool:

@@ -385,15 +385,46 @@ class Dag:
             out[nid] = Slot("temp", n_in + n_out + t)
         return out
 
+    @cached_property
+    def ub_broadcast_slots(self) -> dict[int, Slot]:
+        """The slots of the UB-broadcast schedules (``GetBufferIds<false, true>``, the pool of
+        ``GetBufferNum<false, true>`` = :meth:`buffer_num` ``(nddma=False)``): each CopyInBrc keeps its ping/pong
+        MTE2 pair for the raw copy and gets a *persistent* temp for its broadcast result (:attr:`cache_slots`),
+        laid out after the MTE3 pings and before the other temps (``dag.h:390-429``, ``buffer.h`` AllocMte2 /
+        AllocTempBuffer with cache_brc: persistent lists first, never released)."""
+        n_in, n_out, peak, n_brc = self.input_size, len(self.out_feeders), self.temp_calc, self.copy_brc_size
+        base_pong = n_in + n_out + n_brc + peak
+        out: dict[int, Slot] = {}
+        for k, n in enumerate(self.copy_ins):
+            out[id(n)] = Slot("MTE2", k, base_pong + k)
+        for k, n in enumerate(self.out_feeders):
+            out[id(n)] = Slot("MTE3", n_in + k, base_pong + n_in + k)
+        for nid, t in self._temps[1].items():
+            out[nid] = Slot("temp", n_in + n_out + n_brc + t)
+        return out
+
+    @cached_property
+    def cache_slots(self) -> dict[int, Slot]:
+        """UB-broadcast: id(CopyInBrc) -> the persistent temp holding its broadcast tile (kept across tiles, so an
+        input broadcast along the split axis is copied and expanded only when the outer index moves)."""
+        n_in, n_out = self.input_size, len(self.out_feeders)
+        return {id(n): Slot("cache", n_in + n_out + k) for k, n in enumerate(self.copy_ins)}
+
     def slot_of(self, node: Node) -> Slot | None:
         return self.slots.get(id(node))
 
-    def table(self) -> list[dict[str, Any]]:
-        """One row per node in execution order: index, node, slot (as the §3.2 tables print them)."""
+    def table(self, nddma: bool = True) -> list[dict[str, Any]]:
+        """One row per node in execution order: index, node, slot (as the §3.2 tables print them). With
+        ``nddma=False`` the UB-broadcast layout: a CopyInBrc reads "0/9 -> 3" (MTE2 ping/pong, then the
+        persistent slot its broadcast result lives in)."""
+        slots = self.slots if nddma else self.ub_broadcast_slots
         rows = []
         for k, n in enumerate(self.funlist):
-            s = self.slot_of(n)
-            rows.append({"#": k, "node": n.label(), "slot": "—" if s is None else str(s),
+            s = slots.get(id(n))
+            text = "—" if s is None else str(s)
+            if not nddma and id(n) in self.cache_slots:
+                text += f" -> {self.cache_slots[id(n)]}"
+            rows.append({"#": k, "node": n.label(), "slot": text,
                          "inputs": [self.funlist.index(i) for i in n.node_inputs]})
         return rows
 

@@ -19,9 +19,13 @@ same per-slot waits -- and each temp slot a ``TBuf``. Double buffering therefore
 ping/pong copy slots, as on the device; compute is serial on PIPE_V.
 
 Schedules: 201 (``broadcast_sch_one_dim.h``), 202 (``broadcast_sch_one_dim_advance.h``: the split is
-recomputed from the 16-byte struct) and NDDMA 1/2 (``broadcast_sch_nddma.h``). The UB-broadcast
-schedules (101-109) need AscendC's vector ``Broadcast`` on UB, which the simulated AscendC does not
-have; they are refused with that reason (their tiling is complete, see :mod:`.tiling`).
+recomputed from the 16-byte struct), NDDMA 1/2 (``broadcast_sch_nddma.h``) and UB-broadcast 101-104/109
+(``broadcast_sch_ub_broadcast.h``, :func:`_ub_broadcast`): each CopyInBrc copies the input's *un-broadcast*
+window (the split-axis slice of its own contiguous data) into its ping/pong MTE2 slot and expands it with
+AscendC's ``Broadcast<T, R>`` (R = the running rank, -1 for 109) into a persistent slot of its own, which the
+rest of the DAG reads like any tile; an input broadcast along the split axis is copied and expanded only when
+the outer index moves (``CopyInAndVecBrc`` skips it otherwise, the persistent slot still holds it). The pool is
+``GetBufferNum<false, true>`` slots (``Dag.ub_broadcast_slots``).
 
 Two places where the simulated AscendC differs from what this template needs on Ascend950, worked
 around here only:
@@ -48,6 +52,7 @@ from ..ascendc import (
     VECCALC,
     VECIN,
     VECOUT,
+    Broadcast,
     Cast,
     Compare,
     DataCopyPad,
@@ -63,6 +68,7 @@ from ..ascendc import (
     TBuf,
     TPipe,
     TQue,
+    sanitizer,
 )
 from ..ascendc.core import current
 from ..ascendc.sanitizer import REPEAT_BYTES
@@ -93,7 +99,8 @@ def nddma_copy(dst: LocalTensor, gm: GlobalTensor, base: int, dims: list[int], s
                                            writeable=False)
     if count > dst.size or not dst.alive:
         raise ValueError(f"NDDMA copy of {count} elements does not fit {dst!r}")
-    dst.data[:count] = view.reshape(-1)
+    # through the sanitizer's UB write (MTE2): it records the bytes as written and checks the pipes' hand-off
+    sanitizer.ub_span(dst, count, "DataCopy(NDDMA)", True)[...] = view.reshape(-1)
     distinct = math.prod(d for d, s in zip(dims, strides, strict=True) if s != 0) * item
     start, end = ctx.issue("MTE2", ctx.cost.copy_in(distinct))
     ctx.summary.bytes_in += distinct
@@ -108,21 +115,29 @@ def nddma_copy(dst: LocalTensor, gm: GlobalTensor, base: int, dims: list[int], s
 class _Pool:
     """The DAG's buffer pool on one core: slots in ``dag.slots`` order, ``slot_bytes`` each."""
 
-    def __init__(self, dag: Dag, slot_bytes: int, scalar_inputs: set[int]):
+    def __init__(self, dag: Dag, slot_bytes: int, scalar_inputs: set[int], ub_brc: bool = False):
         self.pipe = TPipe()
         self.ques: dict[tuple[int, int], TQue] = {}        # (id(node), ping/pong) -> one-block queue
         self.bufs: dict[tuple[int, int], TBuf] = {}        # temps and scalar-input slots
+        self.cache: dict[int, TBuf] = {}                    # UB-broadcast: id(CopyInBrc) -> its broadcast tile
+        slots = dag.ub_broadcast_slots if ub_brc else dag.slots
         owners: dict[int, list[tuple[str, Node, int]]] = {}
         for node in dag.funlist:
-            s = dag.slot_of(node)
+            s = slots.get(id(node))
             if s is None:
                 continue
             for slot, pp in ((s.ping, 0), (s.pong, 1)) if s.pong is not None else ((s.ping, 0),):
                 owners.setdefault(slot, []).append((s.kind, node, pp))
+            if ub_brc and id(node) in dag.cache_slots:
+                owners.setdefault(dag.cache_slots[id(node)].ping, []).append(("cache", node, 0))
         for slot in sorted(owners):
             kind, node, pp = owners[slot][0]
             label = f"slot{slot}"
-            if kind == "MTE2" and node.inputs[0].index in scalar_inputs:
+            if kind == "cache":                             # persistent: kept across tiles (never released)
+                buf = TBuf(VECCALC, name=f"{label} In{node.inputs[0].index} broadcast")
+                self.pipe.InitBuffer(buf, slot_bytes)
+                self.cache[id(node)] = buf
+            elif kind == "MTE2" and node.inputs[0].index in scalar_inputs:
                 buf = TBuf(VECCALC, name=f"{label} In{node.inputs[0].index} scalar")
                 self.pipe.InitBuffer(buf, slot_bytes)
                 self.bufs[(id(node), pp)] = buf
@@ -144,7 +159,7 @@ class _Walker:
     per core: each node's kind, the positions of its inputs, its ping/pong buffers and the copy-in slots
     to release after it (their last reader)."""
 
-    COPY_IN, SCALAR_IN, COPY_OUT, COMPUTE = range(4)
+    COPY_IN, SCALAR_IN, COPY_OUT, COMPUTE, COPY_BRC = range(5)
 
     def __init__(self, dag: Dag, pool: _Pool, ins: list[GlobalTensor], outs: list[GlobalTensor], td: Any,
                  scalar_inputs: set[int]):
@@ -158,7 +173,10 @@ class _Walker:
             nid = id(node)
             if node.op == "CopyInBrc":
                 idx = node.inputs[0].index
-                if idx in scalar_inputs:
+                if nid in pool.cache:                       # UB-broadcast: copy, then Broadcast into the cache
+                    self.plan.append((self.COPY_BRC, node, idx, (pool.ques[(nid, 0)], pool.ques[(nid, 1)]),
+                                      pool.cache[nid]))
+                elif idx in scalar_inputs:
                     bufs = (pool.bufs[(nid, 0)], pool.bufs[(nid, 1)])
                     self.plan.append((self.SCALAR_IN, node, idx, bufs))
                 else:
@@ -170,7 +188,8 @@ class _Walker:
             else:
                 inputs = tuple(pos[id(i)] for i in node.node_inputs)
                 frees = tuple(pos[id(i)] for i in dict.fromkeys(node.node_inputs)
-                              if last[id(i)] == k and i.op == "CopyInBrc" and (id(i), 0) in pool.ques)
+                              if last[id(i)] == k and i.op == "CopyInBrc" and (id(i), 0) in pool.ques
+                              and id(i) not in pool.cache)           # a broadcast tile persists
                 out_q = (pool.ques[(nid, 0)], pool.ques[(nid, 1)]) if (nid, 0) in pool.ques else None
                 buf = pool.bufs.get((nid, 0))
                 self.plan.append((self.COMPUTE, node, inputs, frees, out_q, buf,
@@ -203,15 +222,29 @@ class _Walker:
             return lambda dst, args, n: Mul(dst, args[0], args[1], n)
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
 
-    def tile(self, i: int, length: int, in_copy: Any, out_offset: int) -> None:
-        """Tile ``i`` of this core, ``length`` output elements; ``in_copy(node, dst, gm)`` fills a copy-in slot."""
+    def tile(self, i: int, length: int, in_copy: Any, out_offset: int, expand: Any = None) -> None:
+        """Tile ``i`` of this core, ``length`` output elements; ``in_copy(node, dst, gm)`` fills a copy-in slot.
+        UB-broadcast: ``expand(node)`` gives ``fn(dst, raw)``, the Broadcast of a copied tile into the node's
+        persistent slot, or None when that slot still holds this tile (then nothing is copied)."""
         pp = i & 1
         vals: list[Any] = [None] * len(self.plan)
         pending: set[int] = set()
-        COPY_IN, SCALAR_IN, COPY_OUT = self.COPY_IN, self.SCALAR_IN, self.COPY_OUT
+        COPY_IN, SCALAR_IN, COPY_OUT, COPY_BRC = self.COPY_IN, self.SCALAR_IN, self.COPY_OUT, self.COPY_BRC
         for k, step in enumerate(self.plan):
             kind, node = step[0], step[1]
-            if kind == COPY_IN:
+            if kind == COPY_BRC:
+                out = step[4].Get(node.dtype)
+                fn = expand(node)
+                if fn is not None:
+                    q = step[3][pp]
+                    t = q.AllocTensor(node.dtype)
+                    in_copy(node, t, self.ins[step[2]])
+                    q.EnQue(t)
+                    t = q.DeQue(node.dtype)                     # V waits for MTE2
+                    fn(out, t)
+                    q.FreeTensor(t)                             # the raw slot is free for the tile after next
+                vals[k] = out
+            elif kind == COPY_IN:
                 q = step[3][pp]
                 t = q.AllocTensor(node.dtype)
                 in_copy(node, t, self.ins[step[2]])
@@ -307,9 +340,10 @@ def broadcast_sch(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> No
     if sch_mode in (1, 2):
         _nddma(dag, td, ins, outs, core)
         return
-    raise NotImplementedError(
-        f"schMode {sch_mode} is a UB-broadcast schedule: it copies the un-broadcast input and expands it with "
-        "AscendC's vector Broadcast on UB, which the simulated AscendC does not provide yet")
+    if sch_mode in (101, 102, 103, 104, 109):
+        _ub_broadcast(dag, td, ins, outs, core, sch_mode)
+        return
+    raise NotImplementedError(f"schMode {sch_mode} (the non-contiguous templates 301-305) is not modelled")
 
 
 def _nddma(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor], core: int) -> None:
@@ -347,6 +381,65 @@ def _nddma(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor],
                 nddma_copy(dst, gm, base, wdims, list(wst))
 
         walker.tile(i, length, copy_in, out_off)
+
+
+def _ub_broadcast(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor], core: int,
+                  sch_mode: int) -> None:
+    """schMode 101-104 / 109 (``BroadcastUbSch<Dag, R>``, OB ``broadcast_sch_ub_broadcast.h``), R = running rank
+    ``shapeLen - ubSplitAxis`` (1-4), -1 for 109. The UB loops walk the fused outer index as the NDDMA schedule
+    does (``BroadcastGetAxesIndices``); in each, every CopyInBrc:
+
+    1. skips (its persistent slot still holds the tile) when the input is broadcast along the split axis
+       (``inputBrcStrides[split] == 0``), this is not the core's first loop and the split index is not 0;
+    2. else copies its window with one ``DataCopyPad`` from ``gmOffset = sum(outer_i * stride_i) + split_idx *
+       ubFormer * stride[split]``: ``ubSplitSize * stride[split]`` elements when it is not broadcast on the split
+       axis, else the product of its inner dims (its split dim is 1);
+    3. ``Broadcast<T, R>`` from ``[ubFormer | ubTail | 1, input inner dims]`` to ``[ubFormer | ubTail, output
+       inner dims]`` (tail on the last split index) into its persistent slot.
+
+    The compute nodes then run on ``ubSplitSize * outputStrides[split]`` elements and CopyOut writes them."""
+    rank, axis = td.shapeLen, td.ubSplitAxis
+    dims = td.array("outputDims")[:rank]
+    out_strides = td.array("outputStrides")[:rank]
+    brc = {id(node): (td.array("inputBrcDims", pos)[:rank], td.array("inputBrcStrides", pos)[:rank])
+           for pos, node in enumerate(dag.copy_ins)}
+    inner = dims[axis + 1:]
+    const_rank = -1 if sch_mode == 109 else rank - axis
+    pool = _Pool(dag, td.elemNum * dag.max_dtype_bytes, set(), ub_brc=True)
+    walker = _Walker(dag, pool, ins, outs, td, set())
+    last_core = core == td.blockNum - 1
+    n_loops = td.blockTail if last_core else td.blockFormer
+    first = core * td.blockFormer
+    outer_dims = dims[:axis]
+    for i in range(n_loops):
+        u = first + i
+        split_idx, rest = u % td.ubOuter, u // td.ubOuter
+        outer = [int(o) for o in np.unravel_index(rest, outer_dims)] if outer_dims else []
+        split_len = td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer
+        out_off = sum(o * s for o, s in zip(outer, out_strides, strict=False)) + \
+            split_idx * td.ubFormer * out_strides[axis]
+
+        def window(node: Node, outer: list[int] = outer, split_idx: int = split_idx,
+                   split_len: int = split_len) -> tuple[int, int, tuple[int, ...]]:
+            """(GM offset, elements, UB shape) of the input's un-broadcast window in this loop."""
+            in_dims, st = brc[id(node)]
+            base = sum(o * s for o, s in zip(outer, st, strict=False)) + split_idx * td.ubFormer * st[axis]
+            if st[axis] != 0:
+                return base, split_len * st[axis], (split_len, *in_dims[axis + 1:])
+            return base, math.prod(in_dims[axis + 1:]), (1, *in_dims[axis + 1:])
+
+        def copy_in(node: Node, dst: LocalTensor, gm: GlobalTensor, window: Any = window) -> None:
+            base, count, _ = window(node)
+            _contiguous(node, dst, gm, base, count)
+
+        def expand(node: Node, i: int = i, split_idx: int = split_idx, window: Any = window,
+                   dst_shape: tuple[int, ...] = (split_len, *inner)) -> Any:
+            if brc[id(node)][1][axis] == 0 and i > 0 and split_idx > 0:
+                return None                                  # cached: same outer index as the previous loop
+            src_shape = window(node)[2]
+            return lambda out, raw: Broadcast(out, raw, dst_shape, src_shape, const_rank=const_rank)
+
+        walker.tile(i, split_len * out_strides[axis], copy_in, out_off, expand)
 
 
 def _dense(dims: list[int]) -> list[int]:
