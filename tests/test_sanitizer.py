@@ -31,9 +31,13 @@ from helpers import oracle_of
 import ascend_lab as al
 from ascend_lab import golden
 from ascend_lab.ascendc import (
+    CMPMODE,
+    SELMODE,
     VECCALC,
     VECIN,
     VECOUT,
+    Adds,
+    CompareScalar,
     DataCopy,
     DataCopyPad,
     DataCopyPadParams,
@@ -46,6 +50,8 @@ from ascend_lab.ascendc import (
     KernelError,
     LocalTensor,
     Muls,
+    PipeBarrier,
+    Select,
     TBuf,
     TPipe,
     TQue,
@@ -55,6 +61,7 @@ from ascend_lab.ascendc import (
     sanitizer,
 )
 from ascend_lab.base.platform import get_soc
+from ascend_lab.opdev.tiling_data import GET_TILING_DATA
 from ascend_lab.ops import kernel_args, standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
@@ -233,12 +240,15 @@ def test_datacopy_ub_to_gm_not_multiple_of_32_bytes():
 
 
 def test_datacopy_whole_32_byte_blocks_and_datacopypad_any_length_are_fine():
-    kr, x, _, out = run(kernel=k_copy, count_in=8, count_out=64, bad_tile=0)     # 8 floats = 32 B: legal
-    assert not kr.trace.warnings
+    # 8 floats = 32 B: a legal DataCopy. The Muls over all 64 lanes then reads 56 lanes no copy wrote (a ub-uninit
+    # warning, once), and only the 8 computed from written data are copied out
+    kr, x, _, out = run(kernel=k_copy, count_in=8, count_out=8, bad_tile=0)
+    assert [(w.kind, w.core, w.tile, w.instr) for w in kr.trace.warnings] == [("ub-uninit", 1, 0, "Muls")]
+    assert kr.trace.warnings[0].message.startswith(f"reads {56 * 4} B of inQueueX[0] that no instruction has written")
     kr, x, _, out = run(kernel=k_copy, block_dim=1, count_in=7, count_out=7, bad_tile=1, pad=True)
-    assert not kr.trace.warnings
-    # one core, tile 1: 7 elements in; the other 57 UB lanes hold DataCopyPad's dummy = the first element
-    # (ascendc_facts §1.4, isPad=false); only 7 elements land in GM.
+    assert [(w.kind, w.tile) for w in kr.trace.warnings] == [("ub-uninit", 1)]
+    # one core, tile 1: 7 elements in; the 8th UB lane holds DataCopyPad's dummy = the first element (ascendc_facts
+    # §1.4, isPad=false), lanes 8..63 were never written (block 1's first use); only 7 elements land in GM.
     want = np.zeros(256, np.float32)
     want[:192] = x[:192] * np.float32(2.0)
     want[64 + 7:128] = 0.0
@@ -248,13 +258,19 @@ def test_datacopy_whole_32_byte_blocks_and_datacopypad_any_length_are_fine():
 # --- GM bounds and the 256-byte padding ----------------------------------------------------------------------
 
 def k_gm(x, y, z, workspace, tiling, *, start: int, count: int, write: bool):
-    """One tile on the last core reads (or writes) ``count`` floats at element ``start`` of a 100-float x / z."""
+    """One tile on the last core reads (or writes) ``count`` floats at element ``start`` of a 100-float x / z. A
+    write copies out a tile V filled and handed over through a VECOUT queue (so the data is written and the pipes
+    are ordered: only the GM side is under test)."""
     pipe = TPipe()
-    q = TQue(VECIN, 1, name="inQueueX")
+    q = TQue(VECOUT if write else VECIN, 1, name="outQueueZ" if write else "inQueueX")
     pipe.InitBuffer(q, 1, 256 * 4)
     g = GlobalTensor(float_)
     g.SetGlobalBuffer(z if write else x, 100)
     t = q.AllocTensor(float_)
+    if write:
+        Duplicate(t, 1.0, 256)
+        q.EnQue(t)
+        t = q.DeQue(float_)
     if last_core():
         if write:
             DataCopy(g[start], t, count)
@@ -327,8 +343,9 @@ def k_deque_empty(x, y, z, workspace, tiling):
 
 
 def test_deque_of_an_empty_queue():
-    e = expect_error("deque-empty", "DeQue", 2, None, kernel=k_deque_empty, block_dim=3)
-    assert "inQueueX" in str(e)
+    # the error names the loop tile the DeQue waited for (the queue's first, allocated but never EnQue'd)
+    e = expect_error("deque-empty", "DeQue", 2, 0, kernel=k_deque_empty, block_dim=3)
+    assert "inQueueX for tile 0" in str(e) and "tile 0 was allocated (AllocTensor) but never EnQue'd" in str(e)
 
 
 def k_use_after_free(x, y, z, workspace, tiling, *, how: str):
@@ -841,3 +858,325 @@ def test_the_catalogue_explains_kinds_and_refuses_unknown_ones():
     # each warning of a real run is a catalogue kind
     kr, *_ = run(kernel=k_overrun, layout="free", count=96)
     assert {w.kind for w in kr.trace.warnings} <= {k for k, f in sanitizer.FINDINGS.items() if f.warns}
+
+
+# --- issue 14 item 5: a tiling whose tile size is 0 ------------------------------------------------------------
+
+def test_a_zero_ubfactor_stops_with_the_tiling_not_a_zerodivisionerror():
+    """The experimental HardSigmoidGrad tiling does not check ubFactor > 0 (cann_facts §2.1): with a 1024-B UB on
+    Ascend910B4 the tiling sees 1024 - 256 = 768 B (GetCoreMemSize, kernel_flavours §6) and fp32's 8 buffers of
+    4 B give FloorAlign(768 // 4 // 8, 32) = FloorAlign(24, 32) = 0 elements per tile."""
+    assert (1024 - 256) // 4 // 8 // 32 * 32 == 0
+    g = np.ones(1000, np.float32)
+    with pytest.raises(KernelError) as info:
+        standalone.run_kernel("hard_sigmoid_grad", g, g, soc="Ascend910B4", ub_size=1024, kernel="experimental")
+    e = info.value
+    assert e.kind == "tiling-zero" and e.instruction == "TPipe::InitBuffer" and e.core == 0, str(e)
+    assert "ubFactor" in str(e) and "ubFactor=0" in str(e) and "0 elements" in str(e), str(e)
+    assert e.hint == sanitizer.explain("tiling-zero").hint and "ubFactor == 0" in e.hint
+
+
+def k_tile_loop(x, y, z, workspace, tiling):
+    """Core 1 works out its tile count from the tiling before laying out the UB (core 0 has nothing to do)."""
+    td = GET_TILING_DATA(hs_host.HardSigmoidGradTilingData, tiling)
+    if GetBlockIdx() == 0:
+        return
+    loops = -(-td.blockFactor // td.ubFactor)
+    pipe = TPipe()
+    q = TQue(VECIN, 1, name="inQueueX")
+    pipe.InitBuffer(q, 1, max(td.ubFactor, 8) * 4)
+    assert loops >= 0
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_kernel_code_dividing_by_a_zero_tiling_field_is_a_finding(named):
+    td = hs_host.HardSigmoidGradTilingData(totalLength=512, blockFactor=256, ubFactor=0, alpha=0.5, beta=0.5,
+                                           blockDim=2, tilingKey=0)
+    with device(np.zeros(512, np.float32), np.zeros(512, np.float32), np.zeros(512, np.float32)) as args:
+        with pytest.raises(KernelError) as info:
+            launch(k_tile_loop, 2, [a for _, a in args], td.to_bytes(), get_soc("Ascend910B4"), outputs=(2,),
+                   kernel_name="TileLoop", tiling_data=td if named else None)
+    e = info.value
+    assert e.kind == "tiling-zero" and e.core == 1 and e.instruction == "k_tile_loop", str(e)
+    assert not isinstance(e, ZeroDivisionError) and e.__cause__ is None
+    assert "test_sanitizer.py:" in str(e) and "td.ubFactor" in str(e)             # the line that divided
+    if named:
+        assert "TileLoop divides by ubFactor = 0 from its tiling" in str(e) and "blockFactor=256" in str(e)
+    else:
+        assert "TileLoop divides by zero" in str(e)
+
+
+def test_a_zero_tile_through_the_threshold_kernel_names_its_field():
+    """ThresholdGradV2D sizes every buffer by tileDataNum: a tiling with tileDataNum = 0 stops at InitBuffer."""
+    from ascend_lab.ops.threshold_grad_v2_d import op_host as th_host
+    td = th_host.tiling(1000, "float32", 8, UB_910B4 - 256, threshold=0.5).replace(tileDataNum=0)
+    g = np.ones(1000, np.float32)
+    with device(g, g, np.zeros_like(g)) as args:
+        with pytest.raises(KernelError) as info:
+            th_kernel.launch(td, args[0][0], args[1][0], args[2][0], get_soc("Ascend910B4"))
+    assert info.value.kind == "tiling-zero" and "tileDataNum" in str(info.value), str(info.value)
+
+
+# --- issue 14 item 6: the sanitizer gaps ------------------------------------------------------------------------
+
+def k_scalar(x, y, z, workspace, tiling, *, how: str):
+    """Three tiles through a VECIN queue; on tile 1 of the last core a scalar access misbehaves."""
+    pipe = TPipe()
+    q = TQue(VECIN, 1, name="inQueueX")
+    pipe.InitBuffer(q, 2, 256)
+    xg = GlobalTensor(float_)
+    xg.SetGlobalBuffer(x, 256)
+    for i in range(3):
+        bad = i == 1 and last_core()
+        t = q.AllocTensor(float_)
+        DataCopy(t, xg[i * 64], 64)
+        if bad and how == "set-after-enque":
+            q.EnQue(t)
+            t.SetValue(0, 1.0)
+        else:
+            q.EnQue(t)
+        t = q.DeQue(float_)
+        assert t.GetValue(3) == t.data[3]
+        q.FreeTensor(t)
+        if bad and how in ("get", "set"):
+            t.GetValue(0) if how == "get" else t.SetValue(0, 2.0)
+        if bad and how == "index":
+            q.AllocTensor(float_).GetValue(64)
+
+
+@pytest.mark.parametrize("how, instr", [("get", "GetValue"), ("set", "SetValue")])
+def test_getvalue_and_setvalue_after_freetensor(how, instr):
+    e = expect_error("scalar-after-free", instr, 1, 1, kernel=k_scalar, how=how)
+    assert "inQueueX[1]" in str(e) and "after FreeTensor" in str(e)
+
+
+def test_setvalue_after_enque_and_getvalue_out_of_range():
+    expect_error("write-after-enque", "SetValue", 1, 1, kernel=k_scalar, how="set-after-enque")
+    e = expect_error("ub-overrun", "GetValue", 1, 2, kernel=k_scalar, how="index")
+    assert "GetValue(64)" in str(e) and "holds 64 elements" in str(e)
+
+
+def k_enque_write(x, y, z, workspace, tiling, *, how: str):
+    """Three tiles, copy in -> Muls -> copy out; on tile 1 of the last core a tensor is written after its EnQue."""
+    pipe = TPipe()
+    qin, qout = TQue(VECIN, 1, name="inQueueX"), TQue(VECOUT, 1, name="outQueueZ")
+    pipe.InitBuffer(qin, 2, 256)
+    pipe.InitBuffer(qout, 2, 256)
+    xg, zg = GlobalTensor(float_), GlobalTensor(float_)
+    xg.SetGlobalBuffer(x, 256)
+    zg.SetGlobalBuffer(z, 256)
+    for i in range(3):
+        bad = i == 1 and last_core()
+        t = qin.AllocTensor(float_)
+        DataCopy(t, xg[i * 64], 64)
+        qin.EnQue(t)
+        if bad and how == "copy-in":
+            DataCopy(t, xg[0], 64)                   # MTE2 refills the block V may already be reading
+        t = qin.DeQue(float_)
+        o = qout.AllocTensor(float_)
+        Muls(o, t, 2.0, 64)
+        qout.EnQue(o)
+        if bad and how == "compute":
+            Adds(o, o, 1.0, 64)                      # V changes the result MTE3 may already be copying out
+        qin.FreeTensor(t)
+        o = qout.DeQue(float_)
+        DataCopy(zg[i * 64], o, 64)
+        qout.FreeTensor(o)
+
+
+@pytest.mark.parametrize("how, instr", [("compute", "Adds"), ("copy-in", "DataCopy")])
+def test_writing_a_tensor_after_enque_before_the_consumers_deque_is_a_race(how, instr):
+    e = expect_error("write-after-enque", instr, 1, 1, kernel=k_enque_write, how=how)
+    queue = "outQueueZ" if how == "compute" else "inQueueX"
+    assert f"{queue}[1] (tile 1) after its EnQue on {queue}" in str(e), str(e)
+    kr, x, _, out = run(kernel=k_enque_write, how="none")                       # the same kernel, in order
+    np.testing.assert_array_equal(out[:192], x[:192] * np.float32(2.0))
+    assert not kr.trace.warnings
+
+
+def test_enque_overflow_and_deque_empty_name_their_tiles():
+    e = expect_error("enque-overflow", "EnQue", 0, 1, kernel=k_enque, block_dim=1, depth=1)
+    assert "EnQue of tile 1 (inQueueX[1]) on inQueueX beyond its depth 1: it still holds tile 0" in str(e), str(e)
+
+
+def k_shared_alloc(x, z, workspace, tiling, *, count: int, write: bool):
+    """Copies ``count`` floats out to x (a tile V filled, through a VECOUT queue) or in from x."""
+    pipe = TPipe()
+    q = TQue(VECOUT if write else VECIN, 1, name="outQueueX" if write else "inQueueX")
+    pipe.InitBuffer(q, 1, 1024)
+    g = GlobalTensor(float_)
+    g.SetGlobalBuffer(x, 100)
+    t = q.AllocTensor(float_)
+    if write:
+        Duplicate(t, 7.0, 256)
+        q.EnQue(t)
+        t = q.DeQue(float_)
+        DataCopy(g, t, count)
+    else:
+        DataCopy(t, g, count)
+    q.FreeTensor(t)
+
+
+@pytest.mark.parametrize("separate", [False, True])
+def test_a_padding_write_into_another_arguments_bytes_names_both(separate):
+    """x (100 floats = 400 B) and z (100 floats) in ONE allocation, z right after x: writing 128 floats to x runs
+    112 B into x's 256-byte padding (cann_facts §4.1), which here are z's first 112 B. With separate allocations
+    the same write is the usual gm-padding warning."""
+    from ascend_lab.acl import runtime as rt
+    with acl_session():
+        ptrs = []
+        try:
+            if separate:
+                for _ in range(2):
+                    ptrs.append(rt.aclrtMalloc(512, rt.ACL_MEM_MALLOC_HUGE_FIRST)[1])
+                args = [GmAddr(ptrs[0], "x", arg_nbytes=400), GmAddr(ptrs[1], "z", arg_nbytes=400)]
+            else:
+                ptrs.append(rt.aclrtMalloc(1024, rt.ACL_MEM_MALLOC_HUGE_FIRST)[1])
+                args = [GmAddr(ptrs[0], "x", arg_nbytes=400), GmAddr(ptrs[0] + 400, "z", arg_nbytes=400)]
+            soc = get_soc("Ascend910B4")
+            if separate:
+                kr = launch(k_shared_alloc, 1, args, b"", soc, outputs=(1,), count=128, write=True)
+                assert [w.kind for w in kr.warnings] == ["gm-padding"]
+                return
+            with pytest.raises(KernelError) as info:
+                launch(k_shared_alloc, 1, args, b"", soc, outputs=(1,), count=128, write=True)
+            e = info.value
+            assert (e.kind, e.instruction, e.core, e.tile) == ("gm-clobber", "DataCopy", 0, 0), str(e)
+            assert "into the padding of x lands in z: 112 B at bytes [0, 112) of z" in str(e), str(e)
+            assert e.hint == sanitizer.explain("gm-clobber").hint
+            # a read of the same bytes is only the padding warning; a write inside x is fine
+            kr = launch(k_shared_alloc, 1, args, b"", soc, outputs=(1,), count=128, write=False)
+            assert [w.kind for w in kr.warnings] == ["gm-padding"]
+            launch(k_shared_alloc, 1, args, b"", soc, outputs=(1,), count=96, write=True)
+        finally:
+            for p in ptrs:
+                rt.aclrtFree(p)
+
+
+def k_uninit(x, y, z, workspace, tiling, *, n_in: int, n_cmp: int, n_sel: int, n_out: int):
+    """One tile: ``n_in`` floats copied in, CompareScalar over ``n_cmp``, Select over ``n_sel``, ``n_out`` out."""
+    pipe = TPipe()
+    qin, qout = TQue(VECIN, 1, name="inQueueX"), TQue(VECOUT, 1, name="outQueueZ")
+    mask = TBuf(VECCALC, name="maskBuf")
+    pipe.InitBuffer(qin, 1, 256 * 4)
+    pipe.InitBuffer(qout, 1, 256 * 4)
+    pipe.InitBuffer(mask, 64)
+    xg, zg = GlobalTensor(float_), GlobalTensor(float_)
+    xg.SetGlobalBuffer(x, 256)
+    zg.SetGlobalBuffer(z, 256)
+    t = qin.AllocTensor(float_)
+    DataCopyPad(t, xg, DataCopyParams(1, n_in * 4, 0, 0), DataCopyPadParams(False, 0, 0, 0))
+    qin.EnQue(t)
+    t = qin.DeQue(float_)
+    o = qout.AllocTensor(float_)
+    m = mask.Get(np.uint8)
+    CompareScalar(m, t, np.float32(0), CMPMODE.GT, n_cmp)
+    Select(o, m, t, np.float32(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n_sel)
+    qout.EnQue(o)
+    qin.FreeTensor(t)
+    o = qout.DeQue(float_)
+    DataCopyPad(zg, o, DataCopyParams(1, n_out * 4, 0, 0))
+    qout.FreeTensor(o)
+
+
+def test_a_compare_over_whole_repeats_past_the_data_is_silent_while_the_result_stays_clean():
+    """HardSigmoidGrad's pattern: 100 floats in, CompareScalar over roundUp(100, 64) = 128 (its last repeat reads 28
+    never-written floats), Select and copy-out over the 100: nothing to report."""
+    kr, x, _, out = run(kernel=k_uninit, block_dim=1, n_in=100, n_cmp=128, n_sel=100, n_out=100)
+    assert not kr.trace.warnings
+    np.testing.assert_array_equal(out[:100], np.where(x[:100] > 0, x[:100], np.float32(0)))
+
+
+def test_uninitialised_ub_warns_when_read_and_stops_when_it_reaches_gm():
+    # 40 floats in, compare over 128: its first repeat (64 floats) already holds 24 unwritten ones -> a warning
+    kr, *_ = run(kernel=k_uninit, block_dim=1, n_in=40, n_cmp=128, n_sel=40, n_out=40)
+    w = [(w.kind, w.instr, w.core, w.tile) for w in kr.trace.warnings]
+    assert w == [("ub-uninit", "CompareScalar", 0, 0)], kr.trace.warnings
+    assert kr.trace.warnings[0].message.startswith(f"reads {(128 - 40) * 4} B of inQueueX[0] that no instruction")
+    # the Select over all 128 reads the poisoned mask bits, and the copy-out writes them into z: an error. (The
+    # copy-in of 100 floats = 400 B filled its 32-byte block in UB: 104 floats are written, 24 are not.)
+    e = expect_error("ub-uninit", "DataCopyPad", 0, 0, kernel=k_uninit, block_dim=1, n_in=100, n_cmp=128,
+                     n_sel=128, n_out=128)
+    assert f"with {24 * 4} B computed from UB bytes no instruction had written" in str(e), str(e)
+    assert "reaches the result" in str(e)
+    # copying out bytes no instruction wrote at all
+    e = expect_error("ub-uninit", "DataCopyPad", 0, 0, kernel=k_uninit, block_dim=1, n_in=100, n_cmp=128,
+                     n_sel=100, n_out=120)
+    assert f"with {20 * 4} B no instruction has written" in str(e), str(e)
+
+
+def k_race(x, y, z, workspace, tiling, *, how: str):
+    """The last core moves data between pipes through a TBuf or skips a queue call."""
+    pipe = TPipe()
+    qin, qout = TQue(VECIN, 1, name="inQueueX"), TQue(VECOUT, 1, name="outQueueZ")
+    buf = TBuf(VECCALC, name="tmpBuf")
+    pipe.InitBuffer(qin, 1, 256)
+    pipe.InitBuffer(qout, 1, 256)
+    pipe.InitBuffer(buf, 256)
+    xg, zg = GlobalTensor(float_), GlobalTensor(float_)
+    xg.SetGlobalBuffer(x, 256)
+    zg.SetGlobalBuffer(z, 256)
+    bad = last_core()
+    tmp = buf.Get(float_)
+    t = qin.AllocTensor(float_)
+    if how in ("tbuf", "barrier"):
+        DataCopy(tmp, xg, 64)                                    # MTE2 fills a TBuf ...
+        if how == "barrier" or not bad:
+            PipeBarrier("PIPE_ALL")
+        Muls(tmp, tmp, 2.0, 64)                                  # ... and V reads it
+    DataCopy(t, xg, 64)
+    qin.EnQue(t)
+    if how == "no-deque" and bad:
+        Muls(tmp, t, 2.0, 64)                                    # V reads before its DeQue
+    t = qin.DeQue(float_)
+    o = qout.AllocTensor(float_)
+    Muls(o, t, 3.0, 64)
+    if how == "no-enque" and bad:
+        DataCopy(zg, o, 64)                                      # MTE3 copies what V wrote, without EnQue/DeQue
+    qout.EnQue(o)
+    o = qout.DeQue(float_)
+    Muls(tmp, o, 1.0, 64)                                        # V reads what MTE3 reads: no conflict
+    DataCopy(zg, o, 64)
+    qin.FreeTensor(t)
+    qout.FreeTensor(o)
+
+
+@pytest.mark.parametrize("how, instr, pipes", [("tbuf", "Muls", ("V", "MTE2")), ("no-deque", "Muls", ("V", "MTE2")),
+                                               ("no-enque", "DataCopy", ("MTE3", "V"))])
+def test_two_pipes_on_one_buffer_without_a_hand_off_race(how, instr, pipes):
+    e = expect_error("ub-race", instr, 1, 0 if how != "tbuf" else None, kernel=k_race, how=how)
+    assert pipes[0] in str(e) and pipes[1] in str(e), str(e)
+    assert ("before its DeQue" in str(e)) == (how == "no-deque"), str(e)
+
+
+def test_a_pipe_barrier_orders_the_pipes_and_reads_do_not_conflict():
+    kr, x, _, out = run(kernel=k_race, how="barrier")
+    np.testing.assert_array_equal(out[:64], x[:64] * np.float32(3.0))
+    assert not kr.trace.warnings
+    with pytest.raises(ValueError, match="PIPE_S is not allowed"):
+        PipeBarrier("PIPE_S")
+
+
+def test_the_real_kernels_keep_clear_of_the_new_findings():
+    """Every flavour of both operators on a few sizes through aclnn: no new warning kind at all (the compares
+    over whole repeats past the data are the documented silent case), and the result is its oracle's."""
+    new = {"ub-uninit", "ub-race", "write-after-enque", "scalar-after-free", "gm-clobber", "tiling-zero"}
+    rng = np.random.default_rng(14)
+    ran = 0
+    for soc, kernel in (("Ascend950PR", "experimental"), ("Ascend950PR", None), ("Ascend910B4", None),
+                        ("Ascend910B4", "experimental")):
+        for n in (1, 100, 4097):
+            g = rng.standard_normal(n).astype(np.float32)
+            x = rng.uniform(-4, 4, n).astype(np.float32)
+            for r in (al.hardsigmoid_backward(g, x, soc=soc, kernel=kernel),
+                      al.threshold_backward(g, x, 0.5, soc=soc, kernel=kernel),
+                      al.threshold_backward(g, x, 0.0, soc=soc, kernel=kernel)):
+                if kernel is not None and r.status == 561103:      # no such flavour for this op on this SoC
+                    continue
+                ran += 1
+                assert r.status == 0, (soc, kernel, n, r.messages)
+                kinds = {w.kind for kr in r.kernel_runs for w in kr.warnings}
+                assert not kinds & new, (soc, kernel, n, kinds)
+                _, oracle = oracle_of(r)
+                assert (r.out.view(np.uint32) == oracle(g, x).view(np.uint32)).all(), (soc, kernel, n)
+    assert ran >= 24, ran

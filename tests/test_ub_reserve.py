@@ -327,6 +327,7 @@ def test_a_partial_repeat_is_predicate_masked_on_the_950_and_stale_elsewhere(ins
         for buf, size in ((a, 512), (b, 512), (m, 64)):
             pipe.InitBuffer(buf, size)
         x = a.Get(np.float32)
+        Duplicate(x, 0.0, 128)            # an instruction writes x (no ub-uninit); its values are then set by hand
         x.data[:] = np.arange(128, dtype=np.float32)
         Duplicate(b.Get(np.float32), -1.0, 128)
         mask = m.Get(np.uint8)

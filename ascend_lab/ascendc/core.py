@@ -10,7 +10,7 @@ tiles. The checks on what a kernel does with the core are in :mod:`.sanitizer`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +89,26 @@ class _Region:
     block: Any = None        # the queue block (None for a TBuf)
 
 
+class UBState:
+    """The sanitizer's view of one UB buffer (a queue block or a TBuf), shared by every LocalTensor on it.
+
+    ``owner`` is the pipe that holds the buffer (None: free to the next pipe; ``sanitizer.QUEUED`` between EnQue
+    and DeQue, ``queued_by`` then names the pipe that filled it), ``wrote`` whether the owner wrote it since it
+    took it, ``clean`` whether every byte of it has been written and none holds values computed from unwritten
+    bytes -- so that instructions skip the bookkeeping for it (see ``sanitizer.ub_access``)."""
+
+    __slots__ = ("name", "start", "end", "owner", "wrote", "clean", "queued_by")
+
+    def __init__(self, name: str, start: int, end: int):
+        self.name = name
+        self.start = start
+        self.end = end
+        self.owner: str | None = None
+        self.wrote = False
+        self.clean = False
+        self.queued_by: str | None = None
+
+
 class PlanComplete(Exception):
     """Raised at the kernel's first queue allocation when only the UB plan (Init) is wanted."""
 
@@ -98,8 +118,11 @@ class CoreContext:
 
     def __init__(self, core: int, block_dim: int, soc: SocInfo, cost: CostModel, trace: Trace,
                  record: bool, snapshot: bool = False, plan_only: bool = False,
-                 strict: Callable[[Warning_], str | None] | None = None, api: str = "ascendc"):
+                 strict: Callable[[Warning_], str | None] | None = None, api: str = "ascendc",
+                 tiling_data: Any = None, gm_args: Sequence[Any] = ()):
         self.core = core
+        self.tiling_data = tiling_data          # named by the sanitizer when a tiling field of 0 breaks the kernel
+        self.gm_args = gm_args                  # the launch's GM_ADDRs: a padding write must not land in another
         self.api = api
         self.strict = strict
         self.snapshot = record and snapshot
@@ -119,6 +142,16 @@ class CoreContext:
         self.summary = CoreSummary(core)
         self.buffer_count = 0
         self.current_tile: int | None = None
+        # sanitizer bookkeeping (sanitizer.ub_access): UB bit ranges written since the launch, ranges holding values
+        # computed from unwritten bytes, spans known clean / already recorded, the current instruction's poisoned
+        # element ranges (set by its reads, used by its write), and every buffer's UBState
+        self.written = sanitizer.Intervals()
+        self.poison = sanitizer.Intervals()
+        self.uninit_warned = sanitizer.Intervals()
+        self.clean_spans: set[tuple[int, int]] = set()
+        self.written_spans: set[tuple[int, int]] = set()
+        self.taint: list[tuple[int, int, int]] | None = None     # (first bit, end bit, element bits) read
+        self.states: list[UBState] = []
 
     # --- UB allocation (TPipe.InitBuffer) -----------------------------------------------------------
     def alloc_ub(self, nbytes: int, name: str, kind: str) -> int:
@@ -130,6 +163,11 @@ class CoreContext:
         self.regions.append(_Region(name, kind, start, start + nbytes))
         self.trace.ub_layout.setdefault(self.core, []).append(UBBuffer(name, kind, start, nbytes))
         return start
+
+    def track(self, state: UBState) -> UBState:
+        """Register a buffer's UBState (PipeBarrier<PIPE_ALL> and poisoned writes visit them all)."""
+        self.states.append(state)
+        return state
 
     def region_at(self, start: int, end: int, exclude: int) -> _Region | None:
         for r in self.regions:
@@ -157,6 +195,13 @@ class CoreContext:
         """WaitFlag: stall ``pipe`` until a flag set at ``until`` (the scalar unit keeps issuing)."""
         if until > self.pipe_free[pipe]:
             self.pipe_free[pipe] = until
+
+    def barrier_all(self) -> None:
+        """PipeBarrier<PIPE_ALL>: every pipe, and the scalar unit, waits until all have drained."""
+        done = max(max(self.pipe_free.values()), self.s_time)
+        for p in self.pipe_free:
+            self.pipe_free[p] = done
+        self.s_time = done
 
     # --- recording --------------------------------------------------------------------------------
     def event(self, pipe: str, instr: str, tile: int | None, start: float, end: float, nbytes: int = 0,

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..base.platform import NpuArch, SocInfo
 from . import sanitizer
-from .core import CoreContext, reserved_ub_bytes, select_scratch
+from .core import CoreContext, current, reserved_ub_bytes, select_scratch
 from .cost_model import vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
@@ -130,7 +130,7 @@ def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:
         _copy(src.ctx, "DataCopy", src, dst, count, count * src.dtype.itemsize, gm_to_ub=False, pad=False)
     elif isinstance(dst, LocalTensor) and isinstance(src, LocalTensor):
         ctx = dst.ctx
-        _span(dst, count, "DataCopy", True)[...] = _span(src, count, "DataCopy", False)
+        _span(dst, count, "DataCopy", True)[...] = _span(src, count, "DataCopy", False)   # (the read runs first)
         _vector_done(ctx, "Copy", dst, count, dst.dtype.itemsize, lambda: f"UB {src.buffer} -> UB {dst.buffer}", src)
     else:
         raise TypeError("DataCopy(dst, src, count) takes a LocalTensor and a GlobalTensor (or two LocalTensors)")
@@ -165,7 +165,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ub_count = count
         if pad:
             ub_count = -(-nbytes // 32) * 32 // local.dtype.itemsize
-        ub = _span(local, ub_count, instr, True)
+        ub = _span(local, ub_count, instr, True, "MTE2")
         g = gm.gm_slice(ctx, count, instr, tile, write=False)
         ub[:count] = g
         if ub_count > count:
@@ -178,8 +178,14 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
                       buffer=local.buffer, detail=f"GM {gm.label()} -> UB {local.buffer}",
                       values=ub[:count].copy() if ctx.snapshot else None)
     else:
-        ub = _span(local, count, instr, False)
-        g = gm.gm_slice(ctx, count, instr, tile, write=True)
+        g = gm.gm_slice(ctx, count, instr, tile, write=True)      # where it lands is checked before what it holds
+        # the elements that land in this core's part of the result: inside the tensor (not its padding) and inside
+        # the GlobalTensor's SetGlobalBuffer size when it has one (past it lies another core's part; see
+        # sanitizer.ub_access)
+        inside = (gm._arg_start + gm._arg_nbytes - gm._start) // local.dtype.itemsize
+        if gm.size:
+            inside = min(inside, gm.size)
+        ub = _span(local, count, instr, False, "MTE3", inside)
         g[...] = ub
         start, end = ctx.issue("MTE3", ctx.cost.copy_out(nbytes))
         ctx.summary.bytes_out += nbytes
@@ -191,12 +197,21 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
 
 
 # --- vector arithmetic -----------------------------------------------------------------------------------
-def _span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
-    """``sanitizer.ub_span`` with its common case (a live tensor, in bounds: nothing to report) answered
-    without a call."""
-    if count <= t.size and t.life.alive:
-        return t.data[:count]
-    return sanitizer.ub_span(t, count, instr, write)
+def _span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str = "V",
+          result: int | None = None) -> np.ndarray:
+    """``sanitizer.ub_span`` with its common case answered without a call: a live tensor, in bounds, on a buffer
+    that is fully written with no poison (``clean``) and held by this pipe; a write also needs no poisoned
+    elements pending from the instruction's reads (``ctx.taint``). An instruction's reads must come before its
+    write: the write takes over what the reads found (see ``sanitizer.ub_access``). ``result``: for a copy to GM,
+    how many of the elements land in the tensor itself (the rest in its padding)."""
+    r = t.region
+    if count <= t.size and t.life.alive and r is not None and r.owner is pipe and r.clean:
+        if not write:
+            return t.data[:count]
+        if t.ctx.taint is None:
+            r.wrote = True
+            return t.data[:count]
+    return sanitizer.ub_span(t, count, instr, write, pipe, result)
 
 
 def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
@@ -400,10 +415,10 @@ def Broadcast(dst: LocalTensor, src: LocalTensor, dst_shape: tuple[int, ...] | l
         _span(dst, n, "Broadcast", True).view(ui)[...] = s
     else:
         s = _span(src, n_src, "Broadcast", False).view(ui)
+        if ctx.taint is not None:     # a poisoned source element may reach any destination element (ub_access)
+            ctx.taint = [(0, n_dst, 1)]
         out = np.broadcast_to(s.reshape(sshape), dshape)
         _span(dst, n_dst, "Broadcast", True).view(ui).reshape(dshape)[...] = out
-    if getattr(ctx, "taint", None) is not None:   # a poisoned source element may reach any destination element
-        ctx.taint = [(0, n_dst)]
     form = f"<{_type_name(dst.dtype)}, {len(dshape)}, {axis}>" if axis is not None else \
         f"<{_type_name(dst.dtype)}, {const_rank}>"
     _vector_done(ctx, "Broadcast", dst, n_dst, item,
@@ -415,8 +430,8 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     float->int conversions."""
     _check_local("Cast", dst, src)
     mode = RoundMode(round_mode)
-    d = _span(dst, count, "Cast", True)
-    d[...] = cast(_span(src, count, "Cast", False), dst.dtype, mode)
+    s = _span(src, count, "Cast", False)                     # the read first (sanitizer.ub_access)
+    _span(dst, count, "Cast", True)[...] = cast(s, dst.dtype, mode)
     width = max(dst.dtype.itemsize, src.dtype.itemsize)
     _vector_done(dst.ctx, "Cast", dst, count, width,
                  lambda: f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->{dst.dtype})", src)
@@ -427,11 +442,21 @@ _CMP_FN = {int(k): v for k, v in _CMP.items()}
 _UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
-def _mask_span(t: LocalTensor, nbytes: int, instr: str, write: bool) -> np.ndarray:
-    """The first ``nbytes`` of a mask tensor as raw bytes (whatever its declared element type)."""
+def _mask_span(t: LocalTensor, nbits: int, instr: str, write: bool) -> np.ndarray:
+    """The bytes holding the first ``nbits`` bits of a mask tensor (whatever its declared element type). The
+    sanitizer sees the access bit by bit: bit i of a mask is element i of the instruction."""
+    nbytes = -(-nbits // 8)
+    r = t.region
+    ctx = t.ctx
     if t.alive and nbytes <= t.nbytes:
-        return t.ctx.ub[t.offset:t.offset + nbytes]
-    return sanitizer.ub_span(t.ReinterpretCast(np.uint8), nbytes, instr, write)
+        if not (r is not None and r.owner == "V" and r.clean and (not write or ctx.taint is None)):
+            a = t.offset * 8
+            sanitizer.ub_access(t, a, a + nbits, 1, instr, write, "V")
+        elif write:
+            r.wrote = True
+        return ctx.ub[t.offset:t.offset + nbytes]
+    raw = sanitizer.ub_span(t.ReinterpretCast(np.uint8), nbytes, instr, write, "V")
+    return raw
 
 
 def _pack(cond: np.ndarray, item: int) -> np.ndarray:
@@ -453,7 +478,7 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     n = sanitizer.whole_repeats(ctx, "CompareScalar", src, int(count))
     s = _scalar(src.dtype, scalar)
     packed = _pack(_CMP_FN[int(mode)](_span(src, n, "CompareScalar", False), s), src.dtype.itemsize)
-    _mask_span(dst, packed.size, "CompareScalar", True)[...] = packed
+    _mask_span(dst, packed.size * 8, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {_show(s)}", src,
                  out_bytes=packed.size)
@@ -468,7 +493,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     n = sanitizer.whole_repeats(ctx, "Compare", src0, int(count))
     cond = _CMP_FN[int(mode)](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
     packed = _pack(cond, src0.dtype.itemsize)
-    _mask_span(dst, packed.size, "Compare", True)[...] = packed
+    _mask_span(dst, packed.size * 8, "Compare", True)[...] = packed
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1,
                  out_bytes=packed.size)
@@ -500,10 +525,12 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
                                sel_mask.offset)
     if mode == SELMODE.VSEL_CMPMASK_SPR:
         per = REPEAT_BYTES // dst.dtype.itemsize
-        first = np.unpackbits(_mask_span(sel_mask, per // 8, "Select", False), count=per, bitorder="little")
+        first = np.unpackbits(_mask_span(sel_mask, per, "Select", False), count=per, bitorder="little")
+        if ctx.taint is not None:          # element i uses bit i % per: repeat the poisoned bits over the count
+            ctx.taint = _repeat_taint(ctx.taint, per, count)
         bits = np.resize(first, count)
     else:
-        bits = np.unpackbits(_mask_span(sel_mask, -(-count // 8), "Select", False), count=count, bitorder="little")
+        bits = np.unpackbits(_mask_span(sel_mask, count, "Select", False), count=count, bitorder="little")
     ui = _UINT[dst.dtype.itemsize]
     # bits are 0/1 bytes; an integer multiply of the raw element bits by them is exactly "bits & mask"
     a = _span(src0, count, "Select", False).view(ui)
@@ -525,6 +552,16 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
                          f"({SELMODE(mode).name})", src0, sel_mask)
 
 
+def _repeat_taint(taint: list[tuple[int, int, int]], per: int, count: int) -> list[tuple[int, int, int]]:
+    """Select mode 0: the poisoned bits of the first repeat's mask, seen by every repeat of ``count`` elements
+    (bits are element indices; more than 64 repeats are summed up as the whole span)."""
+    repeats = -(-count // per)
+    if repeats > 64:
+        return [(0, count, 1)]
+    return [(k * per + lo, min(k * per + hi, count), 1) for k in range(repeats) for lo, hi, _ in taint
+            if k * per + lo < count]
+
+
 def _write_scratch(ctx: CoreContext, scratch: tuple[int, int], dtype: np.dtype, scalar: Any, mask_addr: int) -> None:
     """What VselImpl writes before the vsel: Duplicate of the scalar in T (mode 1) or of the selMask address as
     uint32 (mode 2) over 32 elements at TMP_UB_OFFSET. The trace keeps the reserve this implies."""
@@ -539,6 +576,17 @@ def _write_scratch(ctx: CoreContext, scratch: tuple[int, int], dtype: np.dtype, 
         ctx.trace.ub_reserved = reserve
 
 
+PIPES = ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL")
+
+
 def PipeBarrier(pipe: str = "PIPE_V") -> None:
-    """In-order issue per pipe already orders dependent instructions in this simulator."""
-    return None
+    """``PipeBarrier<pipe>()``. A one-pipe barrier (PIPE_V, PIPE_MTE2, PIPE_MTE3) changes nothing here: in-order
+    issue per pipe already orders that pipe's instructions in this simulator. ``PIPE_ALL`` drains every pipe
+    (ascendc_facts §1.2): all pipes wait for the slowest, and for the sanitizer every buffer outside a queue is
+    free to the next pipe that touches it (no ``ub-race`` across it)."""
+    if pipe not in PIPES:
+        raise ValueError(f"PipeBarrier takes one of {', '.join(PIPES)}, got {pipe!r} (PIPE_S is not allowed)")
+    if pipe == "PIPE_ALL":
+        ctx = current()
+        ctx.barrier_all()
+        sanitizer.pipe_barrier_all(ctx)

@@ -63,6 +63,9 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     an explanation (raise a KernelError at that instruction) or None (keep it a warning); ``api`` says what the
     kernel is written against, ``"ascendc"`` (the default, or the entry's ``kernel_api`` attribute) or ``"cce"``
     (compiler output such as TBE's: the AscendC API limits and the library's Select scratch do not apply).
+
+    Kernel code that divides by zero (a tiling whose ``ubFactor`` or tile size is 0) stops with the sanitizer's
+    ``tiling-zero`` finding, which names the line and the 0 field of ``tiling_data``, not a ZeroDivisionError.
     """
     api = getattr(entry, "kernel_api", "ascendc") if api is None else api
     if api not in KERNEL_APIS:
@@ -83,12 +86,15 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
         trace.ub_reserved = reserved_ub_bytes(soc)
     with np.errstate(all="ignore"):
         for core in (range(block_dim) if cores is None else cores):
-            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only, strict, api)
+            ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only, strict, api,
+                              tiling_data, gm_args)
             set_current(ctx)
             try:
                 entry(*gm_args, None, tiling, **template)
             except PlanComplete:
                 pass
+            except ZeroDivisionError as exc:     # kernel code divided by a tiling field of 0: say which
+                raise sanitizer.zero_division(ctx, name, exc) from None
             finally:
                 set_current(None)
             trace.cores.append(ctx.finish())

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import sanitizer
-from .core import CoreContext, PlanComplete, current
+from .core import CoreContext, PlanComplete, UBState, current
 from .tensor import LocalTensor
 
 
@@ -71,10 +71,13 @@ def _attr_name(obj: object, frame_depth: int = 2) -> str | None:
     return None
 
 
-class _Block:
+class _Block(UBState):
+    """One block of a queue; it is its own sanitizer state (``UBState``: owner pipe, written, clean)."""
+
     __slots__ = ("index", "offset", "nbytes", "free", "freed_at", "ready_at", "views")
 
-    def __init__(self, index: int, offset: int, nbytes: int):
+    def __init__(self, index: int, offset: int, nbytes: int, name: str = ""):
+        super().__init__(name, offset, offset + nbytes)
         self.index = index
         self.offset = offset
         self.nbytes = nbytes
@@ -98,6 +101,7 @@ class TQue:
         self.fifo: list[LocalTensor] = []
         self.next = 0
         self.allocs = 0
+        self.deques = 0                                 # DeQue calls so far: the k-th DeQue takes tile k
         self.producer, self.consumer = _PIPES[pos]      # which pipe fills the queue, which one drains it
         self.is_vecin = pos is TPosition.VECIN
 
@@ -120,6 +124,8 @@ class TQue:
             raise sanitizer.alloc_exhausted(ctx, self.name, n, self.allocs)
         self.next = (b.index + 1) % n
         b.free = False
+        b.owner = None                      # the free flag was waited for: the next pipe to touch it takes it
+        b.wrote = False
         ctx.s_time += 1.0
         ctx.wait(self.producer, b.freed_at)
         dt = _as_dtype(dtype) if dtype is not None else _U8
@@ -139,8 +145,12 @@ class TQue:
         ctx = self._ctx("EnQue")
         sanitizer.check_enque(ctx, self, t)
         ctx.s_time += 1.0
-        if t.block is not None:
-            t.block.ready_at = ctx.pipe_free[self.producer]
+        b = t.block
+        if b is not None:
+            b.ready_at = ctx.pipe_free[self.producer]
+            if self.producer != self.consumer:     # a VECCALC queue hands a block from V to V: nothing to race
+                b.queued_by = b.owner or self.producer
+                b.owner = sanitizer.QUEUED
         self.fifo.append(t)
         if ctx.record:
             at = ctx.pipe_free[self.producer]
@@ -152,11 +162,14 @@ class TQue:
         ctx = self._ctx("DeQue")
         sanitizer.check_deque(ctx, self)
         t = self.fifo.pop(0)
+        self.deques += 1
         ctx.s_time += 1.0
         if self.is_vecin:
             ctx.current_tile = t.tile          # the vector unit now works on this tile
-        if t.block is not None:
-            ctx.wait(self.consumer, t.block.ready_at)
+        b = t.block
+        if b is not None:
+            ctx.wait(self.consumer, b.ready_at)
+            b.owner, b.wrote = self.consumer, False
         if ctx.record:
             at = ctx.pipe_free[self.consumer]
             ctx.event("S", "DeQue", t.tile, at, at, buffer=t.buffer,
@@ -171,6 +184,7 @@ class TQue:
         t.life.alive = False
         b = t.block
         b.free = True
+        b.owner, b.wrote = None, False
         b.freed_at = ctx.pipe_free[self.consumer]
         ctx.s_time += 1.0
         if ctx.record:
@@ -191,6 +205,7 @@ class TBuf:
         self.ctx: CoreContext | None = None
         self.offset = 0
         self.nbytes = 0
+        self.state: UBState | None = None
         self._whole: dict[np.dtype, LocalTensor] = {}
 
     def Get(self, dtype: Any, length: int | None = None) -> LocalTensor:
@@ -204,7 +219,7 @@ class TBuf:
         dt = np.dtype(dtype)
         n = self.nbytes // dt.itemsize if length is None else int(length)
         sanitizer.check_tbuf_get(self.ctx, self.name, dt, n, self.nbytes)
-        t = LocalTensor(self.ctx, dt, self.offset, n, self.name or "TBuf")
+        t = LocalTensor(self.ctx, dt, self.offset, n, self.name or "TBuf", region=self.state)
         if length is None:
             self._whole[dtype] = t
         return t
@@ -232,17 +247,20 @@ class TPipe:
                 raise TypeError("InitBuffer(queue, num, len) needs the number of blocks and their length")
             num, nbytes = int(num_or_len), _round32(length)
             sanitizer.check_initbuffer_num(ctx, obj.name, num)
+            sanitizer.check_initbuffer_len(ctx, obj.name, nbytes)
             obj.ctx = ctx
             for i in range(num):
                 off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos.value)
-                block = _Block(i, off, nbytes)
+                block = ctx.track(_Block(i, off, nbytes, f"{obj.name}[{i}]"))
                 ctx.regions[-1].block = block          # the sanitizer asks a region whether its block is in use
                 obj.blocks.append(block)
         elif isinstance(obj, TBuf):
             nbytes = _round32(num_or_len)
+            sanitizer.check_initbuffer_len(ctx, obj.name, nbytes)
             obj.ctx = ctx
             obj.offset = ctx.alloc_ub(nbytes, obj.name, "VECCALC")
             obj.nbytes = nbytes
+            obj.state = ctx.track(UBState(obj.name, obj.offset, obj.offset + nbytes))
         else:
             raise TypeError(f"InitBuffer takes a TQue or a TBuf, not {type(obj).__name__}")
         return True

@@ -37,7 +37,9 @@ vsel through CMPMASK per repeat instead of calling the AscendC API.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import linecache
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -100,6 +102,15 @@ _E, _W, _EW = "error", "warning", "error or warning"
 FINDINGS: dict[str, Finding] = {f.kind: f for f in (
     Finding("bad-launch", _E, "the launch asks for fewer than one core (blockDim < 1)",
             "launch with blockDim >= 1: the tiling's core count, usually min(cores needed, cores of the SoC)"),
+    Finding("tiling-zero", _E,
+            "the kernel meets a tiling field of 0 where it needs a count (ubFactor, tileDataNum, blockFactor ...): "
+            "InitBuffer sized by it asks for 0 bytes, or kernel code divides by it. The host tiling handed the "
+            "kernel a tile of 0 elements (the experimental HardSigmoidGrad tiling, for one, does not check "
+            "ubFactor > 0, which is 0 when the UB holds fewer than 32 elements per buffer); on the device the "
+            "scalar unit's integer division by 0 has no defined quotient, so the tile loop runs away or never "
+            "starts",
+            "make the host tiling refuse a tile of 0 elements (fail when ubFactor == 0, as the main-tree tiling "
+            "does) or give it a UB that holds one 32-element block per buffer (bufferNum * 32 * typeSize bytes)"),
     Finding("ub-overflow", _E,
             "TPipe::InitBuffer places a block past the end of the SoC's Unified Buffer (the device's TPipe does "
             "not check and the block wraps onto other data; a CPU-debug build asserts)",
@@ -107,8 +118,11 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "check that InitBuffer lengths are bytes (elements * sizeof(T), not multiplied twice)"),
     Finding("too-many-buffers", _E, f"one TPipe holds more than {MAX_BUFFERS} buffers",
             "merge temporaries into one TBuf and index into it"),
-    Finding("bad-initbuffer", _E, "TPipe::InitBuffer is asked for a queue with no blocks (num < 1)",
-            "pass num = 1 (single buffer) or 2 (double buffer)"),
+    Finding("bad-initbuffer", _E,
+            "TPipe::InitBuffer is asked for a queue with no blocks (num < 1) or for a buffer of no bytes (a "
+            "tiling whose tile size is 0)",
+            "pass num = 1 (single buffer) or 2 (double buffer), and a length of at least one 32-byte block (check "
+            "the tiling's tile size: elements * sizeof(T))"),
     Finding("queue-uninitialised", _E, "a TQue is used before TPipe::InitBuffer gave it blocks",
             "call pipe.InitBuffer(queue, num, bytes) in Init, before the Process loop"),
     Finding("buffer-uninitialised", _E, "a TBuf is used before TPipe::InitBuffer gave it memory",
@@ -121,11 +135,22 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "DeQue) in the same loop iteration"),
     Finding("use-after-free", _E, "a LocalTensor is used (or enqueued) after FreeTensor released its block",
             "move FreeTensor after the tensor's last use, or AllocTensor a fresh block"),
+    Finding("scalar-after-free", _E,
+            "GetValue or SetValue on a LocalTensor after FreeTensor released its block: the scalar unit reads or "
+            "writes a block whose producer may already be refilling it for the next tile",
+            "read the scalars you need (GetValue) before FreeTensor, or keep the tensor allocated until its last "
+            "GetValue/SetValue"),
     Finding("wrong-queue", _E,
             "EnQue or FreeTensor of a tensor on a queue it was not allocated from (or of a TBuf tensor)",
             "EnQue/FreeTensor a tensor on the queue whose AllocTensor/DeQue returned it"),
     Finding("enque-overflow", _E, "EnQue on a queue that already holds its depth of tensors",
             "DeQue before enqueuing more, or give the TQue a larger depth"),
+    Finding("write-after-enque", _E,
+            "an instruction writes a LocalTensor after EnQue handed it to the consumer and before the consumer's "
+            "DeQue: EnQue's SetFlag fires once the writes issued before it are done, so the consumer may read the "
+            "block before (or while) this write lands -- a race",
+            "finish every write to the tensor before its EnQue (move the instruction up), or DeQue it first and "
+            "write it on the consumer's side"),
     Finding("deque-empty", _E, "DeQue of a queue nothing was enqueued on",
             "EnQue the tensor on this queue (after its copy or computation) before the DeQue that reads it"),
     Finding("double-free", _E, "FreeTensor of a tensor that is already free",
@@ -141,6 +166,12 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             f"a copy reads or writes past the logical end of a GM tensor, inside its {GM_PADDING}-byte padding: "
             "reads see stale bytes, writes clobber whatever lies there",
             "copy only the tensor's bytes on the last tile (DataCopyPad with the exact blockLen)"),
+    Finding("gm-clobber", _E,
+            f"a copy writes past the logical end of a GM tensor, inside its {GM_PADDING}-byte padding, where another "
+            "argument of the kernel lies (two tensors in one allocation): that padding is not free, the write "
+            "overwrites the other argument's data",
+            f"give each tensor its own allocation rounded up to {GM_PADDING} bytes (one aclrtMalloc per tensor, as the "
+            "aclnn graph's tensors have), or copy exactly the tensor's bytes (DataCopyPad with the exact blockLen)"),
     Finding("misaligned-copy", _E,
             "a DataCopy whose length is not a multiple of 32 bytes (the hardware silently drops the tail), a "
             "UB address that is not 32-byte aligned, or a DataCopyPad blockLen that is not a multiple of "
@@ -183,6 +214,22 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "give src and dst their own 32-byte aligned buffers, pass the broadcast axis as the template axis (or "
             "use the 950's shape-driven form), pad the source row to 32 bytes, split a dimension above 65535 into "
             "tiles, and size sharedTmpBuffer with GetBroadCastMaxMinTmpSize"),
+    Finding("ub-race", _E,
+            "two pipes touch the same UB buffer with no queue hand-off or PipeBarrier<PIPE_ALL> between them, and "
+            "at least one of them writes (MTE2 fills a TBuf that V reads, V reads a VECIN tensor before its DeQue, "
+            "MTE3 copies out a tensor V has not EnQue'd ...): the pipes run concurrently and only SetFlag/WaitFlag "
+            "-- which the queue calls issue -- orders them",
+            "pass the data through a TQue (AllocTensor, write, EnQue on the producer side; DeQue, read, FreeTensor "
+            "on the consumer side), or put PipeBarrier<PIPE_ALL>() between the two accesses"),
+    Finding("ub-uninit", _EW,
+            "an instruction reads UB bytes that no instruction of this core has written since the launch "
+            "(uninitialised UB: on the device they hold whatever the last kernel left there; JAX's Pallas "
+            "interpret mode poisons them). A vector instruction that reads them is a warning -- a compare over "
+            "whole 256-byte repeats legitimately reads past the data, and the Select after it uses only the "
+            "data's bits -- and so is a GetValue; a copy to GM of such bytes, or of anything computed from them, "
+            "stops the kernel",
+            "write every element a copy-out reads: copy in (or Duplicate) the whole span the computation covers, "
+            "and copy out only the elements computed from written data"),
 )}
 
 
@@ -227,6 +274,58 @@ def check_launch(block_dim: int) -> None:
         raise stop("bad-launch", f"blockDim must be >= 1, got {block_dim}", instruction="launch")
 
 
+def zero_fields(tiling_data: Any) -> list[str]:
+    """The integer fields of a TilingData that are 0 (``["ubFactor"]``), in declaration order."""
+    if tiling_data is None:
+        return []
+    names = ([f.name for f in fields(tiling_data)] if is_dataclass(tiling_data)
+             else list(getattr(tiling_data, "__annotations__", {})))
+    out = []
+    for name in names:
+        value = getattr(tiling_data, name, None)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0:
+            out.append(name)
+    return out
+
+
+def _kernel_frames(tb: Any) -> list[tuple[str, str, int, str]]:
+    """(function, file, line, source) of each frame of a traceback below the launcher, innermost last."""
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+        frames.append((code.co_name, code.co_filename, tb.tb_lineno, line))
+        tb = tb.tb_next
+    return frames[1:]                   # the first frame is launch() itself
+
+
+def zero_division(ctx: CoreContext, kernel: str, exc: ZeroDivisionError) -> KernelError:
+    """A Python ``ZeroDivisionError`` raised by kernel code becomes a ``tiling-zero`` finding: it names the kernel,
+    the core, the line that divided and the tiling field that is 0 (the first 0 field named on the innermost
+    line that names one; every 0 field when no line does)."""
+    td = ctx.tiling_data
+    zeros = zero_fields(td)
+    frames = _kernel_frames(exc.__traceback__)
+    at = frames[-1] if frames else ("kernel", "?", 0, "")
+    culprit = None
+    for frame in reversed(frames):
+        named = [z for z in zeros if z in frame[3]]
+        if named:
+            at, culprit = frame, named[0]
+            break
+    func, filename, line, source = at
+    where = f"{filename.rsplit('/', 1)[-1]}:{line} `{source}`"
+    if culprit is not None:
+        what = f"{kernel} divides by {culprit} = 0 from its tiling ({where})"
+    elif zeros:
+        what = f"{kernel} divides by zero ({where}); the tiling's 0 fields are {', '.join(zeros)}"
+    else:
+        what = f"{kernel} divides by zero ({where})"
+    tiling = f"; the tiling is {td!r}" if td is not None else ""
+    return stop("tiling-zero", f"{what}{tiling}: a tile of 0 elements, which the host tiling should have refused",
+                instruction=func, core=ctx.core, tile=ctx.current_tile)
+
+
 def check_ub_plan(ctx: CoreContext, name: str, start: int, nbytes: int) -> None:
     """TPipe::InitBuffer: the block ``[start, start + nbytes)`` must end inside the UB (a plan-only launch
     records an over-capacity plan instead, for the UB layout figure). Nothing is reserved here: the Select
@@ -249,6 +348,20 @@ def check_initbuffer_num(ctx: CoreContext, name: str, num: int) -> None:
     if num < 1:
         raise stop("bad-initbuffer", f"InitBuffer({name}, {num}, ...) needs at least one block",
                    instruction="TPipe::InitBuffer", core=ctx.core)
+
+
+def check_initbuffer_len(ctx: CoreContext, name: str, nbytes: int) -> None:
+    """A buffer of no bytes. With a tiling that has a field of 0 it is ``tiling-zero`` (the tile size came from
+    it: the message names the 0 fields and the whole tiling), else ``bad-initbuffer``."""
+    if nbytes >= 1:
+        return
+    zeros = zero_fields(ctx.tiling_data)
+    if zeros:
+        raise stop("tiling-zero", f"InitBuffer({name}, ...) asks for {nbytes} B, a buffer of no bytes: the tiling's "
+                   f"0 fields are {', '.join(zeros)} ({ctx.tiling_data!r}), so a tile holds 0 elements",
+                   instruction="TPipe::InitBuffer", core=ctx.core)
+    raise stop("bad-initbuffer", f"InitBuffer({name}, ...) asks for {nbytes} B, a buffer of no bytes",
+               instruction="TPipe::InitBuffer", core=ctx.core)
 
 
 # --- queues and buffers -------------------------------------------------------------------------------
@@ -284,14 +397,23 @@ def check_enque(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
         raise stop("wrong-queue", f"EnQue of {t.buffer} on {queue.name}, but it was allocated from {where}",
                    instruction="EnQue", core=ctx.core, tile=t.tile)
     if len(queue.fifo) >= queue.depth:
-        raise stop("enque-overflow", f"EnQue on {queue.name} beyond its depth {queue.depth} (usedCount exceeds "
-                   "depth): DeQue before enqueuing more", instruction="EnQue", core=ctx.core, tile=t.tile)
+        held = ", ".join(str(q.tile) for q in queue.fifo)
+        raise stop("enque-overflow", f"EnQue of tile {t.tile} ({t.buffer}) on {queue.name} beyond its depth "
+                   f"{queue.depth}: it still holds tile {held}, not yet DeQue'd (usedCount exceeds depth): DeQue "
+                   "before enqueuing more", instruction="EnQue", core=ctx.core, tile=t.tile)
 
 
 def check_deque(ctx: CoreContext, queue: Any) -> None:
+    """DeQue: something was enqueued. The error names the loop tile the DeQue waited for: the queue's tiles are
+    numbered by its AllocTensor calls, and its k-th DeQue takes tile k."""
     if not queue.fifo:
-        raise stop("deque-empty", f"DeQue of an empty queue {queue.name} (a missing EnQue?)", instruction="DeQue",
-                   core=ctx.core, tile=None)
+        tile = queue.deques
+        if queue.allocs > tile:
+            why = f"tile {tile} was allocated (AllocTensor) but never EnQue'd"
+        else:
+            why = f"tile {tile} was never even allocated on it"
+        raise stop("deque-empty", f"DeQue of an empty queue {queue.name} for tile {tile}: {why} (a missing EnQue?)",
+                   instruction="DeQue", core=ctx.core, tile=tile)
 
 
 def check_free(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
@@ -343,6 +465,8 @@ def check_gm(ctx: CoreContext, instr: str, tile: int | None, name: str, alloc: A
                    f"the tensor ({arg_nbytes} B) and its {GM_PADDING}-byte padding", instruction=instr,
                    core=ctx.core, tile=tile)
     logical_end = arg_start + arg_nbytes
+    if write and end > logical_end:
+        check_gm_clobber(ctx, instr, tile, name, alloc, max(start, logical_end), end, arg_start)
     if end > logical_end:
         over = end - logical_end
         where = ("inside its allocation" if end <= alloc.capacity
@@ -351,16 +475,47 @@ def check_gm(ctx: CoreContext, instr: str, tile: int | None, name: str, alloc: A
              f"{'writes' if write else 'reads'} {over} B past the logical end of {name} ({where})")
 
 
+def check_gm_clobber(ctx: CoreContext, instr: str, tile: int | None, name: str, alloc: Any, start: int, end: int,
+                     arg_start: int) -> None:
+    """A write into ``name``'s padding ``[start, end)`` must not land in another argument of the launch that
+    shares the allocation (the padding is free only when each tensor has its own allocation)."""
+    for other in ctx.gm_args:
+        if other.ptr.allocation is not alloc or other.name == name:
+            continue
+        o_start, o_end = other.arg_start, other.arg_start + other.arg_nbytes
+        lo, hi = max(start, o_start), min(end, o_end)
+        if lo < hi:
+            raise stop("gm-clobber",
+                       f"GM write into the padding of {name} lands in {other.name}: {hi - lo} B at bytes "
+                       f"[{lo - o_start}, {hi - o_start}) of {other.name} (byte {lo - arg_start} of {name} onwards; "
+                       f"{name} and {other.name} share one allocation)", instruction=instr, core=ctx.core, tile=tile)
+
+
 # --- Unified Buffer operands and repeats --------------------------------------------------------------
-def ub_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
+def _pipe_of(instr: str, write: bool) -> str:
+    """The pipe of an access when the caller does not say: copies GM -> UB on MTE2, UB -> GM on MTE3, else V."""
+    if instr.startswith("DataCopy"):
+        return "MTE2" if write else "MTE3"
+    return "V"
+
+
+def ub_span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str | None = None,
+            result: int | None = None) -> np.ndarray:
     """The first ``count`` elements of ``t`` after the UB checks: the tensor is alive, the span stays in the
     UB, and a span longer than the buffer is an overrun (an error when a write lands in another buffer,
-    else a warning). Instructions answer the common case (alive, in bounds) without calling this."""
+    else a warning); then the race and uninitialised-read bookkeeping (:func:`ub_access`) for ``pipe`` (by
+    default MTE2 for a ``DataCopy...`` write, MTE3 for its read, else V). Instructions answer the common case
+    (alive, in bounds, a clean buffer their pipe holds) without calling this. ``result`` (a copy to GM): the
+    elements that land in the tensor itself rather than its padding."""
     ctx = t.ctx
     if not t.life.alive:
         raise stop("use-after-free", f"{t.buffer} is used after FreeTensor", instruction=instr, core=ctx.core,
                    tile=t.tile)
+    item = t.dtype.itemsize
     if count <= t.size:
+        a = t.offset * 8
+        ub_access(t, a, a + count * item * 8, item * 8, instr, write, pipe or _pipe_of(instr, write),
+                  None if result is None else a + max(result, 0) * item * 8)
         return t.data[:count]
     end = t.offset + count * t.dtype.itemsize
     if end > ctx.ub_capacity:
@@ -376,6 +531,8 @@ def ub_span(t: LocalTensor, count: int, instr: str, write: bool) -> np.ndarray:
     into = other.name if other is not None else "free UB"
     warn(ctx, instr, ctx.current_tile if t.tile is None else t.tile, "ub-overrun",
          f"{'writes' if write else 'reads'} {over} B past the end of {t.buffer} (into {into})")
+    ub_access(t, t.offset * 8, end * 8, item * 8, instr, write, pipe or _pipe_of(instr, write),
+              None if result is None else t.offset * 8 + max(result, 0) * item * 8)
     return ctx.ub[t.offset:end].view(t.dtype)
 
 
@@ -548,3 +705,255 @@ def whole_repeats(ctx: CoreContext, api: str, src: LocalTensor, count: int) -> i
              f"count {count} covers {count * src.dtype.itemsize} B, not a multiple of 256 B: the last "
              f"{count - whole} elements are not compared (their mask bits keep stale values)")
     return whole
+
+
+# --- who wrote which UB bytes, and which pipe holds a buffer (ub-uninit, ub-race, write-after-enque) ---------
+#
+# Both checks keep per-instruction bookkeeping only -- intervals, never a per-element shadow:
+#
+# * **ub-uninit.** Each core keeps the UB bit ranges some instruction has written since the launch (``written``;
+#   bits, because a compare writes one mask bit per element) and the ranges that hold values computed from
+#   unwritten bytes (``poison``). A read of unwritten bits by a vector instruction is a ``ub-uninit`` warning, and
+#   the elements of the instruction that read them (element i of every operand is element i of the result; bit i
+#   of a mask is element i) are *poisoned* in its destination; a read of poisoned bits poisons the destination
+#   again without a new warning; a clean write un-poisons. A copy UB -> GM (MTE3) of unwritten or poisoned bytes
+#   is the error: uninitialised data reached a result -- counting only the bytes that land in the copying core's
+#   own part of the tensor (inside the tensor's logical bytes and inside the GlobalTensor's SetGlobalBuffer size):
+#   bytes written into the padding are ``gm-padding``'s finding, and bytes written past the GlobalTensor's size
+#   land in a neighbouring core's part, which that core writes too (on the device the two writes race; the
+#   simulator runs the cores one after another, so the owner's data is what remains -- not reported here).
+#   When it *warns*, precisely: a vector instruction or a
+#   GetValue reads bytes no instruction of the core has written, once per byte range and core -- except a
+#   Compare/CompareScalar (or the Not that inverts its mask, as TBE's lowering does) whose unwritten bytes all lie
+#   in the operand's last 256-byte repeat: compares work on whole repeats (§1.5), kernels round their count up to
+#   one (HardSigmoidGrad's CompareScalar over roundUp(n, 256 / sizeof(T)), the atvoss Compare node, TBE's vcmp
+#   and its Not over whole 32-byte blocks of the mask), and the Select after it reads only the data's bits, so
+#   those padding lanes are tracked (poisoned) but not reported unless they reach GM. The simulator cannot follow
+#   a GetValue's scalar through Python code, so that stays a warning. "Written" is monotone: bytes a previous
+#   tile wrote count as written (stale, not uninitialised).
+# * **ub-race** (ascendc_facts §1.2: pipes run concurrently, only SetFlag/WaitFlag -- issued by the queue calls --
+#   or PipeBarrier<PIPE_ALL> order them). Each UB buffer (a queue block or a TBuf) has an *owner*: the pipe that
+#   last touched it since the last hand-off. AllocTensor and PipeBarrier<PIPE_ALL> leave it free (the next pipe
+#   takes it), EnQue marks it *queued* (only the pipe that filled it may still read it; any write is a
+#   ``write-after-enque``), DeQue gives it to the queue's consumer. A pipe touching a buffer another pipe owns is a
+#   race when either access writes (two reads do not conflict). The scalar unit (GetValue/SetValue) is left out:
+#   the compiler's auto-sync inserts its V_S/S_V flags (ascendc_facts §1.2). Accesses are checked per buffer (an
+#   overrun into a neighbour is ``ub-overrun``'s business), and a read by a second pipe does not become the owner.
+#
+# The instructions answer the common case -- the buffer is fully written, holds no poison and is owned by the
+# pipe that touches it -- without calling here (``UBState.clean`` and ``UBState.owner``).
+
+#: ``UBState.owner`` of a block between EnQue and DeQue.
+QUEUED = "queued"
+#: Instructions that work on whole 256-byte repeats (ascendc_facts §1.5): kernels round their count up to a whole
+#: repeat, so unwritten bytes in an operand's last repeat are its padding lanes, not a finding by themselves.
+_WHOLE_REPEAT_READS = frozenset({"Compare", "CompareScalar", "Not"})
+_REPEAT_BITS = REPEAT_BYTES * 8
+#: Instructions whose result bit k comes from bit k of their source (poison is followed bit by bit through them,
+#: so a NOT of a compare mask keeps the mask's poisoned bits exact; others poison whole elements).
+_BITWISE = frozenset({"Not", "DataCopy"})
+
+
+class Intervals:
+    """A set of integers as sorted, disjoint, non-touching half-open ranges ``[lo[k], hi[k])``."""
+
+    __slots__ = ("lo", "hi")
+
+    def __init__(self) -> None:
+        self.lo: list[int] = []
+        self.hi: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.lo)
+
+    def add(self, a: int, b: int) -> None:
+        if a >= b:
+            return
+        lo, hi = self.lo, self.hi
+        i = bisect_left(hi, a)                 # first range ending at or after a (touching ranges merge)
+        j = bisect_right(lo, b)                # ranges starting at or before b
+        if i < j:
+            a, b = min(a, lo[i]), max(b, hi[j - 1])
+        lo[i:j] = [a]
+        hi[i:j] = [b]
+
+    def remove(self, a: int, b: int) -> None:
+        lo, hi = self.lo, self.hi
+        i = bisect_right(hi, a)
+        j = bisect_left(lo, b)
+        if i >= j:
+            return
+        keep_lo, keep_hi = [], []
+        if lo[i] < a:
+            keep_lo.append(lo[i])
+            keep_hi.append(a)
+        if hi[j - 1] > b:
+            keep_lo.append(b)
+            keep_hi.append(hi[j - 1])
+        lo[i:j] = keep_lo
+        hi[i:j] = keep_hi
+
+    def overlaps(self, a: int, b: int) -> list[tuple[int, int]]:
+        """The parts of ``[a, b)`` in the set."""
+        lo, hi = self.lo, self.hi
+        return [(max(lo[k], a), min(hi[k], b)) for k in range(bisect_right(hi, a), bisect_left(lo, b))]
+
+    def gaps(self, a: int, b: int) -> list[tuple[int, int]]:
+        """The parts of ``[a, b)`` not in the set."""
+        out, at = [], a
+        for x, y in self.overlaps(a, b):
+            if x > at:
+                out.append((at, x))
+            at = y
+        if at < b:
+            out.append((at, b))
+        return out
+
+    def covers(self, a: int, b: int) -> bool:
+        i = bisect_right(self.hi, a)
+        return a >= b or (i < len(self.lo) and self.lo[i] <= a and self.hi[i] >= b)
+
+
+def _bytes(ranges: list[tuple[int, int]]) -> str:
+    """Bit ranges as the UB byte ranges they touch: ``[1024, 1152)``."""
+    parts = [f"[{x // 8}, {-(-y // 8)})" for x, y in ranges[:3]]
+    return ", ".join(parts) + (" ..." if len(ranges) > 3 else "")
+
+
+def _nbytes(ranges: list[tuple[int, int]]) -> int:
+    return sum(-(-y // 8) - x // 8 for x, y in ranges)
+
+
+def _race(ctx: CoreContext, t: LocalTensor, instr: str, write: bool, pipe: str) -> None:
+    r = t.region
+    owner = r.owner
+    if owner is None:
+        r.owner, r.wrote = pipe, write
+        return
+    tile = ctx.current_tile if t.tile is None else t.tile
+    if owner == QUEUED:
+        if write:
+            raise stop("write-after-enque", f"{pipe} writes {t.buffer} (tile {t.tile}) after its EnQue on "
+                       f"{t.queue.name if t.queue is not None else 'its queue'} and before the consumer's DeQue",
+                       instruction=instr, core=ctx.core, tile=tile)
+        if pipe != r.queued_by:
+            raise stop("ub-race", f"{pipe} reads {t.buffer} (tile {t.tile}) after {r.queued_by} EnQue'd it but "
+                       f"before its DeQue: nothing makes {pipe} wait for {r.queued_by}'s writes",
+                       instruction=instr, core=ctx.core, tile=tile)
+        return
+    if write or r.wrote:
+        what = "writes" if write else "reads"
+        before = "wrote" if r.wrote else "read"
+        raise stop("ub-race", f"{pipe} {what} {t.buffer}, which {owner} {before} with no queue hand-off (EnQue/DeQue, "
+                   f"FreeTensor/AllocTensor) or PipeBarrier<PIPE_ALL> in between: the two pipes run concurrently",
+                   instruction=instr, core=ctx.core, tile=tile)
+
+
+def ub_access(t: LocalTensor, a: int, b: int, unit: int, instr: str, write: bool, pipe: str,
+              result_end: int | None = None) -> None:
+    """Bookkeeping of one UB operand: bits ``[a, b)`` of the UB, whose element i is bits ``[a + i*unit, ...)``,
+    read or written by ``pipe``. Runs the race checks and the uninitialised-read tracking described above.
+    ``result_end`` (a copy to GM): bits from there on land in the GM tensor's padding, not in the result."""
+    ctx = t.ctx
+    r = t.region
+    if r is not None and r.owner != pipe and pipe != "S":
+        _race(ctx, t, instr, write, pipe)
+    if write:
+        if r is not None and r.owner == pipe:
+            r.wrote = True
+        taint, ctx.taint = ctx.taint, None
+        if pipe != "V":                 # only a vector instruction computes its result from what it read
+            taint = None
+        written, poison = ctx.written, ctx.poison
+        if taint is None and not poison and (a, b) in ctx.written_spans:
+            return
+        written.add(a, b)
+        if poison:
+            poison.remove(a, b)
+        if taint is None:
+            ctx.written_spans.add((a, b))
+        else:
+            for lo, hi, src_unit in taint:
+                if src_unit == 0:                      # a bitwise instruction: the poisoned bits map one to one
+                    x, y = a + lo, min(a + hi, b)
+                else:                                  # element i of the sources is element i of the result
+                    x, y = a + lo // src_unit * unit, min(a + -(-hi // src_unit) * unit, b)
+                if x < y:
+                    poison.add(x, y)
+                    for st in ctx.states:
+                        if st.start * 8 < y and x < st.end * 8:
+                            st.clean = False
+            ctx.clean_spans.clear()
+        if r is not None and not r.clean:
+            lo, hi = r.start * 8, r.end * 8
+            r.clean = written.covers(lo, hi) and not poison.overlaps(lo, hi)
+        return
+    if (a, b) in ctx.clean_spans:
+        return
+    unwritten = ctx.written.gaps(a, b)
+    poisoned = ctx.poison.overlaps(a, b)
+    if not unwritten and not poisoned:
+        ctx.clean_spans.add((a, b))
+        return
+    tile = ctx.current_tile if t.tile is None else t.tile
+    if pipe == "MTE3":
+        if result_end is not None:             # what lands in the padding is gm-padding's business, not a result
+            unwritten = [(x, min(y, result_end)) for x, y in unwritten if x < result_end]
+            poisoned = [(x, min(y, result_end)) for x, y in poisoned if x < result_end]
+            if not unwritten and not poisoned:
+                return
+        if unwritten:
+            what = f"{_nbytes(unwritten)} B no instruction has written (UB bytes {_bytes(unwritten)})"
+        else:
+            what = (f"{_nbytes(poisoned)} B computed from UB bytes no instruction had written (UB bytes "
+                    f"{_bytes(poisoned)})")
+        raise stop("ub-uninit", f"copies {t.buffer} to GM with {what}: uninitialised data reaches the result",
+                   instruction=instr, core=ctx.core, tile=tile)
+    if unwritten and instr in _WHOLE_REPEAT_READS:
+        last = a + (-(-(b - a) // _REPEAT_BITS) - 1) * _REPEAT_BITS     # first bit of the operand's last repeat
+        if unwritten[0][0] >= last:
+            unwritten_warn: list[tuple[int, int]] = []                  # the repeat padding: tracked, not warned
+        else:
+            unwritten_warn = unwritten
+    else:
+        unwritten_warn = unwritten
+    fresh = [g for x, y in unwritten_warn for g in ctx.uninit_warned.gaps(x, y)]   # one warning per range and core
+    if fresh:
+        for x, y in fresh:
+            ctx.uninit_warned.add(x, y)
+        warn(ctx, instr, tile, "ub-uninit", f"reads {_nbytes(fresh)} B of {t.buffer} that no instruction has "
+             f"written (UB bytes {_bytes(fresh)}); harmless unless what is computed from them reaches GM")
+    if pipe == "V":
+        spans = ctx.taint if ctx.taint is not None else []
+        src_unit = 0 if instr in _BITWISE else unit
+        for x, y in unwritten + poisoned:
+            spans.append((x - a, y - a, src_unit))
+        ctx.taint = spans
+
+
+def scalar_access(t: LocalTensor, i: int, write: bool) -> None:
+    """GetValue/SetValue (the scalar unit): the tensor is alive, element ``i`` lies inside it, and the UB
+    bookkeeping sees the read or write (a SetValue of a queued tensor is a ``write-after-enque``)."""
+    instr = "SetValue" if write else "GetValue"
+    ctx = t.ctx
+    tile = ctx.current_tile if t.tile is None else t.tile
+    if not t.life.alive:
+        raise stop("scalar-after-free", f"{instr}({i}) on {t.buffer} after FreeTensor released it", instruction=instr,
+                   core=ctx.core, tile=tile)
+    if not 0 <= i < t.size:
+        raise stop("ub-overrun", f"{instr}({i}) on {t.buffer}, which holds {t.size} elements", instruction=instr,
+                   core=ctx.core, tile=tile)
+    item = t.dtype.itemsize * 8
+    a = t.offset * 8 + i * item
+    r = t.region
+    if write and r is not None and r.owner is QUEUED:
+        _race(ctx, t, instr, True, "S")
+    ctx.taint = None
+    ub_access(t, a, a + item, item, instr, write, "S")
+
+
+def pipe_barrier_all(ctx: CoreContext) -> None:
+    """PipeBarrier<PIPE_ALL>: every pipe has drained, so every buffer not in a queue is free to the next pipe."""
+    for st in ctx.states:
+        if st.owner is not QUEUED:
+            st.owner, st.wrote = None, False

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..acl.runtime import DevicePtr
 from . import sanitizer
-from .core import CoreContext
+from .core import CoreContext, UBState
 
 # AscendC scalar type names -> numpy dtypes (``half``, ``float``, ``bfloat16_t``, ...)
 half = np.dtype(np.float16)
@@ -129,10 +129,12 @@ class _Life:
 class LocalTensor:
     """``LocalTensor<T>``: ``count`` elements of UB at byte ``offset``."""
 
-    __slots__ = ("ctx", "dtype", "offset", "size", "nbytes", "data", "buffer", "tile", "life", "block", "queue")
+    __slots__ = ("ctx", "dtype", "offset", "size", "nbytes", "data", "buffer", "tile", "life", "block", "queue",
+                 "region")
 
     def __init__(self, ctx: CoreContext, dtype: Any, offset: int, size: int, buffer: str,
-                 tile: int | None = None, block: Any = None, queue: Any = None, data: np.ndarray | None = None):
+                 tile: int | None = None, block: Any = None, queue: Any = None, data: np.ndarray | None = None,
+                 region: UBState | None = None):
         self.ctx = ctx
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.offset = offset
@@ -144,6 +146,9 @@ class LocalTensor:
         self.life = _Life()        # shared with every tensor derived from this one (ReinterpretCast, x[i])
         self.block = block
         self.queue = queue
+        # the buffer's sanitizer state (a queue block is its own; a TBuf passes its own): None for a tensor made
+        # by hand over raw UB, which the race checks then skip
+        self.region = block if region is None else region
 
     def GetSize(self) -> int:
         return self.size
@@ -152,7 +157,7 @@ class LocalTensor:
         """Same UB bytes seen as another element type (``tensor.ReinterpretCast<float>()``)."""
         dt = np.dtype(dtype)
         t = LocalTensor(self.ctx, dt, self.offset, self.nbytes // dt.itemsize, self.buffer, self.tile,
-                        self.block, self.queue)
+                        self.block, self.queue, region=self.region)
         t.life = self.life
         return t
 
@@ -165,14 +170,20 @@ class LocalTensor:
         """``x[off]``: the LocalTensor starting ``off`` elements further."""
         off = int(offset)
         t = LocalTensor(self.ctx, self.dtype, self.offset + off * self.dtype.itemsize, self.size - off,
-                        self.buffer, self.tile, self.block, self.queue)
+                        self.buffer, self.tile, self.block, self.queue, region=self.region)
         t.life = self.life
         return t
 
     def GetValue(self, i: int) -> Any:
+        """Element ``i``, read by the scalar unit (checked: alive, in range; the read counts for ub-uninit)."""
+        i = int(i)
+        sanitizer.scalar_access(self, i, False)
         return self.data[i]
 
     def SetValue(self, i: int, value: Any) -> None:
+        """Write element ``i`` from the scalar unit (checked: alive, in range, not queued)."""
+        i = int(i)
+        sanitizer.scalar_access(self, i, True)
         self.data[i] = value
 
     def ub_range(self, count: int | None = None) -> tuple[int, int]:
