@@ -18,6 +18,7 @@ only when an explorer is built.
 """
 
 from .animations import animate_mask_steps, animate_pipeline, animate_ub
+from .dag import dag_graph, plot_dag, plot_template_pipeline, plot_template_tile_map, template_lanes, template_tile_map
 from .data import (
     cancast_matrix,
     l0_graph,
@@ -46,6 +47,7 @@ from .stack import plot_cann_stack
 from .style import png_bytes
 
 __all__ = [
+    "dag_graph", "plot_dag", "plot_template_pipeline", "plot_template_tile_map", "template_lanes", "template_tile_map",
     "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html",
     "cancast_matrix", "frame_count", "kernel_stepper", "l0_graph", "lanes", "mask_steps", "occupancy",
     "plot_buffer_num", "plot_cann_stack", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline",

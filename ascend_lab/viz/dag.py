@@ -1,0 +1,246 @@
+"""Figures of the atvoss template: a kernel's DAG drawn from its declared nodes, and two views of a template
+run that the generic figures cannot give (tiles of a ping/pong schedule, the template's tile map).
+
+* :func:`dag_graph` / :func:`plot_dag` -- the nodes of an :class:`ascend_lab.atvoss.Dag` in execution order
+  (``funlist``: the post-order walk from the CopyOut, no-op Casts removed), with each node's inputs, its
+  buffer slot (ping/pong for copies, a shared temp otherwise) and the live-buffer count; the figure draws
+  exactly those nodes and edges, coloured by the pipe that fills the node's buffer (CopyIn: MTE2, compute:
+  V, CopyOut: MTE3);
+* :func:`template_lanes` / :func:`plot_template_pipeline` -- the MTE2 / V / MTE3 lanes of a template run with
+  each instruction given the tile it belongs to. The template keeps one single-block queue per ping slot and
+  one per pong slot, so the trace's own tile index (a queue's allocation count) is the same for tiles 0
+  and 1; the schedule walks the DAG tile by tile, so in program order a tile ends with its CopyOut(s);
+* :func:`template_tile_map` / :func:`plot_template_tile_map` -- a :class:`.data.TileMap` of a
+  ``BroadcastBaseTiling`` result from the op's ``core_ranges`` (one-dim 201/202 and the general broadcast
+  schedules), drawn by the ordinary tile-map figure.
+
+Nothing here launches a kernel: the caller hands over a DAG, a finished run or a tiling.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from ..ascendc.launcher import KernelRun
+from ..atvoss.dag import Dag
+from ..atvoss.tiling import advance_split, sch_mode_of
+from ..dtypes import as_acl_dtype, itemsize
+from ..ops import registry
+from . import data as D
+from . import style as S
+from .figures import _legend, draw_lanes, draw_tile_map, wrap
+
+__all__ = ["DagGraph", "DagNode", "dag_graph", "plot_dag", "plot_template_pipeline", "plot_template_tile_map",
+           "template_lanes", "template_tile_map"]
+
+#: The pipe that fills a node's buffer: copy-in MTE2, copy-out MTE3, every compute node the vector unit.
+_PIPE_OF = {"CopyInBrc": "MTE2", "CopyOut": "MTE3"}
+_FACE = {"MTE2": S.KIND_COLORS["VECIN"], "V": S.KIND_COLORS["VECCALC"], "MTE3": S.KIND_COLORS["VECOUT"]}
+
+
+# --- the DAG ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DagNode:
+    index: int                 # position in ``funlist`` (execution order)
+    op: str                    # CopyInBrc, Cast, Duplicate, Compare, Select, Mul, CopyOut
+    label: str                 # ``Node.label()``: op with its dtypes and modes
+    name: str                  # the declaration's name ("CopyInBrc self"), or ""
+    dtype: str                 # the node's output element type
+    slot: str                  # "0/7" (ping/pong), "3" (temp) or "—" (CopyOut writes GM)
+    pipe: str                  # MTE2 / V / MTE3
+    inputs: tuple[int, ...]    # funlist indices of the nodes it reads
+    layer: int                 # longest path from a node with no node inputs
+
+
+@dataclass
+class DagGraph:
+    name: str
+    nodes: list[DagNode]
+    edges: list[tuple[int, int]]      # (producer index, consumer index)
+    buffer_num: int                   # GetBufferNum<true, true>: one-dim and NDDMA schedules, the kernel pool
+    buffer_num_ub_broadcast: int      # GetBufferNum<false, true>: the UB-broadcast schedules
+    temp_calc: int                    # peak live intermediates
+    max_dtype_bytes: int
+    min_dtype_bytes: int
+    title: str
+
+
+def dag_graph(dag: Dag) -> DagGraph:
+    """The nodes and edges of ``dag`` in execution order, as :func:`plot_dag` draws them."""
+    if not isinstance(dag, Dag):
+        raise TypeError(f"dag_graph takes an ascend_lab.atvoss.Dag, got {type(dag).__name__}")
+    rows = dag.table()
+    layer: list[int] = []
+    nodes = []
+    for row, node in zip(rows, dag.funlist, strict=True):
+        ins = tuple(row["inputs"])
+        layer.append(1 + max((layer[i] for i in ins), default=-1))
+        nodes.append(DagNode(row["#"], node.op, node.label(), node.name, node.dtype.name, row["slot"],
+                             _PIPE_OF.get(node.op, "V"), ins, layer[-1]))
+    edges = [(i, n.index) for n in nodes for i in n.inputs]
+    title = (f"{dag.name}: {len(nodes)} nodes in execution order, BufferNum (aliveNum) {dag.buffer_num()} = "
+             f"{dag.temp_calc} temps + 2 x {dag.input_size} inputs + 2 x {len(dag.out_feeders)} "
+             f"output{'s' if len(dag.out_feeders) != 1 else ''}; MaxDtypeBytes {dag.max_dtype_bytes}")
+    return DagGraph(dag.name, nodes, edges, dag.buffer_num(True), dag.buffer_num(False), dag.temp_calc,
+                    dag.max_dtype_bytes, dag.min_dtype_bytes, title)
+
+
+def _positions(g: DagGraph) -> dict[int, float]:
+    """x in [0, 1] of every node: layer 0 spread evenly in execution order, later nodes under the mean x of
+    their inputs (spread evenly, in that order, when a layer has several)."""
+    pos: dict[int, float] = {}
+    for layer in range(max(n.layer for n in g.nodes) + 1):
+        members = [n for n in g.nodes if n.layer == layer]
+        if layer > 0:
+            members.sort(key=lambda n: float(np.mean([pos[i] for i in n.inputs])))
+        if layer > 0 and len(members) == 1:
+            pos[members[0].index] = float(np.mean([pos[i] for i in members[0].inputs]))
+            continue
+        for k, n in enumerate(members):
+            pos[n.index] = (k + 0.5) / len(members)
+    return pos
+
+
+def plot_dag(dag: Dag) -> Figure:
+    """The DAG as boxes in layers (inputs above the nodes that read them): ``#index`` and the node's label,
+    its declared name and its buffer slot; blue = CopyIn (MTE2 fills a ping/pong slot), orange = compute
+    (the vector unit), green = CopyOut (MTE3 drains the ping/pong slot of the node it reads)."""
+    g = dag_graph(dag)
+    layers = max(n.layer for n in g.nodes) + 1
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 1.0 + 0.62 * layers)
+        ax = fig.add_subplot()
+        draw_dag(g, ax, own=True)
+    return fig
+
+
+def draw_dag(g: DagGraph, ax: Axes, own: bool = False) -> None:
+    """Draw a :class:`DagGraph` into ``ax``."""
+    ax.set_axis_off()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_title(wrap(g.title), fontsize=S.FONT, loc="left")
+    layers = max(n.layer for n in g.nodes) + 1
+    pos = _positions(g)
+    boxes = {}
+    for n in g.nodes:
+        extra = n.name.removeprefix(n.op).strip() if n.name else ""
+        extra = "" if extra in n.label else extra          # "Duplicate 0" adds nothing to "Duplicate<float> 0.0"
+        body = f"#{n.index} {n.label}\n" + (f"{extra}, " if extra else "") + \
+            (f"slot {n.slot}" if n.slot != "—" else "writes GM")
+        y = 1.0 - (n.layer + 0.5) / layers
+        boxes[n.index] = ax.text(0.03 + 0.94 * pos[n.index], y, body, ha="center", va="center", fontsize=S.SMALL,
+                                 zorder=3, bbox={"boxstyle": "round,pad=0.3", "fc": _FACE[n.pipe],
+                                                 "ec": S.PIPE_COLORS[n.pipe], "lw": 1.0})
+    for i, j in g.edges:
+        ax.annotate("", (0.5, 1.0), xycoords=boxes[j], xytext=(0.5, 0.0), textcoords=boxes[i],
+                    arrowprops={"arrowstyle": "->", "lw": 0.9, "color": "#555555", "shrinkA": 1, "shrinkB": 2},
+                    zorder=1)
+    handles = [Patch(facecolor=_FACE[p], edgecolor=S.PIPE_COLORS[p], label=text) for p, text in
+               (("MTE2", "CopyIn: MTE2 fills a ping/pong slot"), ("V", "compute: a vector instruction"),
+                ("MTE3", "CopyOut: MTE3 drains a ping/pong slot"))]
+    if own:
+        _legend(ax.figure, own, ax, handles, ncols=3)
+
+
+# --- a template run's lanes -------------------------------------------------------------------------------------
+def _trace_of(source: Any) -> Any:
+    return source.trace if isinstance(source, KernelRun) else source
+
+
+def template_lanes(source: Any, cores: Sequence[int] | None = None) -> D.Lanes:
+    """:func:`.data.lanes` of a template run with every bar's tile counted in program order: tile t is
+    everything the core issues after the CopyOut(s) of tile t - 1 (``#outputs`` MTE3 copies per tile)."""
+    trace = _trace_of(source)
+    dag = trace.meta.get("dag")
+    if not isinstance(dag, Dag):
+        raise TypeError("template_lanes reads a run of the atvoss template (its trace names the DAG it walked)")
+    base = D.lanes(trace, cores)
+    bars, it = [], iter(base.bars)
+    for c in base.cores:
+        done = 0
+        for e in trace.events:
+            if e.core != c:
+                continue
+            if e.pipe in D.LANE_PIPES:
+                bars.append(replace(next(it), tile=done // dag.output_size))
+            if e.pipe == "MTE3":
+                done += 1
+    tiles = 1 + max((b.tile for b in bars), default=-1)
+    span = max(base.makespan.values(), default=0.0)
+    flavour = trace.meta.get("kernel_flavour", "?")
+    many = len(base.cores) > 1
+    title = (f"{trace.kernel} ({flavour} kernel, atvoss schMode {trace.meta.get('sch_mode')}) on {trace.soc}: pipes "
+             f"of core{'s' if many else ''} {', '.join(map(str, base.cores))}, {tiles} tile{'s' if tiles != 1 else ''}"
+             f"{' per core' if many else ''}, even tiles in the ping slots, odd in the pong slots: {span:,.0f} cycles")
+    return D.Lanes(bars, base.cores, base.makespan, base.busy, tiles, 2, title)
+
+
+def plot_template_pipeline(source: Any, cores: Sequence[int] | None = None, note: str = "") -> Figure:
+    """The lanes of :func:`template_lanes`, drawn as :func:`ascend_lab.viz.plot_pipeline` draws any run."""
+    ln = template_lanes(source, cores)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 1.6 + 0.3 * len(ln.cores) * 3.5)
+        ax = fig.add_subplot()
+        draw_lanes(ln, ax, note=note, own=True)
+    return fig
+
+
+# --- a template tiling's tile map -------------------------------------------------------------------------------
+def template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> D.TileMap:
+    """The tile map of a ``BroadcastBaseTiling`` result of ``op`` (a registered op on the template): one segment
+    per tile of the **output**, from the op's own ``core_ranges``. A tile is ``ubFormer`` (201) or ``tileNum``
+    (202) elements, or for the general broadcast schedules ``ubFormer`` rows of the split axis times the
+    output's inner dims; the tail is ``ubTail`` of the same."""
+    spec = registry.get(op)
+    kernel = spec.kernel("main")
+    dt = as_acl_dtype(dtype).short
+    cores = kernel.core_ranges(td, dt)
+    mode = sch_mode_of(td.tilingKey)
+    if mode == 201:
+        field, tile, bf, bt, tail = "ubFormer", td.ubFormer, td.blockFormer, td.blockTail, td.ubTail
+    elif mode == 202:
+        sp = advance_split(td)
+        field, tile, bf, bt, tail = "tileNum", td.tileNum, sp["blockFormer"], sp["blockTail"], sp["ubTail"]
+    else:
+        rank = td.shapeLen
+        inner = math.prod(td.array("outputDims")[td.ubSplitAxis + 1:rank])
+        field = f"ubFormer x {inner}" if inner != 1 else "ubFormer"
+        tile, bf, bt, tail = td.ubFormer * inner, td.blockFormer, td.blockTail, td.ubTail * inner
+    segments = []
+    for c in cores:
+        for i, start, length in c["tiles"]:
+            segments.append(D.TileSegment(c["core"], c["kind"], i, start, start + length, length < tile))
+    end = max((c["padded_end"] for c in cores), default=0)
+    big = [c["core"] for c in cores if c["kind"] == "big"]
+    small = [c["core"] for c in cores if c["kind"] == "small"]
+    labels = {"big": f"cores {D._span(big)}: blockFormer = {bf} tile{'s' if bf != 1 else ''} each" if big else "",
+              "small": (f"core {D._span(small)}: blockTail = {bt} tile{'s' if bt != 1 else ''}, the last one "
+                        f"{tail:,} elements" if small else ""),
+              "tail": f"tail tile: ubTail = {tail:,} elements"}
+    count = f"{n:,}" if n is not None else f"{end:,}"
+    title = (f"{spec.op_type} (atvoss schMode {mode}) tiling of N = {count} {dt} output elements: blockDim = "
+             f"{td.blockDim} core{'s' if td.blockDim != 1 else ''}, {field} = {tile:,} elements "
+             f"({tile * itemsize(dt):,} B) per tile")
+    fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
+    return D.TileMap(spec.op_type, dt, itemsize(dt), n, end, field, tile, cores, segments, None, fields, title,
+                     labels)
+
+
+def plot_template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> Figure:
+    """:func:`template_tile_map` drawn by the ordinary tile-map figure (cores on top, each core's tiles below)."""
+    tm = template_tile_map(td, op, dtype, n)
+    with S.rc():
+        fig = S.new_figure(S.PAGE_WIDTH, 3.2 + min(len(tm.cores), 48) * 0.05)
+        top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4])
+        draw_tile_map(tm, top, bottom, own=True)
+        fig.suptitle(wrap(tm.title, fontsize=S.TITLE), fontsize=S.TITLE)
+    return fig
