@@ -192,7 +192,31 @@ def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
             raise _unsupported(src, dst, mode, "fp16/fp32/fp64 are reached with CAST_NONE or CAST_RINT")
         if src == BF16:
             x = x.astype(F32)                             # exact; then one rounding below
-        return x.astype(dst)                              # numpy: IEEE round to nearest even
+        return _quiet_nans(x, x.astype(dst))              # numpy: IEEE round to nearest even
+
+
+_UINT_OF = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_MANT_BITS = {2: 10, 4: 23, 8: 52}
+
+
+def _quiet_nans(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """IEEE 754 (§6.2): a NaN converted to a narrower float is a quiet NaN with the source's sign and the top of
+    its payload. numpy keeps a signalling NaN signalling (and forces a payload of 1 where the kept bits are 0),
+    so NaN results are rebuilt here from the source bits: sign | exponent all ones | quiet bit | payload top."""
+    nan = np.isnan(y)
+    if y.dtype.kind != "f" or not nan.any():
+        return y
+    src_bits, dst_bits = x.dtype.itemsize, y.dtype.itemsize
+    sx = x[nan].view(_UINT_OF[src_bits]).astype(np.uint64)
+    drop = _MANT_BITS[src_bits] - _MANT_BITS[dst_bits]
+    mant_mask = (1 << _MANT_BITS[dst_bits]) - 1
+    payload = (sx >> np.uint64(drop)) & np.uint64(mant_mask)
+    quiet = np.uint64(1 << (_MANT_BITS[dst_bits] - 1))
+    sign = (sx >> np.uint64(8 * src_bits - 1)) << np.uint64(8 * dst_bits - 1)
+    exp_all = np.uint64(((1 << (8 * dst_bits - 1)) - 1) ^ mant_mask)
+    out = y.view(_UINT_OF[dst_bits]).copy()
+    out[nan] = (sign | exp_all | quiet | payload).astype(_UINT_OF[dst_bits])
+    return out.view(y.dtype)
 
 
 def _operands(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
