@@ -179,13 +179,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
                       values=ub[:count].copy() if ctx.snapshot else None)
     else:
         g = gm.gm_slice(ctx, count, instr, tile, write=True)      # where it lands is checked before what it holds
-        # the elements that land in this core's part of the result: inside the tensor (not its padding) and inside
-        # the GlobalTensor's SetGlobalBuffer size when it has one (past it lies another core's part; see
-        # sanitizer.ub_access)
-        inside = (gm._arg_start + gm._arg_nbytes - gm._start) // local.dtype.itemsize
-        if gm.size:
-            inside = min(inside, gm.size)
-        ub = _span(local, count, instr, False, "MTE3", inside)
+        ub = _span(local, count, instr, False, "MTE3", gm)
         g[...] = ub
         start, end = ctx.issue("MTE3", ctx.cost.copy_out(nbytes))
         ctx.summary.bytes_out += nbytes
@@ -198,19 +192,23 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
 
 # --- vector arithmetic -----------------------------------------------------------------------------------
 def _span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str = "V",
-          result: int | None = None) -> np.ndarray:
+          result: GlobalTensor | None = None) -> np.ndarray:
     """``sanitizer.ub_span`` with its common case answered without a call: a live tensor, in bounds, on a buffer
     that is fully written with no poison (``clean``) and held by this pipe; a write also needs no poisoned
     elements pending from the instruction's reads (``ctx.taint``). An instruction's reads must come before its
     write: the write takes over what the reads found (see ``sanitizer.ub_access``). ``result``: for a copy to GM,
-    how many of the elements land in the tensor itself (the rest in its padding)."""
+    where it lands (the sanitizer works out which elements land in this core's part of the tensor)."""
     r = t.region
-    if count <= t.size and t.life.alive and r is not None and r.owner is pipe and r.clean:
-        if not write:
-            return t.data[:count]
-        if t.ctx.taint is None:
-            r.wrote = True
-            return t.data[:count]
+    if r is not None and r.clean and count <= t.size and t.life.alive:
+        owner = r.owner
+        if owner is pipe or owner is None:              # held by this pipe, or free to it (just allocated)
+            if not write:
+                if owner is None:
+                    r.owner, r.wrote = pipe, False
+                return t.data[:count]
+            if t.ctx.taint is None:
+                r.owner, r.wrote = pipe, True
+                return t.data[:count]
     return sanitizer.ub_span(t, count, instr, write, pipe, result)
 
 

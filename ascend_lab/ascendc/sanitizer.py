@@ -500,14 +500,19 @@ def _pipe_of(instr: str, write: bool) -> str:
 
 
 def ub_span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str | None = None,
-            result: int | None = None) -> np.ndarray:
+            result: Any = None) -> np.ndarray:
     """The first ``count`` elements of ``t`` after the UB checks: the tensor is alive, the span stays in the
     UB, and a span longer than the buffer is an overrun (an error when a write lands in another buffer,
     else a warning); then the race and uninitialised-read bookkeeping (:func:`ub_access`) for ``pipe`` (by
     default MTE2 for a ``DataCopy...`` write, MTE3 for its read, else V). Instructions answer the common case
     (alive, in bounds, a clean buffer their pipe holds) without calling this. ``result`` (a copy to GM): the
-    elements that land in the tensor itself rather than its padding."""
+    GlobalTensor it lands in; only the elements that land in this core's part of the result count as reaching it:
+    inside the tensor (not its padding) and inside the GlobalTensor's SetGlobalBuffer size when it has one (past
+    it lies another core's part; see the notes above :func:`ub_access`)."""
     ctx = t.ctx
+    if result is not None:
+        inside = (result._arg_start + result._arg_nbytes - result._start) // t.dtype.itemsize
+        result = min(inside, result.size) if result.size else inside
     if not t.life.alive:
         raise stop("use-after-free", f"{t.buffer} is used after FreeTensor", instruction=instr, core=ctx.core,
                    tile=t.tile)
