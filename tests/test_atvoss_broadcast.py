@@ -336,3 +336,16 @@ def test_ub_broadcast_slot_table():
                                                                    if s.pong is not None}
         used |= {s.ping for s in d.cache_slots.values()}
         assert used == set(range(d.buffer_num(nddma=False))), d
+
+
+@pytest.mark.parametrize("gs, xs, mode", [((1024, 512), (1, 512), 102), ((200, 1), (200, 12000), 101),
+                                          ((3, 1, 4, 1, 32), (3, 5, 4, 6, 32), 109)])
+def test_ub_broadcast_core_ranges_cover_output(gs, xs, mode):
+    """The UB loops of every core, as core_ranges lists them, tile the output exactly once."""
+    k = registry.get("threshold_grad_v2_d").kernel("main")
+    out = np.broadcast_shapes(gs, xs)
+    td = k.tiling_shapes([gs, xs], out, F16, CORES, UB)
+    assert sch_mode_of(td.tilingKey) == mode
+    runs = sorted((s, ln) for r in k.core_ranges(td, F16) for _, s, ln in r["tiles"])
+    assert runs[0][0] == 0 and all(a[0] + a[1] == b[0] for a, b in zip(runs, runs[1:], strict=False))
+    assert runs[-1][0] + runs[-1][1] == math.prod(out)
