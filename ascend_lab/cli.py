@@ -202,7 +202,7 @@ def core_rows(op: str, td: Any, dtype: Any, n: int) -> list[dict[str, Any]]:
     """What each core does (the op kernel's ``core_ranges``), with ``padding`` on every row; without the
     per-tile lists when the input has more than ``_MAX_LISTED_TILES`` tiles."""
     spec, kernel = registry.op_for_tiling(td)
-    tile_elems = max(getattr(td, kernel.tile_field), 1)
+    tile_elems = max(kernel.tile_elements(td, dtype, n), 1)
     rows = kernel.core_ranges(td, dtype, n, tiles=n // tile_elems <= _MAX_LISTED_TILES)
     for r in rows:
         r.setdefault("padding", max(0, r["padded_end"] - max(r["offset"], n)))
@@ -422,6 +422,10 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
         return 1
     for m in run.messages:
         out(f"  log: {m}")
+    node = next((n for n in run.nodes if "kernel" in n.attrs), None)
+    if args.buffer_num is not None and node is not None \
+            and not registry.get(node.op).kernel(node.attrs["kernel"]).takes_buffer_num:
+        out(f"note: the {node.attrs['kernel']} kernel chooses its own buffering; --buffer-num does not apply to it")
     out(f"workspace: {run.workspace_size} B")
     if run.graph:
         out(f"L0 graph: {' -> '.join(run.graph)}")

@@ -127,7 +127,7 @@ def op_for_tiling(td: Any) -> tuple[OpSpec, KernelSpec]:
     """The op and kernel whose TilingData class ``td`` is (a figure handed a bare TilingData uses this)."""
     for spec in ops():
         for kernel in spec.kernels.values():
-            if isinstance(td, kernel.tiling_data):
+            if kernel.tiles(td):
                 return spec, kernel
     raise TypeError(f"{type(td).__name__} is not the TilingData of any registered operator")
 

@@ -68,6 +68,10 @@ class KernelSpec:
     #: the oracle; tests and the CLI's check resolve the name.
     oracle: str = ""
     oracle_attrs: tuple[str, ...] = ()
+    #: Other TilingData classes this kernel's tiling can produce (the broadcast template's general struct).
+    tiling_data_more: tuple[type, ...] = ()
+    #: False for kernels that choose their own buffering (TBE's schedule, the template): BUFFER_NUM does not apply.
+    takes_buffer_num: bool = True
     #: Tiling-attribute defaults of this kernel that differ from the op's (the main-tree HardSigmoidGrad tiling
     #: defaults alpha to 1/6f, the value the shipping aclnn passes).
     attr_defaults: Mapping[str, float] = field(default_factory=dict)
@@ -80,6 +84,19 @@ class KernelSpec:
     def __post_init__(self) -> None:
         if self.flavour not in FLAVOURS:
             raise ValueError(f"kernel flavour must be one of {FLAVOURS}, got {self.flavour!r}")
+
+    def tiles(self, td: Any) -> bool:
+        """Whether ``td`` is a TilingData this kernel's tiling produces."""
+        return isinstance(td, (self.tiling_data, *self.tiling_data_more))
+
+    def tile_elements(self, td: Any, dtype: Any = None, n: int | None = None) -> int:
+        """Elements in one full tile: the tiling's ``tile_field``, or (for a struct without it, such as a
+        broadcast tiling) the longest tile its ``core_ranges`` list."""
+        value = getattr(td, self.tile_field, None)
+        if value is not None:
+            return int(value)
+        rows = self.core_ranges(td, dtype, n)
+        return max((length for r in rows for _, _, length in r.get("tiles", [])), default=0)
 
     def registered_for(self, soc: Any) -> bool:
         """Whether this kernel's op definition registers it for ``soc`` (``AddConfig("ascend910b")``)."""

@@ -191,7 +191,7 @@ def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_
     first = k.core_ranges(td, dt, n, tiles=False)[0]
     n_sim, sim_info, td_sim = int(n), info, td
     if max_tiles is not None and first["tile_num"] > max_tiles:
-        n_sim = td.blockDim * max_tiles * getattr(td, k.tile_field)
+        n_sim = td.blockDim * max_tiles * k.tile_elements(td, dt, n)
         sim_info = make_soc(info, td.blockDim, None)
         td_sim = tiling_for(spec, n_sim, dt, sim_info, k.flavour, threshold=threshold)
         first = k.core_ranges(td_sim, dt, n_sim, tiles=False)[0]

@@ -92,7 +92,12 @@ def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: li
     if ranges is not None:
         return _tile_map_from(td, dtype, n, ranges, tile_field or "ubFactor",
                               type(td).__name__.removesuffix("TilingData"))
-    spec, kernel = registry.op_for_tiling(td)
+    node = next((nd for nd in getattr(source, "nodes", []) if "kernel" in nd.attrs), None)
+    if node is not None:                  # a Run says which op and kernel made the tiling (a struct may be shared)
+        spec = registry.get(node.op)
+        kernel = spec.kernel(node.attrs["kernel"])
+    else:
+        spec, kernel = registry.op_for_tiling(td)
     out = getattr(source, "out", None)
     if dtype is None and out is not None:
         dtype = out.dtype
@@ -105,16 +110,20 @@ def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: li
         n = int(out.size)
     if n is None:
         n = getattr(td, "totalLength", None)
-    return _tile_map_from(td, dt, n, kernel.core_ranges(td, dt, n), kernel.tile_field, spec.op_type)
+    cores = kernel.core_ranges(td, dt, n)
+    field = kernel.tile_field if hasattr(td, kernel.tile_field) else None
+    return _tile_map_from(td, dt, n, cores, field, spec.op_type)
 
 
-def _tile_map_from(td: Any, dtype: Any, n: int | None, cores: list[dict[str, Any]], tile_field: str,
+def _tile_map_from(td: Any, dtype: Any, n: int | None, cores: list[dict[str, Any]], tile_field: str | None,
                    op: str) -> TileMap:
     fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
     if dtype is None:
         raise ValueError(f"{op} tilings do not record their dtype: pass dtype=")
     dt = as_acl_dtype(dtype).short
-    tile_elems = getattr(td, tile_field)
+    tile_elems = (getattr(td, tile_field) if tile_field else
+                  max((length for c in cores for _, _, length in c.get("tiles", [])), default=0))
+    tile_field = tile_field or "tile"
     item = itemsize(dt)
     segments = []
     for c in cores:
@@ -146,6 +155,14 @@ def _tile_labels(td: Any, cores: list[dict[str, Any]], n: int | None, padding: t
             "big": f"cores {_span(big)}: blockFactor = {td.blockFactor} elements each",
             "small": (f"core {_span(small)}: the rest, {cores[-1]['data_num']} elements" if small else ""),
             "tail": "tail tile: shorter than ubFactor = " + str(td.ubFactor),
+        }
+    elif not hasattr(td, "tailBlockNum"):                   # a tiling without named splits: say it from the rows
+        tile = max((length for c in cores for _, _, length in c.get("tiles", [])), default=0)
+        sizes = sorted({c["data_num"] for c in cores}, reverse=True)
+        labels = {
+            "big": f"cores {_span(big)}: {sizes[0] if sizes else 0} elements each" if big else "",
+            "small": f"cores {_span(small)}: {cores[-1]['data_num']} elements" if small else "",
+            "tail": f"tail tile: shorter than {tile} elements",
         }
     else:
         labels = {

@@ -1,5 +1,6 @@
 """ReluGrad (reached from aclnnThresholdBackward when threshold == 0): op_host, op_kernel, and its spec."""
 
+from ...atvoss.tiling import BroadcastBaseTilingData
 from ...tbe.dsl import VCOPY
 from ..spec import KernelSpec, OpSpec
 from . import op_host, op_kernel
@@ -20,14 +21,16 @@ SPEC = OpSpec(
         # the 950 main-tree kernel (relu_grad_apt): a DAG on the atvoss template (kernel_flavours.md §3)
         "main": KernelSpec(
             flavour="main", socs=("ascend950",), tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
-            tiling_data=main_kernel.TilingData, core_ranges=main_kernel.core_ranges, tile_field="tileNum",
+            tiling_data=main_kernel.TilingData, tiling_data_more=(BroadcastBaseTilingData,), takes_buffer_num=False,
+            core_ranges=main_kernel.core_ranges, tile_field="tileNum",
             entry=main_kernel.relu_grad, template=main_kernel.template_args, launch=main_kernel.launch,
             args=main_kernel.ARGS, buffer_num=main_kernel.BUFFER_NUM, workspace=main_kernel.workspace_size,
             oracle="ascend_lab.golden:relu_grad_main950",
             source="ops-nn:activation/relu_grad/op_kernel/arch35/relu_grad_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.3)
         "tbe": KernelSpec(
-            flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,
+            flavour="tbe", takes_buffer_num=False, socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
+            tiling=tbe_kernel.tiling,
             tiling_shapes=tbe_kernel.tiling_for_shapes,
             tiling_data=tbe_kernel.ReluGradTbeTilingData, core_ranges=tbe_kernel.core_ranges, tile_field="ubFactor",
             entry=tbe_kernel.relu_grad, template=tbe_kernel.template_args, launch=tbe_kernel.launch,

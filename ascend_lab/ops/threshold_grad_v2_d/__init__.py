@@ -2,6 +2,7 @@
 
 aclnnThresholdBackward belongs to this package; with a threshold of 0 it reaches ReluGrad (``ops/relu_grad``)."""
 
+from ...atvoss.tiling import BroadcastBaseTilingData
 from ...base.platform import lib_api_workspace_size
 from ...tbe.dsl import VCOPY
 from ..spec import KernelSpec, OpSpec
@@ -23,14 +24,16 @@ SPEC = OpSpec(
         # the 950 main-tree kernel: a DAG on the atvoss template (kernel_flavours.md §3)
         "main": KernelSpec(
             flavour="main", socs=("ascend950",), tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
-            tiling_data=main_kernel.TilingData, core_ranges=main_kernel.core_ranges, tile_field="ubFormer",
+            tiling_data=main_kernel.TilingData, tiling_data_more=(BroadcastBaseTilingData,), takes_buffer_num=False,
+            core_ranges=main_kernel.core_ranges, tile_field="ubFormer",
             entry=main_kernel.threshold_grad_v2_d, template=main_kernel.template_args, launch=main_kernel.launch,
             args=main_kernel.ARGS, buffer_num=main_kernel.BUFFER_NUM, workspace=main_kernel.workspace_size,
             oracle="ascend_lab.golden:threshold_grad_v2_d_main950", oracle_attrs=("threshold",),
             source="ops-nn:activation/threshold_grad_v2_d/op_kernel/arch35/threshold_grad_v2_d_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.2)
         "tbe": KernelSpec(
-            flavour="tbe", socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"), tiling=tbe_kernel.tiling,
+            flavour="tbe", takes_buffer_num=False, socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
+            tiling=tbe_kernel.tiling,
             tiling_shapes=tbe_kernel.tiling_for_shapes,
             tiling_data=tbe_kernel.ThresholdGradV2DTbeTilingData, core_ranges=tbe_kernel.core_ranges,
             tile_field="ubFactor",
