@@ -16,6 +16,7 @@ payload the Cast kernel produces.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 
 import ml_dtypes
@@ -45,7 +46,9 @@ MAX_ELEMS = 96
 _NP2ACL = {F32: acl.ACL_FLOAT, F16: acl.ACL_FLOAT16, BF16: acl.ACL_BF16, F64: acl.ACL_DOUBLE, I8: acl.ACL_INT8,
            U8: acl.ACL_UINT8, I32: acl.ACL_INT32, I64: acl.ACL_INT64, BOOL: acl.ACL_BOOL}
 
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=False,
+#: Random draws on a developer's machine (new cases every run); a fixed sequence in CI (CI=true), so a landing
+#: is judged on the same cases every time.
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=bool(os.environ.get("CI")),
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 #: dtype draws biased towards the ones each operator accepts (every dtype still appears)
@@ -157,6 +160,11 @@ def hs_expected(g: np.ndarray, s: np.ndarray, out_dtype: np.dtype, nodes: list) 
         return golden.cast(y, out_dtype, "CAST_RINT"), not widening
 
 
+def nan_times_nan(nodes: list) -> bool:
+    """ReluGrad computed as grad * mask (the TBE min/max/mul path, the main kernel): a NaN grad times a NaN mask."""
+    return bool(nodes) and nodes[-1].op == "ReluGrad" and nodes[-1].attrs.get("kernel") in ("tbe", "main")
+
+
 def th_expected(g: np.ndarray, s: np.ndarray, thr, nodes: list) -> np.ndarray:
     """The oracle of the kernel that ran (ThresholdGradV2D, or ReluGrad when |thr| <= FLT_EPSILON: the kernel
     node's op says which) on the inputs broadcast to the output shape. The stock kernels broadcast natively,
@@ -170,16 +178,18 @@ def th_expected(g: np.ndarray, s: np.ndarray, thr, nodes: list) -> np.ndarray:
         return oracle(gb, sb)
 
 
-def assert_same(got: np.ndarray, want: np.ndarray, relaxed_nan: bool = False) -> None:
-    """Bit for bit; ``relaxed_nan``: a NaN the L0 Cast narrowed only needs the same sign (see the module doc)."""
+def assert_same(got: np.ndarray, want: np.ndarray, relaxed_nan: bool = False, any_nan: bool = False) -> None:
+    """Bit for bit; ``relaxed_nan``: a NaN the L0 Cast narrowed only needs the same sign (see the module doc);
+    ``any_nan``: any NaN matches any NaN -- for kernels that multiply a NaN by a NaN, where IEEE 754 leaves open
+    which operand's payload (and sign) the product keeps."""
     assert got is not None
     assert got.dtype == want.dtype, (got.dtype, want.dtype)
     assert got.shape == want.shape, (got.shape, want.shape)
     bad = bits(got) != bits(want)
-    if relaxed_nan and want.dtype.kind in "fV" and bad.any():
+    if (relaxed_nan or any_nan) and want.dtype.kind in "fV" and bad.any():
         w = want.astype(F32)
         gg = got.astype(F32)
-        nan_ok = np.isnan(w) & np.isnan(gg) & (np.signbit(w) == np.signbit(gg))
+        nan_ok = np.isnan(w) & np.isnan(gg) & (any_nan | (np.signbit(w) == np.signbit(gg)))
         bad &= ~nan_ok
     assert not bad.any(), f"{bad.sum()} differ: got {got[bad][:6]!r} want {want[bad][:6]!r}"
 
@@ -330,7 +340,7 @@ def test_convenience_threshold(data):
     if run.status != 0:
         assert run.out is None and run.messages
         return
-    assert_same(run.out, th_expected(g.copy(), s.copy(), thr, nodes))
+    assert_same(run.out, th_expected(g.copy(), s.copy(), thr, nodes), any_nan=nan_times_nan(nodes))
     op = "ReluGrad" if abs(np.float32(thr)) <= FLT_EPSILON else "ThresholdGradV2D"
     nonempty = math.prod(b) > 0
     assert (op in run.graph) == nonempty
@@ -489,7 +499,7 @@ def test_raw_aclnn_threshold(data):
                 assert ret2 == 0
                 got = dev.storage(args[3], o_dt, o_buf.size)
             want = _expect_out_storage(o_buf, o, th_expected(g.copy(), s.copy(), thr_seen, nodes))
-            assert_same(got, want)
+            assert_same(got, want, any_nan=nan_times_nan(nodes))
         finally:
             acl.aclDestroyScalar(scalar)
             dev.close()
