@@ -2,7 +2,7 @@
 
 Every function works on whole arrays (no Python loop over elements) and rounds each
 instruction's result in that instruction's own dtype, exactly as the AscendC / TBE kernels
-described in ``reference/cann_facts.md`` do:
+described in ``sources/cann_facts.md`` do:
 
 * ``Muls``/``Adds``/``Mul`` round to nearest-even in the instruction dtype after every op;
   there is no fused multiply-add (§2.3, §11 "assumed IEEE RNE").

@@ -1,7 +1,7 @@
 """The ACL runtime layer (``ascend_lab.acl``): init/finalize, devices, streams, device memory, memcpy,
 aclCreateTensor / aclCreateScalar and the enum values of ``acl/acl_base.h``.
 
-Expectations come from the seed samples (the call sequence and its return codes), design.md §3 (enum
+Expectations come from the seed samples (the call sequence and its return codes), docs/design.md §3 (enum
 values, ``None`` is nullptr, errors are returned codes, Python misuse raises) and the ACL docs the
 runtime module cites. Every test leaves the runtime finalized.
 """

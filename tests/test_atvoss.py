@@ -1,6 +1,6 @@
 """The atvoss elementwise/broadcast template and the 950 ThresholdGradV2D / ReluGrad DAGs on it.
 
-Facts from ``shared/reference/kernel_flavours.md`` §3: the DAG tables of §3.2 (order, slots, BufferNum), the
+Facts from ``sources/kernel_flavours.md`` §3: the DAG tables of §3.2 (order, slots, BufferNum), the
 live-buffer counts of §3.3, BroadcastBaseTiling of §3.4, the six worked tilings and the broadcast example of
 §3.6, the numerics of §3.7. Outputs are compared as raw bits with ``ascend_lab.golden`` (written from §3)
 and with a plain-numpy formula written here.

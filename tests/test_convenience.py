@@ -1,4 +1,4 @@
-"""The convenience layer (design.md §3): ``al.hardsigmoid_backward`` / ``al.threshold_backward`` on numpy
+"""The convenience layer (docs/design.md §3): ``al.hardsigmoid_backward`` / ``al.threshold_backward`` on numpy
 arrays, compared with the golden oracles bit for bit (``.view(uint)``: NaN patterns and signed zeros count)."""
 
 from __future__ import annotations

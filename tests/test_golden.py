@@ -1,6 +1,6 @@
 """Tests for ascend_lab.golden: its cast against the simulator's separate implementation
 (``ascendc.numerics``, itself tested against brute-force references in tests/test_numerics.py) and against
-ml_dtypes and hand-written rules; the kernels against the facts of reference/cann_facts.md (§2, §4, §5, §9)."""
+ml_dtypes and hand-written rules; the kernels against the facts of sources/cann_facts.md (§2, §4, §5, §9)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ brute-force references written here (a sorted table of every 16-bit float, exact
 arithmetic), never against the oracle ``golden``, whose cast is a separate, smaller implementation
 (tests/test_golden.py compares the two).
 
-Facts: AscendC ``RoundMode`` (shared/reference/ascendc_facts.md §1.6, cann_facts.md §10): RINT ties to even,
+Facts: AscendC ``RoundMode`` (sources/ascendc_facts.md §1.6, cann_facts.md §10): RINT ties to even,
 ROUND ties away from zero, TRUNC/FLOOR/CEIL directed, ODD round-to-odd (float -> half only); float -> int
 saturates with NaN -> 0; narrowing floats follow IEEE overflow.
 """

@@ -50,7 +50,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# Known harmless console messages (shared/reference/jupyterbook_notes.md §6). Keep this list short.
+# Known harmless console messages (docs/jupyterbook_notes.md §6). Keep this list short.
 CONSOLE_ALLOW = (
     # JB 1.0.4 + sphinx-thebe 0.3.1 emit the inline thebe config script twice on every page.
     "Identifier 'THEBE_JS_URL' has already been declared",

@@ -1,4 +1,4 @@
-"""Trace and cost model (design.md §5; ascendc_facts.md §1.2 queue flags, Part 2 cost numbers).
+"""Trace and cost model (docs/design.md §5; ascendc_facts.md §1.2 queue flags, Part 2 cost numbers).
 
 What is checked, and where the expectation comes from:
 

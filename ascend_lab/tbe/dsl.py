@@ -4,7 +4,7 @@ TBE's dtype rules. A compute description written with it is a small graph (:clas
 Legacy CANN operators (the ones 910A, 910B, 910_93 and 310P run for HardSigmoidGrad, ThresholdGradV2D and
 ReluGrad) are not AscendC programs: their source is a Python function that *describes* the result with
 ``tbe.dsl`` calls on ``tvm.placeholder`` tensors, and ``tbe.auto_schedule`` decides the tiling, the buffers
-and the instructions (``shared/reference/kernel_flavours.md`` §5). This module models the describing half:
+and the instructions (``sources/kernel_flavours.md`` §5). This module models the describing half:
 
 * :func:`placeholder` (``tvm.placeholder``), scalar constants converted to the operation's dtype
   (``tvm.const(v, dtype)``: nearest-even, as the attribute helper ``get_attr_by_cls`` does);

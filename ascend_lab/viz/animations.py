@@ -4,7 +4,7 @@ the mask/select steps of one tile.
 Each function returns a :class:`matplotlib.animation.FuncAnimation` on a figure pyplot does not know
 (so nothing is shown twice); turn it into page HTML with :func:`.html.anim_html`. Frames are few
 (``frames`` <= 60) and small (72 dpi, at most 7.5 in wide) so a page stays well under 2 MB per animation
-(jupyterbook_notes P11). The first frame is the state before anything ran, the last the state at the end.
+(docs/jupyterbook_notes.md P11). The first frame is the state before anything ran, the last the state at the end.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _axes(fig: Any, left: float, bottom: float, right: float, top: float) -> Any
 
 def _frames(frames: int) -> int:
     if not 2 <= int(frames) <= MAX_FRAMES:
-        raise ValueError(f"frames must be between 2 and {MAX_FRAMES} (page weight, jupyterbook_notes P11), "
+        raise ValueError(f"frames must be between 2 and {MAX_FRAMES} (page weight, docs/jupyterbook_notes.md P11), "
                          f"got {frames}")
     return int(frames)
 

@@ -3,7 +3,7 @@
 Live (``static=False``): ipywidgets controls whose ``observe`` callbacks recompute with the simulator and
 replace an Image (or HTML) widget's value -- for a Jupyter session. Static (``static=True``): the same
 pictures precomputed for a few states (at most 25, 72 dpi) behind a slider linked in the browser
-(:func:`.html.static_slider`), for the published site, which has no kernel (jupyterbook_notes §2.4).
+(:func:`.html.static_slider`), for the published site, which has no kernel (docs/jupyterbook_notes.md §2.4).
 
 Each explorer draws into one figure that it keeps and redraws (``*View.update``): fixed axes, no layout
 engine, only core 0 simulated and only its first few tiles -- so a live update stays near the 150 ms

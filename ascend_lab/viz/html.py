@@ -2,10 +2,10 @@
 
 ``anim_html`` turns an animation into self-contained HTML (frames inlined as base64 PNG), drops the one
 external request matplotlib adds (font-awesome 4 from a CDN; the book theme renders the icons anyway,
-jupyterbook_notes §2.3) and replaces matplotlib's random element ids by a hash of the content, so the same
+docs/jupyterbook_notes.md §2.3) and replaces matplotlib's random element ids by a hash of the content, so the same
 frames give byte-identical HTML (nbval and caches stay quiet). It refuses animations over the page budget.
 
-``static_slider`` is the kernel-free explorer (jupyterbook_notes §2.4): one widget per precomputed state in
+``static_slider`` is the kernel-free explorer (docs/jupyterbook_notes.md §2.4): one widget per precomputed state in
 an ``ipywidgets.Stack`` whose ``selected_index`` is ``jslink``-ed to a slider -- the link lives in the
 browser, so moving the slider on the static site really changes the picture. Two sliders are done with
 nested Stacks (outer index = first slider, every inner index = second slider).
