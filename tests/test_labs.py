@@ -373,9 +373,11 @@ def test_labs_are_importable_for_learners():
 
 
 # ------------------------------------------------------------------------------------------------
-# the kernel labs (5-8)
+# the kernel labs (5-9)
 # ------------------------------------------------------------------------------------------------
 KERNEL_LABS = [lab for lab in LABS if lab.number >= 5]
+#: Labs whose kernel exists on some SoCs only: lab 9's DAG runs on the atvoss template, Ascend950's kernel flavour.
+KERNEL_LAB_SOCS = {9: {"Ascend950PR"}}
 
 
 @pytest.mark.parametrize("lab", KERNEL_LABS, ids=[f"lab{lab.number}" for lab in KERNEL_LABS])
@@ -387,7 +389,7 @@ def test_kernel_batteries_are_fast_and_cover_every_soc(lab):
     start = time.perf_counter()
     report = lab.load().check(getattr(solutions, lab.function))
     assert report.passed and time.perf_counter() - start < 20
-    assert set(report.coverage["soc"]) == set(platform.socs())
+    assert set(report.coverage["soc"]) == KERNEL_LAB_SOCS.get(lab.number, set(platform.socs()))
     assert {"float32", "float16"} <= set(report.coverage["dtype"])
 
 

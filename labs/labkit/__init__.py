@@ -62,6 +62,8 @@ LABS: tuple[Lab, ...] = (
         "labs/07_double_buffer.md", "double_buffering"),
     Lab(8, "Capstone: aclnnSoftshrinkBackward end to end", "labkit.lab8_capstone", "labs/08_capstone.md",
         "softshrink_backward"),
+    Lab(9, "PReLU's backward as a DAG on the atvoss template", "labkit.lab9_prelu_dag", "labs/09_prelu_dag.md",
+        "prelu_grad_update_dag"),
 )
 
 

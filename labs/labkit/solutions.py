@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ascend_lab import atvoss
 from ascend_lab.acl.tensor import aclScalar, aclTensor
 from ascend_lab.acl.types import aclDataType as DT
 from ascend_lab.ascendc import (
@@ -55,9 +56,9 @@ from ascend_lab.ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingDat
 __all__ = ["HardtanhGradFixedA", "HardtanhGradFixedB", "HardtanhGradFixedC", "KernelHardswishGrad",
            "KernelLeakyReluGrad", "KernelSoftshrinkGrad", "SoftshrinkGrad", "SoftshrinkGradTilingData",
            "aclnnSoftshrinkBackward", "aclnnSoftshrinkBackwardGetWorkspaceSize", "double_buffering", "fixed_kernels",
-           "hardsigmoid_dtype_plan", "hardswish_grad_tiling", "overlap", "softplus_backward_checks",
-           "softplus_grad_tiling", "softshrink_backward", "softshrink_grad", "softshrink_grad_tiling", "speedup",
-           "threshold_grad_512_tiling"]
+           "hardsigmoid_dtype_plan", "hardswish_grad_tiling", "overlap", "prelu_grad_update_dag",
+           "softplus_backward_checks", "softplus_grad_tiling", "softshrink_backward", "softshrink_grad",
+           "softshrink_grad_tiling", "speedup", "threshold_grad_512_tiling"]
 
 
 # ==================================================================================================
@@ -654,3 +655,24 @@ def softshrink_backward() -> dict[str, Any]:
     """The operator's pieces, for ``lab8.check``."""
     return {"TilingData": SoftshrinkGradTilingData, "tiling": softshrink_grad_tiling, "kernel": softshrink_grad,
             "GetWorkspaceSize": aclnnSoftshrinkBackwardGetWorkspaceSize, "Run": aclnnSoftshrinkBackward}
+
+
+# ==================================================================================================
+# Lab 9: PReluGradUpdate as a DAG on the atvoss template
+# ==================================================================================================
+def prelu_grad_update_dag(T: Any) -> Any:
+    """``PReluGradUpdateDAG<T>`` with the template's generic nodes, computed in T.
+
+    dx = x > 0 ? grads : weights * grads; update = x > 0 ? 0 : x * grads. No Cast: each result is one product of
+    two T values rounded once to T (or a copy), so float compute would change no bit and only cost UB. The mask
+    and the zero tile are declared once and shared by both outputs; each Mul sits right before the Select that
+    reads it, so at most three computed tiles are live (BufferNum 2*3 + 2*2 + 3 = 13)."""
+    grads = atvoss.CopyInBrc(atvoss.In(0, T), name="CopyInBrc grads")
+    x = atvoss.CopyInBrc(atvoss.In(1, T), name="CopyInBrc features")
+    weights = atvoss.CopyInBrc(atvoss.In(2, T), name="CopyInBrc weights")
+    zero = atvoss.Duplicate(T, 0.0, name="Duplicate 0")
+    positive = atvoss.Compare(x, zero, CMPMODE.GT, name="Compare GT(features, 0)")
+    dx = atvoss.Select(positive, grads, atvoss.Mul(weights, grads, name="weights * grads"), name="Select dx")
+    update = atvoss.Select(positive, zero, atvoss.Mul(x, grads, name="features * grads"), name="Select update")
+    return atvoss.Dag([atvoss.CopyOut(0, dx), atvoss.CopyOut(1, update)], f"PReluGradUpdateDag<{T.__name__}>")
+
