@@ -584,3 +584,95 @@ def test_capstone_on_ascend910a_accepts_the_runtime_error_only_for_the_soc_limit
     assert lab8._compare_api(exp, limit) is None
     elsewhere = lab8.Expect(0, out=np.zeros(3, np.float32))
     assert lab8._compare_api(elsewhere, limit) is not None
+
+
+# ------------------------------------------------------------------------------------------------
+# lab 9: a DAG on the atvoss template
+# ------------------------------------------------------------------------------------------------
+_LAB9_HEAD = ("import numpy as np\n"
+              "from ascend_lab.ascendc import CMPMODE\n"
+              "from ascend_lab.atvoss import CAST_RINT, Cast, Compare, CopyInBrc, CopyOut, Dag, Duplicate, In, Mul, "
+              "Select\n"
+              "def f(T):\n"
+              "    g, x, w = CopyInBrc(In(0, T)), CopyInBrc(In(1, T)), CopyInBrc(In(2, T))\n")
+# body lines start at line 6 of the learner's cell
+_LAB9_MISTAKES = {
+    "GE": ("    zero = Duplicate(T, 0.0)\n    m = Compare(x, zero, CMPMODE.GE)\n"
+           "    return Dag([CopyOut(0, Select(m, g, Mul(w, g))), CopyOut(1, Select(m, zero, Mul(x, g)))])\n",
+           "what `x >= 0` selects", 7),
+    "swap": ("    zero = Duplicate(T, 0.0)\n    m = Compare(x, zero, CMPMODE.GT)\n    dx = Select(m, Mul(w, g), g)\n"
+             "    return Dag([CopyOut(0, dx), CopyOut(1, Select(m, zero, Mul(x, g)))])\n",
+             "Select with its two sources swapped", 8),
+    "nan": ("    zero = Duplicate(T, 0.0)\n    m = Compare(x, zero, CMPMODE.LE)\n"
+            "    return Dag([CopyOut(0, Select(m, Mul(w, g), g)), CopyOut(1, Select(m, Mul(x, g), zero))])\n",
+            "NaN is neither > 0 nor <= 0", 7),
+    "mask-then-mul": ("    zero = Duplicate(T, 0.0)\n    m = Compare(x, zero, CMPMODE.GT)\n"
+                      "    return Dag([CopyOut(0, Select(m, g, Mul(w, g))), CopyOut(1, Mul(x, Select(m, zero, g)))])\n",
+                      "+inf * 0 is NaN", 8),
+    "dtype": ("    zero = Duplicate(np.float32, 0.0)\n    m = Compare(x, zero, CMPMODE.GT)\n"
+              "    return Dag([CopyOut(0, Select(m, g, Mul(w, g))), CopyOut(1, Select(m, zero, Mul(x, g)))])\n",
+              "Compare operands must share a dtype", 7),
+    "cast-back": ("    g, x, w = Cast(np.float32, g), Cast(np.float32, x), Cast(np.float32, w)\n"
+                  "    zero = Duplicate(np.float32, 0.0)\n    m = Compare(x, zero, CMPMODE.GT)\n"
+                  "    dx = Select(m, g, Mul(w, g))\n"
+                  "    return Dag([CopyOut(0, dx), CopyOut(1, Cast(T, Select(m, zero, Mul(x, g)), CAST_RINT))])\n",
+                  "a Cast back to T is missing", 10),
+    "float": ("    g, x, w = Cast(np.float32, g), Cast(np.float32, x), Cast(np.float32, w)\n"
+              "    zero = Duplicate(np.float32, 0.0)\n    m = Compare(x, zero, CMPMODE.GT)\n"
+              "    dx = Cast(T, Select(m, g, Mul(w, g)), CAST_RINT)\n"
+              "    return Dag([CopyOut(0, dx), CopyOut(1, Cast(T, Select(m, zero, Mul(x, g)), CAST_RINT))])\n",
+              "your DAG implies BufferNum 16", 6),
+    "two-masks": ("    dx = Select(Compare(x, Duplicate(T, 0.0), CMPMODE.GT), g, Mul(w, g))\n"
+                  "    zero = Duplicate(T, 0.0)\n"
+                  "    up = Select(Compare(x, zero, CMPMODE.GT), zero, Mul(x, g))\n"
+                  "    return Dag([CopyOut(0, dx), CopyOut(1, up)])\n",
+                  "runs 8 vector instructions per tile", 6),
+}
+
+
+@pytest.mark.parametrize("mistake", list(_LAB9_MISTAKES))
+def test_lab9_names_the_mistake_and_the_learners_line(mistake):
+    lab9 = get(9).load()
+    body, says, line = _LAB9_MISTAKES[mistake]
+    report = lab9.check(_learner(_LAB9_HEAD + body, "f", f"<lab9 {mistake}>"))
+    assert not report.passed and not report.failure.error, str(report)
+    why = report.failure.why
+    assert says in why, why
+    assert f"<lab9 {mistake}>, line {line}" in why, why
+    assert "ascend_lab/" not in why and "labkit/" not in why and ".py" not in why
+
+
+def test_lab9_live_buffers_follow_the_template():
+    """The checker's own count of live buffers agrees with the template's Dag; the solution reaches the minimum,
+    and the one-dim tile the report quotes is the ubFormer the template's tiling computes."""
+    lab9 = get(9).load()
+    from ascend_lab.atvoss.kernel import TemplateOp
+    from ascend_lab.dtypes import bfloat16
+    from ascend_lab.ops import standalone
+    from ascend_lab.ops.relu_grad.op_kernel import main as rg
+    from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
+
+    soc = standalone.make_soc(lab9.SOC)
+    for dt in (np.float32, np.float16, bfloat16):
+        dag = solutions.prelu_grad_update_dag(dt)
+        info = lab9.live_buffers(dag)
+        assert info["buffers"] == dag.buffer_num() == lab9.MIN_BUFFERS == 13 and info["temps"] == 3
+        assert len([n for n in dag.funlist if n.op not in ("CopyInBrc", "CopyOut")]) == lab9.MIN_VECTOR_NODES
+        op = TemplateOp("PReluGradUpdate", lambda _d, dag=dag: dag, lab9.DTYPE_IDS)
+        td = op.tiling_for_shapes([(10**6,)] * 3, (10**6,), dt, soc.vector_core_num, soc.ub_size)
+        assert td.ubFormer == lab9.one_dim_ub_former(13, np.dtype(dt).itemsize, soc)
+        for other in (tg.dag(dt), rg.dag(dt)):
+            assert lab9.live_buffers(other)["buffers"] == other.buffer_num()
+
+
+def test_lab9_oracle_edges():
+    lab9 = get(9).load()
+    g = np.array([1.0, 2.0, 3.0, 4.0, np.inf, 300.0, -0.0, np.nan], np.float16)
+    x = np.array([0.0, -0.0, np.nan, 1.0, -1.0, -300.0, 2.0, 5.0], np.float16)
+    dx, update = lab9.oracle(g, x, np.array([0.25], np.float16))        # one weight for every element
+    assert dx.dtype == update.dtype == np.float16
+    assert dx[:6].tolist() == [0.25, 0.5, 0.75, 4.0, np.inf, 75.0]       # 0, -0 and NaN take w * g
+    assert np.signbit(dx[6]) and dx[6] == 0 and np.isnan(dx[7])          # x > 0 passes grads bit for bit
+    assert update[0] == 0 and not np.signbit(update[0]) and np.signbit(update[1]) and np.isnan(update[2])
+    assert update[3] == update[6] == update[7] == 0 and update[4] == -np.inf
+    assert update[5] == -np.inf                                          # -300 * 300 overflows half

@@ -58,7 +58,7 @@ from .lab5_copy_compute import SENTINEL, sample, strict_policy
 
 __all__ = [
     "DTYPES", "DTYPE_IDS", "FUNCTION", "INPUTS", "MIN_BUFFERS", "MIN_VECTOR_NODES", "OUTPUTS", "SOC", "Declared",
-    "cases", "check", "declare", "live_buffers", "oracle", "prelu_grad_update", "run",
+    "cases", "check", "declare", "live_buffers", "one_dim_ub_former", "oracle", "prelu_grad_update", "run",
 ]
 
 FUNCTION = "prelu_grad_update_dag"
@@ -568,7 +568,7 @@ def _execution_order(dag: Dag) -> list[Node]:
     return order
 
 
-def _tile(buffers: int, widest: int, soc: SocInfo) -> int:
+def one_dim_ub_former(buffers: int, widest: int, soc: SocInfo) -> int:
     """The one-dim tile (schMode 201: three inputs and two outputs are more than the four arguments of 202):
     ``ubFormer = floor(floor(ub / a) / 128) * 128 / d`` (kernel_flavours §3.4, step 1)."""
     return (soc.ub_size // buffers) // 128 * 128 // widest
@@ -588,8 +588,8 @@ def _efficiency_case(state: _State, dtype: str) -> Case:
         info = live_buffers(d.dag)
         vector = [node for node in info["order"] if node.op not in _COPY_OPS]
         if info["buffers"] > MIN_BUFFERS or info["widest"] > t.itemsize:
-            yours = _tile(info["buffers"], info["widest"], soc)
-            best = _tile(MIN_BUFFERS, t.itemsize, soc)
+            yours = one_dim_ub_former(info["buffers"], info["widest"], soc)
+            best = one_dim_ub_former(MIN_BUFFERS, t.itemsize, soc)
             text = (f"your DAG implies BufferNum {info['buffers']} (2 x {info['inputs']} copy-in + 2 x "
                     f"{info['outputs']} copy-out slots + {info['temps']} temps live at once) with "
                     f"{info['widest']}-byte elements; the fewest these nodes allow is {MIN_BUFFERS} (3 temps) with "

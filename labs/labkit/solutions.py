@@ -674,5 +674,5 @@ def prelu_grad_update_dag(T: Any) -> Any:
     positive = atvoss.Compare(x, zero, CMPMODE.GT, name="Compare GT(features, 0)")
     dx = atvoss.Select(positive, grads, atvoss.Mul(weights, grads, name="weights * grads"), name="Select dx")
     update = atvoss.Select(positive, zero, atvoss.Mul(x, grads, name="features * grads"), name="Select update")
-    return atvoss.Dag([atvoss.CopyOut(0, dx), atvoss.CopyOut(1, update)], f"PReluGradUpdateDag<{T.__name__}>")
+    return atvoss.Dag([atvoss.CopyOut(0, dx), atvoss.CopyOut(1, update)], f"PReluGradUpdateDag<{grads.dtype.name}>")
 
