@@ -68,8 +68,9 @@ lab: $(LAB_STAMP)
 clean:
 	rm -rf _build .pytest_cache
 
-## A longer seeded fuzz of the C-named API (acl.* and aclnn.*) in a subprocess; `make test` runs ~15 s of it.
-## ASCEND_LAB_FUZZ_SECONDS (default 600) and ASCEND_LAB_FUZZ_SEED (default 14) change the run.
+## Longer seeded fuzz runs, each in a subprocess: the C-named API (acl.* and aclnn.*; `make test` runs ~15 s of it)
+## and the front doors (convenience layer, tiling, CLI; `make test` runs ~30 s). ASCEND_LAB_FUZZ_SECONDS (default
+## 600, per file) and ASCEND_LAB_FUZZ_SEED (default 14) change the run.
 .PHONY: fuzz
 fuzz: $(STAMP)
-	ASCEND_LAB_FUZZ_SECONDS=$${ASCEND_LAB_FUZZ_SECONDS:-600} $(PYTEST) tests/test_fuzz_capi.py -s -q
+	ASCEND_LAB_FUZZ_SECONDS=$${ASCEND_LAB_FUZZ_SECONDS:-600} $(PYTEST) tests/test_fuzz_capi.py tests/test_fuzz_front.py -s -q
