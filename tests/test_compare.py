@@ -26,6 +26,7 @@ from ascend_lab.ascendc import (
     DataCopyParams,
     Duplicate,
     GlobalTensor,
+    PipeBarrier,
     TBuf,
     TPipe,
     TQue,
@@ -66,6 +67,7 @@ def k_compare(a, b, out, workspace, tiling, *, dtype, n, count, mode, scalar):
         Compare(m, ta, tb, mode, count)
     else:
         CompareScalar(m, ta, scalar, mode, count)
+    PipeBarrier("PIPE_ALL")                 # the mask is a TBuf, not queued: order V's write before MTE3's copy
     DataCopyPad(go, m, DataCopyParams(1, n // 8, 0, 0))
     qa.FreeTensor(ta)
     qb.FreeTensor(tb)
