@@ -249,12 +249,13 @@ class Dag:
 
         def visit(n: Node) -> Node:
             n = resolve(n)
-            if id(n) in seen:
-                return seen[id(n)]
+            key = id(n)                  # the declared node: a node rebuilt below must not be visited twice
+            if key in seen:
+                return seen[key]
             ins = tuple(visit(i) if isinstance(i, Node) else i for i in n.inputs)
             if ins != n.inputs:
                 n = Node(n.op, n.dtype, ins, dict(n.attrs), n.name)
-            seen[id(n)] = n
+            seen[key] = n
             order.append(n)
             return n
 
