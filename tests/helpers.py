@@ -21,7 +21,9 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 def bits(a: Any) -> np.ndarray:
     """The raw bit patterns of an array (complex: per component), for comparisons where NaN == NaN and -0 != 0."""
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a)
+    if not a.flags.c_contiguous:        # (np.ascontiguousarray would also turn a 0-d array into 1-d)
+        a = a.copy()
     if a.dtype.kind == "c":
         return a.view(_UINT[a.dtype.itemsize // 2])
     return a.view(_UINT[a.dtype.itemsize])

@@ -10,6 +10,7 @@ import struct
 import ml_dtypes
 import numpy as np
 import pytest
+from helpers import assert_bits_equal, bits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -26,22 +27,13 @@ RNG = np.random.default_rng(20260822)
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
 
 
-def bits(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
-
-
 def all_patterns(dt: np.dtype) -> np.ndarray:
     return np.arange(65536, dtype=np.uint16).view(dt)
 
 
 def assert_same_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype, (got.dtype, want.dtype)
-    assert got.shape == want.shape
-    bad = bits(got) != bits(want)
-    if got.dtype.kind == "f" or got.dtype == BF:
-        bad &= ~(np.isnan(got.astype(F64)) & np.isnan(want.astype(F64)))
-    assert not bad.any(), f"{bad.sum()} mismatches, first: got {got[bad][:5]}, want {want[bad][:5]}"
+    """Same dtype, shape and bits; a NaN matches any NaN (the casts' NaN payloads are checked on their own)."""
+    assert_bits_equal(got, want, any_nan=True)
 
 
 # ------------------------------------------------------------------------------------------
