@@ -151,16 +151,16 @@ def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadPara
         tensor, gm, to_ub = src, dst, False
     else:
         raise TypeError("DataCopyPad(dst, src, params[, padParams]) takes a LocalTensor and a GlobalTensor")
-    sanitizer.check_pad_block(tensor, params.blockLen, item)
-    count = params.blockLen // item
-    _copy(tensor.ctx, "DataCopyPad", tensor, gm, count, params.blockLen, gm_to_ub=to_ub, pad=True,
-          pad_params=pad)
+    if params.blockLen % item:
+        sanitizer.check_pad_block(tensor, params.blockLen, item)
+    _copy(tensor.ctx, "DataCopyPad", tensor, gm, params.blockLen // item, params.blockLen, to_ub, True, pad)
 
 
 def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, count: int, nbytes: int,
           gm_to_ub: bool, pad: bool, pad_params: DataCopyPadParams | None = None) -> None:
     tile = local.tile
-    sanitizer.check_copy(ctx, instr, local, count, nbytes, pad)
+    if local.offset % 32 or (not pad and nbytes % 32):
+        sanitizer.check_copy(ctx, instr, local, count, nbytes, pad)
     if gm_to_ub:
         ub_count = count
         if pad:
@@ -527,8 +527,14 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         if ctx.taint is not None:          # element i uses bit i % per: repeat the poisoned bits over the count
             ctx.taint = _repeat_taint(ctx.taint, per, count)
         bits = np.resize(first, count)
+        lanes = None
     else:
-        bits = np.unpackbits(_mask_span(sel_mask, count, "Select", False), count=count, bitorder="little")
+        raw = _mask_span(sel_mask, count, "Select", False)
+        if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE:     # one gather: mask byte -> 8 all-ones/all-zeros lanes
+            bits = None
+            lanes = np.take(_lane_masks(dst.dtype.itemsize), raw, axis=0).reshape(-1)[:count]
+        else:
+            bits = np.unpackbits(raw, count=count, bitorder="little")
     ui = _UINT[dst.dtype.itemsize]
     # bits are 0/1 bytes; an integer multiply of the raw element bits by them is exactly "bits & mask"
     a = _span(src0, count, "Select", False).view(ui)
@@ -538,16 +544,32 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         label = lambda: _show(_scalar(dst.dtype, src1))  # noqa: E731
     else:
         _check_local("Select", src1)
-        rest = np.multiply(_span(src1, count, "Select", False).view(ui), np.subtract(1, bits, dtype=np.uint8),
-                           dtype=ui)
+        b = _span(src1, count, "Select", False).view(ui)
         label = lambda: src1.buffer  # noqa: E731
     d = _span(dst, count, "Select", True).view(ui)
-    np.multiply(a, bits, out=d, dtype=ui)                    # bit 1 -> src0 ...
-    if rest is not None:
-        np.bitwise_or(d, rest, out=d)                        # ... bit 0 -> src1
+    if mode != SELMODE.VSEL_TENSOR_SCALAR_MODE:
+        # lanes all-ones where the bit is 1: b ^ ((a ^ b) & lanes) is a's bits there, b's elsewhere
+        if lanes is None:
+            lanes = bits.astype(ui)
+            np.negative(lanes, out=lanes)
+        np.bitwise_and(np.bitwise_xor(a, b), lanes, out=lanes)
+        np.bitwise_xor(lanes, b, out=d)
+    else:
+        np.multiply(a, bits, out=d, dtype=ui)                # bit 1 -> src0 ...
+        if rest is not None:
+            np.bitwise_or(d, rest, out=d)                    # ... bit 0 -> src1
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
                  lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label()} "
                          f"({SELMODE(mode).name})", src0, sel_mask)
+
+
+@cache
+def _lane_masks(itemsize: int) -> np.ndarray:
+    """Row k: the 8 lanes mask byte k selects (bit i set -> lane i all ones), as unsigned ``itemsize``-byte ints."""
+    lanes = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(_UINT[itemsize])
+    np.negative(lanes, out=lanes)
+    lanes.flags.writeable = False
+    return lanes
 
 
 def _repeat_taint(taint: list[tuple[int, int, int]], per: int, count: int) -> list[tuple[int, int, int]]:

@@ -104,6 +104,7 @@ class TQue:
         self.deques = 0                                 # DeQue calls so far: the k-th DeQue takes tile k
         self.producer, self.consumer = _PIPES[pos]      # which pipe fills the queue, which one drains it
         self.is_vecin = pos is TPosition.VECIN
+        self._labels: dict[int, tuple[str | None, str]] = {}     # block index -> (queue name, "name[index]")
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
@@ -112,28 +113,33 @@ class TQue:
 
     def AllocTensor(self, dtype: Any = None) -> LocalTensor:
         """Next free block, round robin; the producer pipe waits until its consumer released it."""
-        ctx = self._ctx("AllocTensor")
+        ctx = self.ctx if self.ctx is not None else self._ctx("AllocTensor")
         if ctx.plan_only:
             raise PlanComplete
-        n = len(self.blocks)
-        for k in range(n):
-            b = self.blocks[(self.next + k) % n]
-            if b.free:
-                break
-        else:
-            raise sanitizer.alloc_exhausted(ctx, self.name, n, self.allocs)
+        blocks = self.blocks
+        n = len(blocks)
+        b = blocks[self.next] if n else None
+        if b is None or not b.free:         # the round-robin block is still in use: the next free one
+            for k in range(1, n):
+                b = blocks[(self.next + k) % n]
+                if b.free:
+                    break
+            else:
+                raise sanitizer.alloc_exhausted(ctx, self.name, n, self.allocs)
         self.next = (b.index + 1) % n
         b.free = False
         b.owner = None                      # the free flag was waited for: the next pipe to touch it takes it
         b.wrote = False
         ctx.s_time += 1.0
         ctx.wait(self.producer, b.freed_at)
-        dt = _as_dtype(dtype) if dtype is not None else _U8
+        dt = dtype if isinstance(dtype, np.dtype) else _as_dtype(dtype) if dtype is not None else _U8
         view = b.views.get(dt)
         if view is None:
             view = b.views[dt] = ctx.ub[b.offset:b.offset + b.nbytes].view(dt)
-        t = LocalTensor(ctx, dt, b.offset, b.nbytes // dt.itemsize, f"{self.name}[{b.index}]", tile=self.allocs,
-                        block=b, queue=self, data=view)
+        label = self._labels.get(b.index)
+        if label is None or label[0] is not self.name:      # the block's name, made once (per queue name)
+            label = self._labels[b.index] = (self.name, f"{self.name}[{b.index}]")
+        t = LocalTensor(ctx, dt, b.offset, b.nbytes // dt.itemsize, label[1], self.allocs, b, self, view)
         if ctx.record:
             at = ctx.pipe_free[self.producer]
             ctx.event("S", "AllocTensor", self.allocs, at, at, nbytes=b.nbytes, ub=(b.offset, b.offset + b.nbytes),
@@ -142,8 +148,9 @@ class TQue:
         return t
 
     def EnQue(self, t: LocalTensor) -> bool:
-        ctx = self._ctx("EnQue")
-        sanitizer.check_enque(ctx, self, t)
+        ctx = self.ctx if self.ctx is not None else self._ctx("EnQue")
+        if not t.life.alive or t.queue is not self or len(self.fifo) >= self.depth:   # (the common case inline)
+            sanitizer.check_enque(ctx, self, t)
         ctx.s_time += 1.0
         b = t.block
         if b is not None:
@@ -159,8 +166,9 @@ class TQue:
         return True
 
     def DeQue(self, dtype: Any = None) -> LocalTensor:
-        ctx = self._ctx("DeQue")
-        sanitizer.check_deque(ctx, self)
+        ctx = self.ctx if self.ctx is not None else self._ctx("DeQue")
+        if not self.fifo:
+            sanitizer.check_deque(ctx, self)
         t = self.fifo.pop(0)
         self.deques += 1
         ctx.s_time += 1.0
@@ -179,8 +187,9 @@ class TQue:
         return t
 
     def FreeTensor(self, t: LocalTensor) -> None:
-        ctx = self._ctx("FreeTensor")
-        sanitizer.check_free(ctx, self, t)
+        ctx = self.ctx if self.ctx is not None else self._ctx("FreeTensor")
+        if not t.life.alive or t.queue is not self or t.block is None:
+            sanitizer.check_free(ctx, self, t)
         t.life.alive = False
         b = t.block
         b.free = True

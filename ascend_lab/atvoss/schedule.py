@@ -193,89 +193,113 @@ class _Walker:
                 out_q = (pool.ques[(nid, 0)], pool.ques[(nid, 1)]) if (nid, 0) in pool.ques else None
                 buf = pool.bufs.get((nid, 0))
                 self.plan.append((self.COMPUTE, node, inputs, frees, out_q, buf,
-                                  self._kernel(node, scalars)))
+                                  self._kernel(node, scalars), node.dtype))
         self.in_queues = {k: step[3] for k, step in enumerate(self.plan) if step[0] == self.COPY_IN}
+        # DataCopyParams by tile length (a core has at most two: the tile and the last tile)
+        self._params: dict[int, dict[int, DataCopyParams]] = {}
+        self._out_params: dict[tuple[int, int], DataCopyParams] = {}
 
     @staticmethod
     def _kernel(node: Node, scalars: dict[int, Any]) -> Any:
-        """The AscendC call of a compute node: ``fn(dst, args, n)``."""
+        """The AscendC call of a compute node: ``fn(dst, *inputs, n)``, its arguments bound once per core."""
         op, a = node.op, node.attrs
         if op == "Cast":
             mode = RoundMode(a["mode"])
-            return lambda dst, args, n: Cast(dst, args[0], mode, n)
+            return lambda dst, src, n: Cast(dst, src, mode, n)
         if op == "Duplicate":
             v = node.inputs[0]
             value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
-            return lambda dst, args, n: Duplicate(dst, value, n)
+            return lambda dst, n: Duplicate(dst, value, n)
         if op == "Compare":
             mode = CMPMODE(a["mode"])
             per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
 
-            def compare(dst: LocalTensor, args: list[LocalTensor], n: int) -> None:
+            def compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, n: int) -> None:
                 whole = -(-n // per) * per                      # DAV_3510 masks the tail; see the module doc
-                Compare(dst, _widen(args[0], whole), _widen(args[1], whole), mode, whole)
+                if whole != n:
+                    src0, src1 = _widen(src0, whole), _widen(src1, whole)
+                Compare(dst, src0, src1, mode, whole)
             return compare
         if op == "Select":
             mode = SELMODE(a["mode"])
-            return lambda dst, args, n: Select(dst, args[0], args[1], args[2], mode, n)
+            return lambda dst, mask, src0, src1, n: Select(dst, mask, src0, src1, mode, n)
         if op == "Mul":
-            return lambda dst, args, n: Mul(dst, args[0], args[1], n)
+            return Mul
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
 
     def tile(self, i: int, length: int, in_copy: Any, out_offset: int, expand: Any = None) -> None:
-        """Tile ``i`` of this core, ``length`` output elements; ``in_copy(node, dst, gm)`` fills a copy-in slot.
+        """Tile ``i`` of this core, ``length`` output elements; ``in_copy(node, dst, gm)`` fills a copy-in slot
+        (None: one contiguous ``DataCopyPad`` of ``length`` elements at ``out_offset``, the one-dim schedules).
         UB-broadcast: ``expand(node)`` gives ``fn(dst, raw)``, the Broadcast of a copied tile into the node's
         persistent slot, or None when that slot still holds this tile (then nothing is copied)."""
         pp = i & 1
         vals: list[Any] = [None] * len(self.plan)
-        pending: set[int] = set()
-        COPY_IN, SCALAR_IN, COPY_OUT, COPY_BRC = self.COPY_IN, self.SCALAR_IN, self.COPY_OUT, self.COPY_BRC
+        pending: dict[int, Any] = {}                    # copy-in step -> its queue, until its first reader DeQues
+        ins = self.ins
+        params = self._params.get(length) if in_copy is None else None
+        if in_copy is None and params is None:
+            params = self._params[length] = {}
         for k, step in enumerate(self.plan):
             kind, node = step[0], step[1]
-            if kind == COPY_BRC:
+            if kind == 3:                                   # COMPUTE
+                _, node, inputs, frees, out_q, buf, fn, dtype = step
+                for j in inputs:
+                    q = pending.pop(j, None)
+                    if q is not None:                       # V waits for MTE2 at the first reader
+                        vals[j] = q.DeQue(self.plan[j][1].dtype)
+                if out_q is not None:
+                    q = out_q[pp]
+                    dst = q.AllocTensor(dtype)
+                    fn(dst, *[vals[j] for j in inputs], length)
+                    q.EnQue(dst)
+                else:
+                    dst = buf.Get(dtype)
+                    fn(dst, *[vals[j] for j in inputs], length)
+                for j in frees:                             # release copy-in slots after their last reader
+                    self.in_queues[j][pp].FreeTensor(vals[j])
+                vals[k] = dst
+            elif kind == 0:                                 # COPY_IN
+                q = step[3][pp]
+                t = q.AllocTensor(node.dtype)
+                if in_copy is None:
+                    item = node.dtype.itemsize
+                    p = params.get(item)
+                    if p is None:                           # DataCopyPad reads the params, never changes them
+                        p = params[item] = DataCopyParams(1, length * item, 0, 0)
+                    DataCopyPad(t, ins[step[2]][out_offset], p)
+                else:
+                    in_copy(node, t, ins[step[2]])
+                q.EnQue(t)
+                pending[k] = q
+            elif kind == 2:                                 # COPY_OUT
+                q = step[4][pp]
+                dt = step[5]
+                t = q.DeQue(dt)
+                p = self._out_params.get((length, dt.itemsize))
+                if p is None:
+                    p = self._out_params[(length, dt.itemsize)] = DataCopyParams(1, length * dt.itemsize, 0, 0)
+                DataCopyPad(self.outs[step[3]][out_offset], t, p)
+                q.FreeTensor(t)
+            elif kind == 4:                                 # COPY_BRC
                 out = step[4].Get(node.dtype)
                 fn = expand(node)
                 if fn is not None:
                     q = step[3][pp]
                     t = q.AllocTensor(node.dtype)
-                    in_copy(node, t, self.ins[step[2]])
+                    in_copy(node, t, ins[step[2]])
                     q.EnQue(t)
                     t = q.DeQue(node.dtype)                     # V waits for MTE2
                     fn(out, t)
                     q.FreeTensor(t)                             # the raw slot is free for the tile after next
                 vals[k] = out
-            elif kind == COPY_IN:
-                q = step[3][pp]
-                t = q.AllocTensor(node.dtype)
-                in_copy(node, t, self.ins[step[2]])
-                q.EnQue(t)
-                pending.add(k)
-            elif kind == SCALAR_IN:
+            else:                                           # SCALAR_IN
                 t = step[3][pp].Get(node.dtype)
                 if i < 2:                                       # the slot keeps the value for later tiles
                     idx = step[2]
                     if idx not in self.scalar_values:
-                        self.scalar_values[idx] = gm_value(self.ins[idx], i)
+                        self.scalar_values[idx] = gm_value(ins[idx], i)
                     Duplicate(t, self.scalar_values[idx], length)
                 vals[k] = t
-            elif kind == COPY_OUT:
-                q = step[4][pp]
-                t = q.DeQue(step[5])
-                DataCopyPad(self.outs[step[3]][out_offset], t, DataCopyParams(1, length * step[5].itemsize, 0, 0))
-                q.FreeTensor(t)
-            else:
-                _, node, inputs, frees, out_q, buf, fn = step
-                for j in inputs:
-                    if j in pending:                            # V waits for MTE2 at the first reader
-                        pending.discard(j)
-                        vals[j] = self.in_queues[j][pp].DeQue(self.plan[j][1].dtype)
-                dst = out_q[pp].AllocTensor(node.dtype) if out_q is not None else buf.Get(node.dtype)
-                fn(dst, [vals[j] for j in inputs], length)
-                if out_q is not None:
-                    out_q[pp].EnQue(dst)
-                for j in frees:                                 # release copy-in slots after their last reader
-                    self.in_queues[j][pp].FreeTensor(vals[j])
-                vals[k] = dst
 
 
 def _widen(t: LocalTensor, count: int) -> LocalTensor:
@@ -334,8 +358,7 @@ def broadcast_sch(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> No
         for i in range(n_tiles):
             length = ub_tail if (last_core and i == n_tiles - 1) else tile
             off = start + i * tile
-            walker.tile(i, length, lambda node, dst, gm, off=off, length=length:
-                        _contiguous(node, dst, gm, off, length), off)
+            walker.tile(i, length, None, off)               # contiguous copies of ``length`` at ``off``
         return
     if sch_mode in (1, 2):
         _nddma(dag, td, ins, outs, core)
