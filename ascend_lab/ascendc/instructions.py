@@ -244,7 +244,8 @@ def Mins(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
 
 
 def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor, count: int) -> None:
-    _check_local(api, dst, a, b)
+    if not (dst.__class__ is a.__class__ is b.__class__ is LocalTensor):
+        _check_local(api, dst, a, b)
     if not (a.dtype == b.dtype == dst.dtype):
         raise TypeError(f"{api}: operands must share one dtype, got {dst.dtype}, {a.dtype}, {b.dtype}")
     fn(_span(a, count, api, False), _span(b, count, api, False), out=_span(dst, count, api, True))
@@ -284,8 +285,9 @@ def Not(dst: LocalTensor, src: LocalTensor, count: int) -> None:
 
 def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:
     """Fill the first ``count`` elements of dst with the scalar (converted to dst's dtype)."""
-    _check_local("Duplicate", dst)
-    s = _scalar(dst.dtype, scalar)
+    if dst.__class__ is not LocalTensor:
+        _check_local("Duplicate", dst)
+    s = scalar if type(scalar) is dst.dtype.type else _scalar(dst.dtype, scalar)
     _span(dst, count, "Duplicate", True)[...] = s
     _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {_show(s)}")
 
@@ -446,7 +448,7 @@ def _mask_span(t: LocalTensor, nbits: int, instr: str, write: bool) -> np.ndarra
     nbytes = -(-nbits // 8)
     r = t.region
     ctx = t.ctx
-    if t.alive and nbytes <= t.nbytes:
+    if t.life.alive and nbytes <= t.nbytes:
         if not (r is not None and r.owner == "V" and r.clean and (not write or ctx.taint is None)):
             a = t.offset * 8
             sanitizer.ub_access(t, a, a + nbits, 1, instr, write, "V")
@@ -485,7 +487,8 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
 def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:
     """Tensor-tensor compare into a bit-mask, over whole 256-byte repeats (like CompareScalar; on the 950 over
     ``count`` elements, the tail predicate-masked)."""
-    _check_local("Compare", dst, src0, src1)
+    if not (dst.__class__ is src0.__class__ is src1.__class__ is LocalTensor):
+        _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
     sanitizer.check_compare(ctx, "Compare", _tile_of(src0, src1, dst), src0.dtype, int(mode))
     n = sanitizer.whole_repeats(ctx, "Compare", src0, int(count))
@@ -508,7 +511,8 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     Modes 1 and 2 first write the library's scratch on A2/A3 and 310P (kernel_flavours §4): 32 copies of the
     scalar (mode 1) or of the selMask's UB address as uint32 (mode 2) at TMP_UB_OFFSET; the sanitizer stops the
     kernel if a buffer lies there, and the trace records the reserve the plan had to keep (``ub_reserved``)."""
-    _check_local("Select", dst, sel_mask, src0)
+    if not (dst.__class__ is sel_mask.__class__ is src0.__class__ is LocalTensor):
+        _check_local("Select", dst, sel_mask, src0)
     ctx = dst.ctx
     count = int(count)
     mode = int(sel_mode)
@@ -518,7 +522,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         sanitizer.check_select(ctx, tile, dst.dtype, sel_mask.dtype, mode)
         if mode:
             scratch = select_scratch(ctx.soc, 4 if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE else dst.dtype.itemsize)
-            if sanitizer.check_select_scratch(ctx, tile, mode, scratch):
+            if scratch is not None and sanitizer.check_select_scratch(ctx, tile, mode, scratch):
                 _write_scratch(ctx, scratch, dst.dtype, src1 if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE else None,
                                sel_mask.offset)
     if mode == SELMODE.VSEL_CMPMASK_SPR:
@@ -532,7 +536,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         raw = _mask_span(sel_mask, count, "Select", False)
         if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE:     # one gather: mask byte -> 8 all-ones/all-zeros lanes
             bits = None
-            lanes = np.take(_lane_masks(dst.dtype.itemsize), raw, axis=0).reshape(-1)[:count]
+            lanes = _lane_masks(dst.dtype.itemsize).take(raw, axis=0).reshape(-1)[:count]
         else:
             bits = np.unpackbits(raw, count=count, bitorder="little")
     ui = _UINT[dst.dtype.itemsize]

@@ -131,7 +131,8 @@ class TQue:
         b.owner = None                      # the free flag was waited for: the next pipe to touch it takes it
         b.wrote = False
         ctx.s_time += 1.0
-        ctx.wait(self.producer, b.freed_at)
+        if b.freed_at > ctx.pipe_free[self.producer]:     # ctx.wait, inline (every tile)
+            ctx.pipe_free[self.producer] = b.freed_at
         dt = dtype if isinstance(dtype, np.dtype) else _as_dtype(dtype) if dtype is not None else _U8
         view = b.views.get(dt)
         if view is None:
@@ -176,7 +177,8 @@ class TQue:
             ctx.current_tile = t.tile          # the vector unit now works on this tile
         b = t.block
         if b is not None:
-            ctx.wait(self.consumer, b.ready_at)
+            if b.ready_at > ctx.pipe_free[self.consumer]:  # ctx.wait, inline (every tile)
+                ctx.pipe_free[self.consumer] = b.ready_at
             b.owner, b.wrote = self.consumer, False
         if ctx.record:
             at = ctx.pipe_free[self.consumer]

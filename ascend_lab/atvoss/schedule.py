@@ -42,6 +42,7 @@ around here only:
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -201,28 +202,27 @@ class _Walker:
 
     @staticmethod
     def _kernel(node: Node, scalars: dict[int, Any]) -> Any:
-        """The AscendC call of a compute node: ``fn(dst, *inputs, n)``, its arguments bound once per core."""
+        """The AscendC call of a compute node: ``fn(dst, *inputs, count=n)``, its other arguments bound once per
+        core."""
         op, a = node.op, node.attrs
         if op == "Cast":
-            mode = RoundMode(a["mode"])
-            return lambda dst, src, n: Cast(dst, src, mode, n)
+            return partial(Cast, round_mode=RoundMode(a["mode"]))
         if op == "Duplicate":
             v = node.inputs[0]
             value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
-            return lambda dst, n: Duplicate(dst, value, n)
+            return partial(Duplicate, scalar=value)
         if op == "Compare":
             mode = CMPMODE(a["mode"])
             per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
 
-            def compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, n: int) -> None:
-                whole = -(-n // per) * per                      # DAV_3510 masks the tail; see the module doc
-                if whole != n:
+            def compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
+                whole = -(-count // per) * per                  # DAV_3510 masks the tail; see the module doc
+                if whole != count:
                     src0, src1 = _widen(src0, whole), _widen(src1, whole)
                 Compare(dst, src0, src1, mode, whole)
             return compare
         if op == "Select":
-            mode = SELMODE(a["mode"])
-            return lambda dst, mask, src0, src1, n: Select(dst, mask, src0, src1, mode, n)
+            return partial(Select, sel_mode=SELMODE(a["mode"]))
         if op == "Mul":
             return Mul
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
@@ -247,14 +247,18 @@ class _Walker:
                     q = pending.pop(j, None)
                     if q is not None:                       # V waits for MTE2 at the first reader
                         vals[j] = q.DeQue(self.plan[j][1].dtype)
-                if out_q is not None:
-                    q = out_q[pp]
-                    dst = q.AllocTensor(dtype)
-                    fn(dst, *[vals[j] for j in inputs], length)
-                    q.EnQue(dst)
+                dst = out_q[pp].AllocTensor(dtype) if out_q is not None else buf.Get(dtype)
+                n_in = len(inputs)
+                if n_in == 0:
+                    fn(dst, count=length)
+                elif n_in == 2:
+                    fn(dst, vals[inputs[0]], vals[inputs[1]], count=length)
+                elif n_in == 3:
+                    fn(dst, vals[inputs[0]], vals[inputs[1]], vals[inputs[2]], count=length)
                 else:
-                    dst = buf.Get(dtype)
-                    fn(dst, *[vals[j] for j in inputs], length)
+                    fn(dst, *[vals[j] for j in inputs], count=length)
+                if out_q is not None:
+                    out_q[pp].EnQue(dst)
                 for j in frees:                             # release copy-in slots after their last reader
                     self.in_queues[j][pp].FreeTensor(vals[j])
                 vals[k] = dst
