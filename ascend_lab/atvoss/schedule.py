@@ -72,6 +72,7 @@ from ..ascendc import (
     sanitizer,
 )
 from ..ascendc.core import current
+from ..ascendc.numerics import scalar as typed_scalar
 from ..ascendc.sanitizer import REPEAT_BYTES
 from ..opdev.tiling_data import GET_TILING_DATA
 from .dag import Const, Dag, Node, Var
@@ -196,6 +197,15 @@ class _Walker:
                 self.plan.append((self.COMPUTE, node, inputs, frees, out_q, buf,
                                   self._kernel(node, scalars), node.dtype))
         self.in_queues = {k: step[3] for k, step in enumerate(self.plan) if step[0] == self.COPY_IN}
+        # V waits for MTE2 at a copy-in's first reader: which copy-ins each compute step DeQues (every tile alike)
+        first_read: set[int] = set()
+        for k, step in enumerate(self.plan):
+            if step[0] == self.COMPUTE:
+                deques = tuple((j, self.in_queues[j], self.plan[j][1].dtype) for j in dict.fromkeys(step[2])
+                               if j in self.in_queues and j not in first_read)
+                first_read.update(j for j, _, _ in deques)
+                self.plan[k] = (*step, deques)
+        self.vals: list[Any] = [None] * len(self.plan)     # each step's tensor in the current tile
         # DataCopyParams by tile length (a core has at most two: the tile and the last tile)
         self._params: dict[int, dict[int, DataCopyParams]] = {}
         self._out_params: dict[tuple[int, int], DataCopyParams] = {}
@@ -210,7 +220,8 @@ class _Walker:
         if op == "Duplicate":
             v = node.inputs[0]
             value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
-            return partial(Duplicate, scalar=value)
+            # converted once as Duplicate converts it (T(value)); Duplicate takes a value of its type as is
+            return partial(Duplicate, scalar=typed_scalar(node.dtype, value))
         if op == "Compare":
             mode = CMPMODE(a["mode"])
             per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
@@ -233,8 +244,7 @@ class _Walker:
         UB-broadcast: ``expand(node)`` gives ``fn(dst, raw)``, the Broadcast of a copied tile into the node's
         persistent slot, or None when that slot still holds this tile (then nothing is copied)."""
         pp = i & 1
-        vals: list[Any] = [None] * len(self.plan)
-        pending: dict[int, Any] = {}                    # copy-in step -> its queue, until its first reader DeQues
+        vals = self.vals                                # a step's entry is set before any later step reads it
         ins = self.ins
         params = self._params.get(length) if in_copy is None else None
         if in_copy is None and params is None:
@@ -242,11 +252,9 @@ class _Walker:
         for k, step in enumerate(self.plan):
             kind, node = step[0], step[1]
             if kind == 3:                                   # COMPUTE
-                _, node, inputs, frees, out_q, buf, fn, dtype = step
-                for j in inputs:
-                    q = pending.pop(j, None)
-                    if q is not None:                       # V waits for MTE2 at the first reader
-                        vals[j] = q.DeQue(self.plan[j][1].dtype)
+                _, node, inputs, frees, out_q, buf, fn, dtype, deques = step
+                for j, qs, dt in deques:                    # V waits for MTE2 at the first reader
+                    vals[j] = qs[pp].DeQue(dt)
                 dst = out_q[pp].AllocTensor(dtype) if out_q is not None else buf.Get(dtype)
                 n_in = len(inputs)
                 if n_in == 0:
@@ -274,7 +282,6 @@ class _Walker:
                 else:
                     in_copy(node, t, ins[step[2]])
                 q.EnQue(t)
-                pending[k] = q
             elif kind == 2:                                 # COPY_OUT
                 q = step[4][pp]
                 dt = step[5]
