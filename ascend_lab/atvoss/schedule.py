@@ -342,13 +342,27 @@ def _contiguous(node: Node, dst: LocalTensor, gm: GlobalTensor, offset: int, len
     DataCopyPad(dst, gm[offset], DataCopyParams(1, length * node.dtype.itemsize, 0, 0))
 
 
+_last_tiling: list[tuple[type, bytes, Any]] = []
+
+
+def _tiling_data(tiling_class: type, tiling: Any) -> Any:
+    """``GET_TILING_DATA``, parsed once for all the cores of a launch (they read the same bytes; the kernel
+    only reads the struct)."""
+    raw = bytes(tiling)
+    if _last_tiling and _last_tiling[0][0] is tiling_class and _last_tiling[0][1] == raw:
+        return _last_tiling[0][2]
+    td = GET_TILING_DATA(tiling_class, raw)
+    _last_tiling[:] = [(tiling_class, raw, td)]
+    return td
+
+
 def broadcast_sch(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> None:
     """The ``__global__`` entry: ``args`` are the GM inputs, the GM outputs, the workspace and the tiling
     (``launch`` passes them so). ``dag`` and ``sch_mode`` are the template arguments (``BroadcastSch<schMode,
     Dag>``); ``tiling_class`` is the struct ``GET_TILING_DATA`` reads."""
     n_gm = dag.input_size + dag.output_size
     gm_args, tiling = args[:n_gm], args[n_gm + 1]
-    td = GET_TILING_DATA(tiling_class, tiling)
+    td = _tiling_data(tiling_class, tiling)
     ins, outs = _globals(dag, gm_args)
     core = GetBlockIdx()
     d = dag.max_dtype_bytes
