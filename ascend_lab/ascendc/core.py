@@ -152,6 +152,8 @@ class CoreContext:
         self.written_spans: set[tuple[int, int]] = set()
         self.taint: list[tuple[int, int, int]] | None = None     # (first bit, end bit, element bits) read
         self.states: list[UBState] = []
+        # (instruction, dtypes, mode) whose API limits this core's SoC already accepted (they depend on nothing else)
+        self.api_checked: set[tuple[Any, ...]] = set()
 
     # --- UB allocation (TPipe.InitBuffer) -----------------------------------------------------------
     def alloc_ub(self, nbytes: int, name: str, kind: str) -> int:

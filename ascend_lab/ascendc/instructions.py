@@ -490,7 +490,10 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     if not (dst.__class__ is src0.__class__ is src1.__class__ is LocalTensor):
         _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
-    sanitizer.check_compare(ctx, "Compare", _tile_of(src0, src1, dst), src0.dtype, int(mode))
+    key = ("Compare", src0.dtype, int(mode))
+    if key not in ctx.api_checked:
+        sanitizer.check_compare(ctx, "Compare", _tile_of(src0, src1, dst), src0.dtype, int(mode))
+        ctx.api_checked.add(key)
     n = sanitizer.whole_repeats(ctx, "Compare", src0, int(count))
     cond = _CMP_FN[int(mode)](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
     packed = _pack(cond, src0.dtype.itemsize)
@@ -516,15 +519,19 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     ctx = dst.ctx
     count = int(count)
     mode = int(sel_mode)
-    if ctx.api == "ascendc":
+    key = ("Select", dst.dtype, sel_mask.dtype, mode)
+    if ctx.api == "ascendc" and key not in ctx.api_checked:
         tile = _tile_of(dst, sel_mask, src0)
         tile = ctx.current_tile if tile is None else tile
         sanitizer.check_select(ctx, tile, dst.dtype, sel_mask.dtype, mode)
+        scratch = None
         if mode:
             scratch = select_scratch(ctx.soc, 4 if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE else dst.dtype.itemsize)
             if scratch is not None and sanitizer.check_select_scratch(ctx, tile, mode, scratch):
                 _write_scratch(ctx, scratch, dst.dtype, src1 if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE else None,
                                sel_mask.offset)
+        if scratch is None:             # no scratch on this SoC: nothing here depends on the UB plan either
+            ctx.api_checked.add(key)
     if mode == SELMODE.VSEL_CMPMASK_SPR:
         per = REPEAT_BYTES // dst.dtype.itemsize
         first = np.unpackbits(_mask_span(sel_mask, per, "Select", False), count=per, bitorder="little")
