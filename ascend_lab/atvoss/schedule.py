@@ -42,7 +42,6 @@ around here only:
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -212,16 +211,18 @@ class _Walker:
 
     @staticmethod
     def _kernel(node: Node, scalars: dict[int, Any]) -> Any:
-        """The AscendC call of a compute node: ``fn(dst, *inputs, count=n)``, its other arguments bound once per
-        core."""
+        """The AscendC call of a compute node: ``fn(dst, *inputs, n)``, its other arguments bound once per core
+        (a lambda: cheaper per call than a functools.partial with keywords)."""
         op, a = node.op, node.attrs
         if op == "Cast":
-            return partial(Cast, round_mode=RoundMode(a["mode"]))
+            mode = RoundMode(a["mode"])
+            return lambda dst, src, n: Cast(dst, src, mode, n)
         if op == "Duplicate":
             v = node.inputs[0]
             value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
             # converted once as Duplicate converts it (T(value)); Duplicate takes a value of its type as is
-            return partial(Duplicate, scalar=typed_scalar(node.dtype, value))
+            value = typed_scalar(node.dtype, value)
+            return lambda dst, n: Duplicate(dst, value, n)
         if op == "Compare":
             mode = CMPMODE(a["mode"])
             per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
@@ -233,7 +234,8 @@ class _Walker:
                 Compare(dst, src0, src1, mode, whole)
             return compare
         if op == "Select":
-            return partial(Select, sel_mode=SELMODE(a["mode"]))
+            mode = SELMODE(a["mode"])
+            return lambda dst, mask, src0, src1, n: Select(dst, mask, src0, src1, mode, n)
         if op == "Mul":
             return Mul
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
@@ -258,13 +260,13 @@ class _Walker:
                 dst = out_q[pp].AllocTensor(dtype) if out_q is not None else buf.Get(dtype)
                 n_in = len(inputs)
                 if n_in == 0:
-                    fn(dst, count=length)
+                    fn(dst, length)
                 elif n_in == 2:
-                    fn(dst, vals[inputs[0]], vals[inputs[1]], count=length)
+                    fn(dst, vals[inputs[0]], vals[inputs[1]], length)
                 elif n_in == 3:
-                    fn(dst, vals[inputs[0]], vals[inputs[1]], vals[inputs[2]], count=length)
+                    fn(dst, vals[inputs[0]], vals[inputs[1]], vals[inputs[2]], length)
                 else:
-                    fn(dst, *[vals[j] for j in inputs], count=length)
+                    fn(dst, *[vals[j] for j in inputs], length)
                 if out_q is not None:
                     out_q[pp].EnQue(dst)
                 for j in frees:                             # release copy-in slots after their last reader
