@@ -554,7 +554,8 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         rest = None if other_bits == 0 else np.multiply(np.subtract(1, bits, dtype=np.uint8), other_bits, dtype=ui)
         label = lambda: _show(_scalar(dst.dtype, src1))  # noqa: E731
     else:
-        _check_local("Select", src1)
+        if src1.__class__ is not LocalTensor:
+            _check_local("Select", src1)
         b = _span(src1, count, "Select", False).view(ui)
         label = lambda: src1.buffer  # noqa: E731
     d = _span(dst, count, "Select", True).view(ui)

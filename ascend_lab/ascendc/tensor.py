@@ -94,14 +94,16 @@ class GlobalTensor:
 
     def __getitem__(self, offset: int) -> GlobalTensor:
         """``xGm[off]``: the GlobalTensor starting ``off`` elements further (as in AscendC)."""
+        off = int(offset)
         g = GlobalTensor.__new__(GlobalTensor)
-        g.dtype = self.dtype
+        g.dtype = dt = self.dtype
         g._alloc = self._alloc
-        g._start = self._start + int(offset) * self.dtype.itemsize
+        g._start = self._start + off * dt.itemsize
         g._arg_start = self._arg_start
         g._arg_nbytes = self._arg_nbytes
         g._name = self._name
-        g.size = max(self.size - int(offset), 0)
+        size = self.size - off
+        g.size = size if size > 0 else 0
         return g
 
     def gm_slice(self, ctx: CoreContext, count: int, instr: str, tile: int | None, write: bool) -> np.ndarray:

@@ -203,7 +203,8 @@ class _Walker:
                 deques = tuple((j, self.in_queues[j], self.plan[j][1].dtype) for j in dict.fromkeys(step[2])
                                if j in self.in_queues and j not in first_read)
                 first_read.update(j for j, _, _ in deques)
-                self.plan[k] = (*step, deques)
+                frees = tuple((j, self.in_queues[j]) for j in step[3])
+                self.plan[k] = (*step[:3], frees, *step[4:], deques)
         self.vals: list[Any] = [None] * len(self.plan)     # each step's tensor in the current tile
         # DataCopyParams by tile length (a core has at most two: the tile and the last tile)
         self._params: dict[int, dict[int, DataCopyParams]] = {}
@@ -269,8 +270,8 @@ class _Walker:
                     fn(dst, *[vals[j] for j in inputs], length)
                 if out_q is not None:
                     out_q[pp].EnQue(dst)
-                for j in frees:                             # release copy-in slots after their last reader
-                    self.in_queues[j][pp].FreeTensor(vals[j])
+                for j, qs in frees:                         # release copy-in slots after their last reader
+                    qs[pp].FreeTensor(vals[j])
                 vals[k] = dst
             elif kind == 0:                                 # COPY_IN
                 q = step[3][pp]
