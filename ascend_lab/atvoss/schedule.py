@@ -228,28 +228,30 @@ class _Walker:
             else:
                 _, _, inputs, frees, deques = spec
                 out_q = (ques[(nid, 0)], ques[(nid, 1)]) if (nid, 0) in ques else None
+                fn, arg = self._kernel(node, scalars)
                 self.plan.append((kind, node, inputs, tuple((j, self.in_queues[j]) for j in frees), out_q,
-                                  bufs.get((nid, 0)), self._kernel(node, scalars), node.dtype,
-                                  tuple((j, self.in_queues[j], dt) for j, dt in deques)))
+                                  bufs.get((nid, 0)), fn, node.dtype,
+                                  tuple((j, self.in_queues[j], dt) for j, dt in deques), arg))
         self.vals: list[Any] = [None] * len(self.plan)     # each step's tensor in the current tile
         # DataCopyParams by tile length (a core has at most two: the tile and the last tile)
         self._params: dict[int, dict[int, DataCopyParams]] = {}
         self._out_params: dict[tuple[int, int], DataCopyParams] = {}
 
     @staticmethod
-    def _kernel(node: Node, scalars: dict[int, Any]) -> Any:
-        """The AscendC call of a compute node: ``fn(dst, *inputs, n)``, its other arguments bound once per core
-        (a lambda: cheaper per call than a functools.partial with keywords)."""
+    def _kernel(node: Node, scalars: dict[int, Any]) -> tuple[Any, Any]:
+        """The AscendC call of a compute node and its extra argument, worked out once per core: Duplicate (the
+        one node with no node inputs) is ``Duplicate(dst, value, n)`` and Select (the one with three) is
+        ``Select(dst, mask, src0, src1, mode, n)``, called directly by ``tile``; the others are ``fn(dst, *inputs,
+        n)``, their other arguments bound by a lambda (cheaper per call than a functools.partial with keywords)."""
         op, a = node.op, node.attrs
         if op == "Cast":
             mode = RoundMode(a["mode"])
-            return lambda dst, src, n: Cast(dst, src, mode, n)
+            return (lambda dst, src, n: Cast(dst, src, mode, n)), None
         if op == "Duplicate":
             v = node.inputs[0]
             value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
             # converted once as Duplicate converts it (T(value)); Duplicate takes a value of its type as is
-            value = typed_scalar(node.dtype, value)
-            return lambda dst, n: Duplicate(dst, value, n)
+            return Duplicate, typed_scalar(node.dtype, value)
         if op == "Compare":
             mode = CMPMODE(a["mode"])
             per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
@@ -259,12 +261,11 @@ class _Walker:
                 if whole != count:
                     src0, src1 = _widen(src0, whole), _widen(src1, whole)
                 Compare(dst, src0, src1, mode, whole)
-            return compare
+            return compare, None
         if op == "Select":
-            mode = SELMODE(a["mode"])
-            return lambda dst, mask, src0, src1, n: Select(dst, mask, src0, src1, mode, n)
+            return Select, SELMODE(a["mode"])
         if op == "Mul":
-            return Mul
+            return Mul, None
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
 
     def tile(self, i: int, length: int, in_copy: Any, out_offset: int, expand: Any = None) -> None:
@@ -281,17 +282,17 @@ class _Walker:
         for k, step in enumerate(self.plan):
             kind, node = step[0], step[1]
             if kind == 3:                                   # COMPUTE
-                _, node, inputs, frees, out_q, buf, fn, dtype, deques = step
+                _, node, inputs, frees, out_q, buf, fn, dtype, deques, arg = step
                 for j, qs, dt in deques:                    # V waits for MTE2 at the first reader
                     vals[j] = qs[pp].DeQue(dt)
                 dst = out_q[pp].AllocTensor(dtype) if out_q is not None else buf.Get(dtype)
                 n_in = len(inputs)
-                if n_in == 0:
-                    fn(dst, length)
+                if n_in == 0:                               # Duplicate(dst, value, n)
+                    fn(dst, arg, length)
                 elif n_in == 2:
                     fn(dst, vals[inputs[0]], vals[inputs[1]], length)
-                elif n_in == 3:
-                    fn(dst, vals[inputs[0]], vals[inputs[1]], vals[inputs[2]], length)
+                elif n_in == 3:                             # Select(dst, mask, src0, src1, mode, n)
+                    fn(dst, vals[inputs[0]], vals[inputs[1]], vals[inputs[2]], arg, length)
                 else:
                     fn(dst, *[vals[j] for j in inputs], length)
                 if out_q is not None:
