@@ -21,12 +21,10 @@ from typing import Any
 import numpy as np
 
 from ....ascendc import KernelRun
-from ....ascendc import launch as _launch
 from ....atvoss import (
     CAST_NONE,
     CAST_RINT,
     CMP_LE,
-    BroadcastBaseTilingData,
     BroadcastOneDimTilingData,
     Cast,
     Compare,
@@ -41,7 +39,7 @@ from ....atvoss import (
 )
 from ....atvoss.kernel import TemplateOp
 from ....dtypes import bfloat16
-from ...kernel_args import gm_arg, launch_options
+from ...template_launch import launch_template
 
 __all__ = ["ARGS", "BUFFER_NUM", "DTYPE_IDS", "OP", "core_ranges", "dag", "launch", "template_args", "tiling",
            "threshold_grad_v2_d", "workspace_size", "TilingData"]
@@ -105,15 +103,7 @@ def threshold_grad_v2_d(*args: Any, dag: Dag, sch_mode: int, tiling_class: type)
 
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, record: bool | None = None,
            buffer_num: int | None = None, cores: Any = None) -> KernelRun:
-    """Launch with the graph's aclTensors. When the inputs' shapes differ (broadcast), the tiling is redone on
-    their own shapes, as the real host tiling reads each input's shape (``td`` is then the one-dim tiling
-    of the element count, which does not describe the broadcast)."""
-    rec, _ = launch_options(record, buffer_num, BUFFER_NUM)
-    shapes = [tuple(t.shape) for t in (grad, feat)]
-    if (shapes[0] != shapes[1] or tuple(out.shape) != shapes[0]) and not isinstance(td, BroadcastBaseTilingData):
-        td = tiling_for_shapes(shapes, tuple(out.shape), grad.dtype, soc.vector_core_num, soc.ub_size,
-                               threshold=td.scalar(0))
-    args = [gm_arg(t, name) for t, name in zip((grad, feat, out), ARGS, strict=True)]
-    return _launch(threshold_grad_v2_d, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=rec,
-                   kernel_name="ThresholdGradV2D", tiling_data=td, cores=cores,
-                   **template_args(td, grad.dtype))
+    """Launch with the graph's aclTensors (``ops.template_launch``: inputs of different shapes are re-tiled on
+    their own shapes); ``buffer_num`` is accepted for a uniform signature: the template has no BUFFER_NUM."""
+    return launch_template(OP, threshold_grad_v2_d, td, (grad, feat), out, soc, ARGS, record=record, cores=cores,
+                           threshold=td.scalar(0))
