@@ -37,16 +37,16 @@ book: $(STAMP) $(VENDOR)
 
 ## Run the whole test suite, in this order:
 ##   set-up (venv, vendored assets, chromium) -> ruff -> unit + property tests and every chapter and lab under nbval
-##   -> the book build (same as `make book`) -> the browser test of _build/html (tests/test_site.py).
+##   -> the book build (same as `make book`) -> the browser tests of _build/html (tests/test_site*.py).
 test: $(STAMP) $(VENDOR) chromium
 	$(PY) -m ruff check .
-	$(PYTEST) tests chapters labs --ignore=tests/test_site.py --nbval-lax --nbval-current-env --nbval-cell-timeout=300
+	$(PYTEST) tests chapters labs --ignore-glob='tests/test_site*.py' --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 	$(MAKE) --no-print-directory book
-	$(PYTEST) tests/test_site.py
+	$(PYTEST) tests/test_site*.py
 
 ## Only the browser test, against the _build/html already there (after `make book`).
 test-site: $(STAMP) chromium
-	$(PYTEST) tests/test_site.py
+	$(PYTEST) tests/test_site*.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
