@@ -31,7 +31,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "_build" / "html"
+# ASCEND_LAB_SITE points the browser tests at another build (an engineer's private --path-output build).
+SITE = Path(os.environ.get("ASCEND_LAB_SITE", ROOT / "_build" / "html"))
 SHOTS = ROOT / "_build" / "screenshots"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Once this chapter is in the toc, the site must contain at least one animation and one static explorer.
