@@ -1,11 +1,15 @@
 """``python -m benchmarks``: the simulator benchmark (:mod:`benchmarks.bench_simulator`), the explorer-update
 benchmark (:mod:`benchmarks.bench_viz`), then one row per other kernel flavour: TBE (:mod:`benchmarks.bench_tbe`)
-and the atvoss template (:mod:`benchmarks.bench_atvoss`)."""
+and the atvoss template (:mod:`benchmarks.bench_atvoss`); last, one summary table of every target with PASS or
+MISSED (also written to ``results/summary.json``). A missed target never changes the exit status."""
 
+import json
 import sys
+from pathlib import Path
 
 from . import bench_atvoss, bench_tbe, bench_viz
-from .bench_simulator import main
+from .bench_simulator import RESULTS, main
+from .measure import load_text
 
 
 def _shared(argv: list[str]) -> list[str]:
@@ -21,11 +25,61 @@ def _shared(argv: list[str]) -> list[str]:
     return out
 
 
+def _output(argv: list[str]) -> Path:
+    return Path(argv[argv.index("--output") + 1]) if "--output" in argv[:-1] else RESULTS
+
+
+def summary(sim_json: Path, viz: dict) -> list[dict]:
+    """One row per target from the files the benchmarks just wrote (and the explorer's result)."""
+    rows = []
+    sim = json.loads(sim_json.read_text(encoding="utf-8"))
+    base = sim["numpy_baseline"]
+    for key, entry in sim["simulator"].items():
+        rows.append({"target": key.replace("_", " "), "sim_s": entry, "numpy_s": base,
+                     "ratio": entry["ratio_vs_numpy"], "limit": f"<= {entry['target_ratio']:g}x",
+                     "verdict": entry["verdict"]})
+    mem = sim["memory"]
+    rows.append({"target": "peak memory / inputs", "ratio": mem["ratio_vs_inputs"],
+                 "limit": f"<= {mem['target_ratio']:g}x", "verdict": mem["verdict"]})
+    rows.append({"target": "explorer update (ms)", "ratio": viz["median_ms"], "limit": f"<= {viz['target_ms']:g} ms",
+                 "verdict": viz["verdict"]})
+    tbe = json.loads(bench_tbe.RESULTS.read_text(encoding="utf-8"))["row"]
+    rows.append({"target": "TBE HardSigmoidGrad launch", "sim_s": tbe, "numpy_s": tbe["numpy"],
+                 "ratio": tbe["ratio_vs_numpy"], "limit": f"<= {tbe['target_ratio']:g}x", "verdict": tbe["verdict"]})
+    atv = json.loads(bench_atvoss.RESULTS.read_text(encoding="utf-8"))["rows"]
+    for op, row in atv.items():
+        for key in ("launch", "standalone"):
+            e = row[key]
+            rows.append({"target": f"atvoss {op} {key}", "sim_s": e, "numpy_s": row["numpy"],
+                         "ratio": e["ratio_vs_numpy"], "limit": f"<= {e['target_ratio']:g}x", "verdict": e["verdict"]})
+    return rows
+
+
+def print_summary(rows: list[dict]) -> None:
+    print("summary (numpy = the same formula in this process, interleaved; median [min-max]):")
+    for r in rows:
+        times = ""
+        if "sim_s" in r:
+            s, b = r["sim_s"], r["numpy_s"]
+            times = (f"sim {s['median_s']:.4f} [{s['min_s']:.4f}-{s['max_s']:.4f}] s, "
+                     f"numpy {b['median_s']:.4f} [{b['min_s']:.4f}-{b['max_s']:.4f}] s, ")
+        value = f"{r['ratio']:.0f} ms" if "ms" in r["limit"] else f"{r['ratio']:.2f}x"
+        print(f"  {r['target']:<40} {times}{value} (target {r['limit']}): {r['verdict']}")
+    missed = [r["target"] for r in rows if r["verdict"] != "PASS"]
+    print(f"  {'MISSED: ' + ', '.join(missed) if missed else 'every target met'}   ({load_text()})")
+
+
+argv = sys.argv[1:]
 status = main()
 print()
-bench_viz.main(repeats=4 if "--quick" in sys.argv else 10)
+viz = bench_viz.main(repeats=4 if "--quick" in argv else 10)
 print()
-status = max(status, bench_tbe.main(_shared(sys.argv[1:])))      # the TBE flavour's row (results/tbe.json)
+status = max(status, bench_tbe.main(_shared(argv)))      # the TBE flavour's row (results/tbe.json)
 print()
-status = max(status, bench_atvoss.main(_shared(sys.argv[1:])))   # the atvoss rows (main flavour, Ascend950PR)
-sys.exit(status)
+status = max(status, bench_atvoss.main(_shared(argv)))   # the atvoss rows (main flavour, Ascend950PR)
+print()
+rows = summary(_output(argv), viz)
+print_summary(rows)
+(_output(argv).parent / "summary.json").write_text(
+    json.dumps({"load": load_text(), "rows": rows}, indent=2) + "\n", encoding="utf-8")
+sys.exit(status)   # non-zero only when some output's bits differ from numpy's, never for a missed target

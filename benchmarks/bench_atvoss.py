@@ -9,14 +9,17 @@ ThresholdGradV2D and ReluGrad on 2**24 float32 elements (``--quick``: 2**20) on 
 * **standalone call**: ``ops.standalone.run_kernel(op, g, x, soc="Ascend950PR", kernel="main")``, which also
   copies the inputs into device memory and the output back.
 
-Median of ``k`` round-robin repetitions after an untimed warm-up. Target: <= 2x numpy (tracing off).
+numpy runs before each of them, in this process, ``k`` interleaved rounds after an untimed warm-up round
+(:mod:`benchmarks.measure`); each row gives medians with their spread. Target: <= 2x numpy (tracing off),
+reported as PASS or MISSED (never an exit status). Rows are written to ``results/atvoss.json``.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,11 +30,13 @@ from ascend_lab.base.platform import get_soc
 from ascend_lab.ops import registry
 from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.ops.standalone import run_kernel
-from benchmarks.bench_simulator import _default_k, _ratio_row, timed
+
+from .measure import default_k, interleaved, load_text, ratio_row
 
 SOC = "Ascend950PR"
 THRESHOLD = np.float32(0.5)
 TARGET = 2.0
+RESULTS = Path(__file__).resolve().parent / "results" / "atvoss.json"
 
 
 def formulas() -> dict[str, Any]:
@@ -67,39 +72,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--k", type=int, default=None, help="repetitions (median reported)")
     args, _ = p.parse_known_args(argv)   # run from ``python -m benchmarks``, which has options of its own
     n = 2 ** (20 if args.quick else 24)
-    k = args.k or _default_k()
+    k = args.k or default_k()
     rng = np.random.default_rng(0)
     g = rng.standard_normal(n, dtype=np.float32)
     x = rng.standard_normal(n, dtype=np.float32)
-    print(f"atvoss template (main flavour) vs numpy: {n} x float32 on {SOC}, tracing off, median of k={k}")
+    print(f"atvoss template (main flavour) vs numpy: {n} x float32 on {SOC}, tracing off, k={k} interleaved "
+          f"rounds; {load_text()}")
     status = 0
+    rows: dict[str, Any] = {}
     for op, formula in formulas().items():
         run_launch, out_arg = launcher(op, g, x)
-        formula(g, x)
-        run_launch()                                           # warm-up
-        times: dict[str, list[float]] = {"numpy": [], "launch": [], "standalone": []}
-        for _ in range(k):
-            dt, want = timed(lambda formula=formula: formula(g, x))
-            times["numpy"].append(dt)
-            dt, kr = timed(run_launch)
-            times["launch"].append(dt)
-            dt, (_, out) = timed(lambda op=op: run_kernel(op, g, x, threshold=float(THRESHOLD), soc=SOC,
-                                                          kernel="main", record=False))
-            times["standalone"].append(dt)
+        m = interleaved({"launch": run_launch,
+                         "standalone": lambda op=op: run_kernel(op, g, x, threshold=float(THRESHOLD), soc=SOC,
+                                                                kernel="main", record=False)},
+                        k, baseline=lambda formula=formula: formula(g, x))
+        want, kr, (_, out) = m.last["numpy"], m.last["launch"], m.last["standalone"]
         got = out_arg.ptr.allocation.buffer[:g.nbytes].view(np.float32)
-        exact = np.array_equal(got.view(np.uint32), want.view(np.uint32)) and \
-            np.array_equal(out.view(np.uint32), want.view(np.uint32))
-        base = statistics.median(times["numpy"])
+        exact = bool(np.array_equal(got.view(np.uint32), want.view(np.uint32))
+                     and np.array_equal(out.view(np.uint32), want.view(np.uint32)))
+        base = m.series["numpy"]
         print(f"\n{registry.get(op).op_type} (schMode {sch_mode_of(kr.tiling.tilingKey)}, "
               f"blockDim {kr.block_dim}; estimated {kr.cycles:.0f} cycles = {kr.microseconds:.1f} us)")
-        print(f"  {'numpy formula, in this process':<40} {base:9.4f} s")
+        print(f"  {'numpy formula (baseline: this process)':<40} {base.spread()}")
+        rows[op] = {"numpy": base.as_dict(), "bit_identical_to_numpy": exact, "n": n, "soc": SOC}
         for key, label in (("launch", "atvoss kernel launch, tracing off"),
                            ("standalone", "standalone run_kernel, tracing off")):
-            text, entry = _ratio_row(label, statistics.median(times[key]), base, TARGET)
+            text, entry = ratio_row(label, m.series[key], base, TARGET, m.neighbour[key])
+            rows[op][key] = entry
             print(text)
         print(f"  output bit-identical to the numpy formula: {'yes' if exact else 'no'}")
         if not exact:
             status = 1
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"benchmark": "atvoss template vs numpy", "k": k, "rows": rows}, indent=2) + "\n",
+                       encoding="utf-8")
     return status
 
 

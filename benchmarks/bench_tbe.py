@@ -7,15 +7,16 @@ lowered by ``ascend_lab.tbe``) on 2**24 float32 elements (``--quick``: 2**20) on
 * **kernel launch**: ``ascendc.launch`` of the TBE entry (tiling, device buffers and inputs prepared outside the
   timer, as the aclnn path's phase 2 would find them).
 
-Each time is the median of ``k`` round-robin runs after one untimed warm-up. Target: <= 2x numpy. The row is
-written to ``results/tbe.json``; the simulator benchmark's own rows are untouched.
+numpy and the launch alternate (numpy, launch, numpy, launch, ...) in this process, ``k`` rounds after one
+untimed warm-up (:mod:`benchmarks.measure`); the row gives each median with its spread. Target: <= 2x numpy,
+reported as PASS or MISSED (never an exit status). The row is written to ``results/tbe.json``; the simulator
+benchmark's own rows are untouched.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from ascend_lab.base.platform import get_soc
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import tbe as hsg_tbe
 from ascend_lab.ops.kernel_args import gm_from_array
 
-from .bench_simulator import DEFAULT_K, FULL_LOG2, QUICK_LOG2, TARGET_TRACE_OFF, _ratio_row, inputs, timed
+from .bench_simulator import FULL_LOG2, QUICK_LOG2, TARGET_TRACE_OFF, inputs
+from .measure import default_k, interleaved, load_text, ratio_row
 
 RESULTS = Path(__file__).resolve().parent / "results" / "tbe.json"
 ALPHA = np.float32(0.16666666)
@@ -38,7 +40,7 @@ def numpy_formula(g: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < 3, g * ALPHA, np.float32(0))
 
 
-def tbe_row(n: int, soc: str = "Ascend910B4", k: int = DEFAULT_K) -> tuple[str, dict[str, Any]]:
+def tbe_row(n: int, soc: str = "Ascend910B4", k: int | None = None) -> tuple[str, dict[str, Any]]:
     """Measure the row; returns (printed line, JSON entry)."""
     g, x = inputs(n)
     info = get_soc(soc)
@@ -50,20 +52,15 @@ def tbe_row(n: int, soc: str = "Ascend910B4", k: int = DEFAULT_K) -> tuple[str, 
         return launch(hsg_tbe.hard_sigmoid_grad, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=False,
                       kernel_name="HardSigmoidGrad", tiling_data=td, **template)
 
-    ref = numpy_formula(g, x)
-    trace = run().trace                                       # warm-up (and the cost estimate), not timed
-    sim_times, np_times = [], []
-    for _ in range(k):
-        dt, _ = timed(lambda: numpy_formula(g, x))
-        np_times.append(dt)
-        dt, _ = timed(run)
-        sim_times.append(dt)
+    m = interleaved({"launch": run}, k or default_k(), baseline=lambda: numpy_formula(g, x))
+    ref = m.last["numpy"]
+    trace = m.last["launch"].trace
     out = args[2].ptr.allocation.buffer[:g.nbytes].view(np.float32)
     exact = bool(np.array_equal(out.view(np.uint32), ref.view(np.uint32)))
-    base = statistics.median(np_times)
-    text, entry = _ratio_row("TBE HardSigmoidGrad kernel, tracing off", statistics.median(sim_times), base,
-                             TARGET_TRACE_OFF)
-    entry.update({"runs_s": sim_times, "numpy_median_s": base, "numpy_runs_s": np_times, "n": n, "soc": soc,
+    base = m.series["numpy"]
+    text, entry = ratio_row("TBE HardSigmoidGrad kernel, tracing off", m.series["launch"], base,
+                            TARGET_TRACE_OFF, m.neighbour["launch"])
+    entry.update({"numpy": base.as_dict(), "numpy_median_s": base.median, "n": n, "soc": soc,
                   "tiling": td.as_dict(), "cycles": trace.cycles, "bit_identical_to_numpy": exact})
     return text, entry
 
@@ -71,14 +68,16 @@ def tbe_row(n: int, soc: str = "Ascend910B4", k: int = DEFAULT_K) -> tuple[str, 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_tbe", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help=f"2**{QUICK_LOG2} elements instead of 2**{FULL_LOG2}")
-    p.add_argument("--k", type=int, default=DEFAULT_K, help=f"repetitions, median reported (default {DEFAULT_K})")
+    p.add_argument("--k", type=int, default=None, help="interleaved rounds (default $ASCEND_LAB_BENCH_K or 5)")
     p.add_argument("--soc", default="Ascend910B4")
     p.add_argument("--output", type=Path, default=RESULTS)
     args, _ = p.parse_known_args(argv)
     n = 2 ** (QUICK_LOG2 if args.quick else FULL_LOG2)
-    print(f"TBE flavour: HardSigmoidGrad (tbe), {n} x float32 on {args.soc}, median of k={args.k}")
-    text, entry = tbe_row(n, args.soc, args.k)
-    print(f"  {'numpy formula, in this process':<40} {entry['numpy_median_s']:9.4f} s")
+    k = args.k or default_k()
+    print(f"TBE flavour: HardSigmoidGrad (tbe), {n} x float32 on {args.soc}, k={k} interleaved rounds; {load_text()}")
+    text, entry = tbe_row(n, args.soc, k)
+    print(f"  {'numpy formula (baseline: this process)':<40} "
+          f"{entry['numpy_median_s']:.4f} s [min-max {entry['numpy']['min_s']:.4f}-{entry['numpy']['max_s']:.4f}]")
     print(text)
     print(f"  bit-identical to the numpy formula: {'yes' if entry['bit_identical_to_numpy'] else 'no'}")
     args.output.parent.mkdir(parents=True, exist_ok=True)
