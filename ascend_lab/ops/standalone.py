@@ -228,3 +228,98 @@ def stepper_run(op: str = "hard_sigmoid_grad", dtype: Any = "float32", n: int = 
     run, _ = pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, threshold=threshold,
                           snapshot=True, max_tiles=None, kernel=kernel)
     return run
+
+
+# --- any kernel: the learner's entry or kernel class (for viz.step_kernel) -----------------------------------
+SENTINEL = 0xFF      # an output's bytes before the launch: a byte still 0xFF after it was (probably) never written
+
+
+def class_entry(kernel_class: type, tiling_data: Any, *init_args: Any) -> Any:
+    """A ``__global__`` entry for a kernel class: ``op = kernel_class(*init_args)``, then
+    ``op.Init(*gm_args, tiling_data)`` and, unless Init returned False, ``op.Process()`` -- the body every
+    AscendC entry function has (``GET_TILING_DATA``; ``KernelX op; op.Init(...); op.Process();``)."""
+    if not (hasattr(kernel_class, "Init") and hasattr(kernel_class, "Process")):
+        missing = " and ".join(n for n in ("Init", "Process") if not hasattr(kernel_class, n))
+        raise TypeError(f"a kernel class needs Init and Process methods; {kernel_class!r} has no {missing}")
+
+    def entry(*args: Any, **_template: Any) -> None:
+        gm = args[:-2]                           # the last two are workspace and the tiling bytes
+        op = kernel_class(*init_args)
+        if op.Init(*gm, tiling_data) is not False:
+            op.Process()
+
+    entry.__name__ = getattr(kernel_class, "__name__", "kernel")
+    entry.__qualname__ = entry.__name__
+    return entry
+
+
+def _named_inputs(inputs: Any, names: Any) -> tuple[list[np.ndarray], list[str]]:
+    if isinstance(inputs, dict):
+        arrays = [np.asarray(v) for v in inputs.values()]
+        keys = [str(k) for k in inputs]
+    elif isinstance(inputs, np.ndarray):
+        arrays, keys = [inputs], ["x0"]
+    else:
+        arrays = [np.asarray(v) for v in inputs]
+        keys = [f"x{i}" for i in range(len(arrays))]
+    if not arrays:
+        raise ValueError("inputs must hold at least one numpy array (the kernel's input tensors)")
+    if names is not None:
+        names = [str(n) for n in names]
+        if len(names) not in (len(arrays), len(arrays) + 1):
+            raise ValueError(f"names must name the {len(arrays)} inputs (and optionally the output), got {names}")
+        keys = names[:len(arrays)] + keys[len(names):]
+    return arrays, keys
+
+
+def entry_run(entry: Any, tiling_data: Any, inputs: Any, *, soc: str | SocInfo | None = "Ascend910B4",
+              out_dtype: Any = None, out_size: int | None = None, names: Any = None, core: int | None = 0,
+              core_num: int | None = None, ub_size: int | None = None, snapshot: bool = True, record: bool = True,
+              init_args: tuple[Any, ...] = (), kernel_name: str | None = None,
+              strict: Any = None, **template: Any) -> tuple[KernelRun, np.ndarray]:
+    """Launch ANY kernel -- a registered op's or one you wrote -- on numpy inputs, keeping every instruction
+    (and, with ``snapshot``, the values each one produced): what :func:`ascend_lab.viz.step_kernel` steps through.
+
+    ``entry`` is a ``__global__`` entry function called as ``entry(*gm_args, workspace, tiling_bytes,
+    **template)`` (the calling convention of :func:`ascend_lab.ascendc.launch`), or a kernel class with
+    ``Init(*gm_args, tiling_data)`` and ``Process()`` (see :func:`class_entry`; ``init_args`` go to its
+    constructor). ``tiling_data`` is the TilingData your host tiling returned (its ``blockDim`` is the launch's
+    core count, its ``to_bytes()`` what the entry receives). ``inputs``: flat numpy arrays in the entry's argument
+    order (a list, or a dict whose keys name the GM arguments); the output, the last GM argument, holds
+    ``out_size`` elements of ``out_dtype`` (default: the first input's size and dtype) filled with 0xFF bytes.
+    ``core`` runs only that core (None: every core; a stepper wants one); ``core_num`` / ``ub_size`` override the
+    SoC as :func:`make_soc` does. Returns ``(run, output)``; a sanitizer finding raises
+    :class:`~ascend_lab.ascendc.KernelError` naming your line.
+
+    >>> run, out = entry_run(MyKernel, td, [x], soc="Ascend910B4", init_args=(np.float32,))  # doctest: +SKIP
+    """
+    arrays, keys = _named_inputs(inputs, names)
+    info = make_soc(soc, core_num, ub_size)
+    if isinstance(entry, type):
+        entry = class_entry(entry, tiling_data, *init_args)
+    elif init_args:
+        raise ValueError("init_args are for a kernel class; an entry function takes template keywords instead")
+    block_dim = getattr(tiling_data, "blockDim", None)
+    if not hasattr(tiling_data, "to_bytes") or not isinstance(block_dim, (int, np.integer)) or block_dim < 1:
+        raise TypeError(f"tiling_data must be a TilingData (with to_bytes() and blockDim >= 1), got "
+                        f"{type(tiling_data).__name__}")
+    if core is not None and not 0 <= core < block_dim:
+        raise ValueError(f"core must be in [0, {block_dim}) (the tiling's blockDim), got {core}")
+    if out_dtype is None:
+        out_dt = arrays[0].dtype
+    else:
+        out_dt = out_dtype if isinstance(out_dtype, np.dtype) else np.dtype(to_numpy(as_acl_dtype(out_dtype)))
+    n_out = int(arrays[0].size if out_size is None else out_size)
+    out_name = str(names[len(arrays)]) if names is not None and len(names) > len(arrays) else "out"
+    args = [gm_from_array(a, k) for a, k in zip(arrays, keys, strict=True)]
+    args.append(gm_from_array(None, out_name, nbytes=n_out * out_dt.itemsize, fill=SENTINEL))
+    name = kernel_name or getattr(entry, "__name__", "kernel")
+    run = _launch(entry, int(block_dim), args, tiling_data.to_bytes(), info, outputs=(len(args) - 1,), record=record,
+                  snapshot=snapshot, kernel_name=name, tiling_data=tiling_data,
+                  cores=None if core is None else [core], strict=strict, **template)
+    blocks = [b.name.rsplit("[", 1)[0] for bs in run.trace.ub_layout.values() for b in bs
+              if b.kind in ("VECIN", "VECOUT")]
+    if blocks and "bufferNum" not in run.trace.meta:      # BUFFER_NUM as the figures title it: blocks per queue
+        run.trace.meta["bufferNum"] = max(blocks.count(q) for q in set(blocks)) // len(run.trace.ub_layout)
+    out = args[-1].ptr.allocation.buffer[:n_out * out_dt.itemsize].view(out_dt).copy()
+    return run, out

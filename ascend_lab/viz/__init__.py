@@ -9,6 +9,9 @@ buffers in the colour of the pipe that owns them; red only for "over capacity" o
 * animations: ``animate_pipeline``, ``animate_ub``, ``animate_mask_steps``; page HTML with ``anim_html``
 * explorers (live in Jupyter, or ``static=True`` for the kernel-free site): ``tiling_explorer``,
   ``validation_playground``, ``kernel_stepper``; ``static_slider`` for your own precomputed states
+* your own kernel: ``step_kernel(entry, tiling_data, inputs, soc=..., ...)`` runs one core of any kernel entry
+  or class and returns its instructions tile by tile (``KernelSteps``: ``.table()``, ``.records()``,
+  ``.widget()``, ``.plot_ub_layout()``)
 
 viz is a client of data: it draws traces, TilingData, core ranges, UB plans and runs that the layers below
 computed (``ascend_lab.ops.standalone`` runs kernels for figures: ``pipeline_run``, ``buffer_num_study``,
@@ -30,7 +33,7 @@ from .data import (
     tile_map,
     ub_bar,
 )
-from .explorers import kernel_stepper, tiling_explorer, validation_playground
+from .explorers import KernelSteps, StepRecord, kernel_stepper, step_kernel, tiling_explorer, validation_playground
 from .figures import (
     plot_buffer_num,
     plot_dtype_tables,
@@ -49,6 +52,7 @@ from .style import png_bytes
 __all__ = [
     "dag_graph", "plot_dag", "plot_template_pipeline", "plot_template_tile_map", "template_lanes", "template_tile_map",
     "animate_mask_steps", "animate_pipeline", "animate_ub", "anim_html",
+    "KernelSteps", "StepRecord", "step_kernel",
     "cancast_matrix", "frame_count", "kernel_stepper", "l0_graph", "lanes", "mask_steps", "occupancy",
     "plot_buffer_num", "plot_cann_stack", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline",
     "plot_support",
