@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .timeline import TimelineView
+
 PIPES = ("MTE2", "V", "MTE3", "S")
 
 
@@ -28,6 +30,9 @@ class Event:
     buffer: str = ""          # the UB buffer of ``ub`` ("inQueueX[1]", "maskBuf", ...)
     detail: str = ""          # human-readable summary (operands, scalar, mode)
     values: Any = field(default=None, compare=False, repr=False)   # snapshot of the result (snapshot mode)
+    #: Beats UB bank conflicts added to this vector instruction (ub_banks: the repeats' beats minus one per
+    #: repeat; 0 = conflict-free, and always 0 off the V pipe or on a SoC without a bank model).
+    bank_conflicts: int = 0
 
 
 @dataclass(frozen=True)
@@ -100,26 +105,101 @@ class Trace:
     def core_events(self, core: int, pipe: str | None = None) -> list[Event]:
         return [e for e in self.events if e.core == core and (pipe is None or e.pipe == pipe)]
 
-    def to_chrome_trace(self) -> dict[str, Any]:
-        """Chrome-trace JSON (chrome://tracing, Perfetto): one process per core, one thread per pipe.
-        Timestamps are microseconds at the SoC clock."""
+    def to_chrome_trace(self, *, cores: list[int] | None = None, max_events: int | None = None,
+                        ub_counter: bool = True) -> dict[str, Any]:
+        """Chrome-trace JSON (chrome://tracing, Perfetto, the book's timeline viewer): one process per core,
+        one thread per pipe, and per core a counter track "UB in use" (bytes held by queue blocks between
+        AllocTensor and FreeTensor, plus the TBufs, which InitBuffer holds for the whole kernel). Timestamps are
+        microseconds at the SoC clock; each slice's ``args`` carry its tile, bytes, element count, UB range and
+        buffer, so a click in a viewer answers "which instruction, on which data, where in UB".
+
+        ``cores`` picks the processes (default: every core of the launch, with or without events; the viewer
+        passes the cores that have events). ``max_events`` keeps a page small: only the slices that start
+        before a time cut are kept, the earliest ``max_events`` of them, so every kept core shows the same
+        window; ``otherData["truncated"]`` then says how many were dropped. The export lives here, in the
+        ascendc layer, because it reads nothing but the trace; :mod:`.timeline` turns it into a page.
+        """
+        keep = list(range(self.block_dim)) if cores is None else sorted(set(cores))
+        wanted = set(keep)
         tid = {p: i for i, p in enumerate(PIPES)}
+        events = [e for e in self.events if e.core in wanted]
+        dropped = 0
+        cut = float("inf")
+        if max_events is not None:
+            if max_events < 1:
+                raise ValueError(f"max_events must be at least 1, got {max_events}")
+            if len(events) > max_events:
+                cut = sorted(e.start for e in events)[max_events - 1]
+                kept = [e for e in events if e.start <= cut][:max_events]
+                dropped = len(events) - len(kept)
+                events = kept
         out: list[dict[str, Any]] = []
-        for c in range(self.block_dim):
+        for c in keep:
             out.append({"ph": "M", "name": "process_name", "pid": c, "tid": 0, "args": {"name": f"core {c}"}})
+            out.append({"ph": "M", "name": "process_sort_index", "pid": c, "tid": 0, "args": {"sort_index": c}})
             for p, t in tid.items():
                 out.append({"ph": "M", "name": "thread_name", "pid": c, "tid": t, "args": {"name": p}})
+                out.append({"ph": "M", "name": "thread_sort_index", "pid": c, "tid": t, "args": {"sort_index": t}})
         mhz = self.clock_mhz
-        for e in self.events:
-            args = {"tile": e.tile, "bytes": e.nbytes, "count": e.count, "detail": e.detail}
+        for e in events:
+            args: dict[str, Any] = {"instruction": e.instr, "tile": e.tile, "bytes": e.nbytes, "count": e.count,
+                                    "detail": e.detail}
             if e.ub is not None:
                 args["ub"] = list(e.ub)
                 args["buffer"] = e.buffer
             out.append({"ph": "X", "name": e.instr, "cat": e.pipe, "pid": e.core, "tid": tid[e.pipe],
                         "ts": e.start / mhz, "dur": max(e.end - e.start, 0.0) / mhz, "args": args})
-        return {"traceEvents": out, "displayTimeUnit": "ns",
-                "otherData": {"kernel": self.kernel, "soc": self.soc, "blockDim": self.block_dim,
-                              "cycles": self.cycles}}
+        if ub_counter:
+            out.extend(self._ub_counter(keep, cut))
+        other: dict[str, Any] = {"kernel": self.kernel, "soc": self.soc, "blockDim": self.block_dim,
+                                 "cycles": self.cycles}
+        if dropped:
+            other["truncated"] = dropped
+        return {"traceEvents": out, "displayTimeUnit": "ns", "otherData": other}
+
+    def _ub_counter(self, cores: list[int], cut: float = float("inf")) -> list[dict[str, Any]]:
+        """Counter events ("ph": "C") of the UB bytes in use on each core, one point per time it changes.
+
+        Queue blocks count from their AllocTensor to their FreeTensor (the events' ``ub`` ranges; the list is
+        in issue order, not time order, so the changes are sorted by time); TBufs (VECCALC blocks of the
+        layout) count throughout. Points after ``cut`` (cycles) are dropped with the slices they belong to."""
+        mhz = self.clock_mhz
+        wanted = set(cores)
+        changes: dict[int, list[tuple[float, int]]] = {c: [] for c in cores}
+        for e in self.events:
+            if e.core in wanted and e.pipe == "S" and e.ub is not None and e.start <= cut:
+                if e.instr == "AllocTensor":
+                    changes[e.core].append((e.start, e.ub[1] - e.ub[0]))
+                elif e.instr == "FreeTensor":
+                    changes[e.core].append((e.start, -(e.ub[1] - e.ub[0])))
+        out: list[dict[str, Any]] = []
+        for c in cores:
+            tbuf = sum(b.size for b in self.ub_layout.get(c, []) if b.kind == "VECCALC")
+            points: dict[float, int] = {0.0: 0}
+            held = 0
+            for t, delta in sorted(changes[c], key=lambda x: x[0]):
+                held += delta
+                points[t] = held          # several changes at one cycle: the last total stands
+            for t, q in points.items():
+                out.append({"ph": "C", "name": "UB in use (bytes)", "cat": "UB", "pid": c, "tid": 0, "ts": t / mhz,
+                            "args": {"queue blocks": q, "TBuf": tbuf}})
+        return out
+
+    def show_timeline(self, *, cores: list[int] | None = None, max_events: int | None = 20_000,
+                      height: int = 520, static: str | None = None, page: str | None = None) -> TimelineView:
+        """The interactive timeline viewer (catapult's, vendored by ``scripts/vendor.sh``) of this trace.
+
+        In Jupyter (``static=None``) the returned object's ``_repr_html_`` is an iframe holding the viewer and
+        the data in its ``srcdoc``, so it needs no server and no network; FileNotFoundError, saying how to fetch
+        them, when the viewer files are missing. On a book page, ``static`` is the path from the page to the
+        site's ``_static`` (``"../_static"`` for a chapter): the iframe then loads the site's one copy of the
+        viewer and only the JSON goes into the page. Default cores: those with events. ``page``: another
+        viewer page (or the ``_vendor`` folder holding it) than the one :func:`.timeline.find_page` finds."""
+        if cores is None:
+            cores = sorted({e.core for e in self.events}) or list(range(self.block_dim))
+        data = self.to_chrome_trace(cores=cores, max_events=max_events)
+        return TimelineView(data, title=f"{self.kernel} on {self.soc}", height=height, inline=static is None,
+                            static=static or "../_static", page=page)
 
     def save_chrome_trace(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
