@@ -914,3 +914,29 @@ def test_scalar_from_array_raises():
 
 def test_destroy_scalar_none():
     assert acl.aclDestroyScalar(None) == 0
+
+
+def test_a_reused_buffer_never_shows_its_last_owners_bytes(dev):
+    """The pool hands back a freed buffer without zeroing it at once: a plain look zeroes all of it, an upload
+    zeroes all but the bytes it writes, and a memcpy refused for a bad source zeroes nothing it then exposes."""
+    def dirty(nbytes: int) -> None:
+        p = upload(np.full(nbytes, 0xAB, np.uint8))
+        assert acl.aclrtFree(p) == 0
+    dirty(1000)
+    p = malloc(1000)                                    # same length: the pooled buffer comes back
+    assert p.allocation._stale                          # ... still holding 0xAB until someone looks
+    assert not p.allocation.buffer.any()
+    assert acl.aclrtFree(p) == 0
+    dirty(1000)
+    p = malloc(1000)
+    host = np.arange(96, dtype=np.uint8)
+    assert acl.aclrtMemcpy(p + 64, 96, host, 96, acl.ACL_MEMCPY_HOST_TO_DEVICE) == 0
+    buf = p.allocation.buffer
+    assert np.array_equal(buf[64:160], host) and not buf[:64].any() and not buf[160:].any()
+    assert acl.aclrtFree(p) == 0
+    dirty(1000)
+    p = malloc(1000)
+    with oplog.capture():
+        assert acl.aclrtMemcpy(p, 1000, host, 1000, acl.ACL_MEMCPY_HOST_TO_DEVICE) != 0   # source too small
+    assert not p.allocation.buffer.any()
+    assert acl.aclrtFree(p) == 0

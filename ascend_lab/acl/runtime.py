@@ -142,11 +142,14 @@ _pool_limit = POOL_LIMIT_BYTES
 _pool_bytes = 0
 
 
-def _pooled_buffer(nbytes: int) -> np.ndarray:
-    """Zeroed backing bytes, reusing a freed buffer of the same length when there is one.
+def _pooled_buffer(nbytes: int) -> tuple[np.ndarray, bool]:
+    """Backing bytes, reusing a freed buffer of the same length when there is one; returns (buffer, stale).
 
     The real runtime serves aclrtMalloc from a memory pool too; here the pool also spares the host the
-    page faults of touching fresh memory. Reused buffers are zeroed so every run is deterministic."""
+    page faults of touching fresh memory. A reused buffer still holds its last owner's bytes (``stale``):
+    :class:`DeviceAllocation` zeroes them before anyone can see them, so every run is deterministic -- all at
+    the first look, or all but the span a memcpy is about to overwrite (``DeviceAllocation.overwrite``), which
+    spares an upload one pass over its bytes."""
     global _pool_bytes
     bucket = _POOL.get(nbytes)
     if bucket:
@@ -154,9 +157,8 @@ def _pooled_buffer(nbytes: int) -> np.ndarray:
         if not bucket:
             del _POOL[nbytes]
         _pool_bytes -= nbytes
-        buf.fill(0)
-        return buf
-    return np.zeros(nbytes, dtype=np.uint8)
+        return buf, True
+    return np.zeros(nbytes, dtype=np.uint8), False
 
 
 #: References to a buffer inside ``_recycle``: the caller's variable, the parameter, getrefcount's argument.
@@ -262,10 +264,31 @@ class DeviceAllocation:
         self.id = next(_ids)
         self.size = size
         self.capacity = _round_up(size, 32) + 32
-        self.buffer: np.ndarray | None = _pooled_buffer(self.capacity + GUARD_BYTES)
+        self._buffer, self._stale = _pooled_buffer(self.capacity + GUARD_BYTES)
         self.base_address = 0x12C0_0000_0000 + next(_address) * 0x20_0000   # 2 MB huge-page spacing
         self.freed = False
         self.freed_by = ""                    # "aclrtFree" or "aclFinalize" once released
+
+    @property
+    def buffer(self) -> np.ndarray | None:
+        """The backing bytes (None once freed); a reused buffer's old bytes are zeroed before the first look."""
+        if self._stale:
+            self._stale = False
+            self._buffer.fill(0)
+        return self._buffer
+
+    def overwrite(self, offset: int, nbytes: int) -> np.ndarray:
+        """The uint8 view of ``[offset, offset + nbytes)`` for a caller that writes every byte of it at once
+        (an upload): a reused buffer's old bytes are zeroed everywhere else, not there. The span must lie inside
+        the buffer (the caller has checked it, as ``DevicePtr.bytes`` does)."""
+        buf = self._buffer
+        if buf is None or offset < 0 or nbytes < 0 or offset + nbytes > buf.size:
+            raise ValueError(f"{nbytes} B at offset {offset} are outside {self!r}")
+        if self._stale:
+            self._stale = False
+            buf[:offset] = 0
+            buf[offset + nbytes:] = 0
+        return buf[offset:offset + nbytes]
 
     @property
     def backing_bytes(self) -> int:
@@ -274,7 +297,7 @@ class DeviceAllocation:
 
     def release(self, by: str) -> None:
         """Give the bytes back: from now on nothing can reach them through this allocation."""
-        buf, self.buffer = self.buffer, None
+        buf, self._buffer, self._stale = self._buffer, None, False
         self.freed, self.freed_by = True, by
         if buf is not None:
             _recycle(buf)
@@ -556,7 +579,7 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
     if dst_dev:
         if not _device_ok(dst, dest_max, api, "dst"):
             return ACL_ERROR_INVALID_PARAM
-        d = dst.bytes(count)
+        d = None            # taken below, once the source is known good: every byte of it is then written
     else:
         d = _host_bytes(dst, True, api, "dst")
         if d is None:
@@ -577,6 +600,8 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
             _log(api, f"count ({count} B) is larger than the host source ({s.size} B)")
             return ACL_ERROR_INVALID_PARAM
         s = s[:count]
+    if d is None:
+        d = dst.allocation.overwrite(dst.offset, count)
     d[...] = s
     return ACL_SUCCESS
 

@@ -36,7 +36,7 @@ def gm_from_array(arr: np.ndarray | None, name: str, arg_nbytes: int | None = No
     size = arr.nbytes if arr is not None else int(nbytes or 0)
     alloc = DeviceAllocation(max(size, 1))
     if arr is not None:
-        alloc.buffer[:size] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+        alloc.overwrite(0, size)[...] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)   # no zeroing first
     elif fill is not None:
         alloc.buffer[:size] = fill
     return GmAddr(DevicePtr(alloc), name, arg_nbytes=size if arg_nbytes is None else arg_nbytes)
