@@ -51,7 +51,7 @@ test-site: $(STAMP) chromium
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
-## Speed and memory benchmarks (ratios against a numpy baseline measured in the same run).
+## Speed and memory benchmarks (ratios against numpy in the same process, interleaved with the simulator runs).
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
