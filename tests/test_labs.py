@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import linecache
+import re
 from pathlib import Path
 
 import jupytext
@@ -94,18 +95,39 @@ def test_notebook_follows_the_lab_conventions(lab):
     skeleton = [i for i, c in code if SKELETON in _tags(c)]
     assert setup and skeleton and max(setup) < min(skeleton)
     for i in skeleton:
-        tags = _tags(nb.cells[i])
-        assert "skip-execution" in tags and "nbval-skip" in tags, f"cell {i}: {tags}"
-        assert "TODO" in nb.cells[i].source and '"""' in nb.cells[i].source, "a skeleton has a docstring and TODOs"
-    solution = [c for _, c in code if "hide-cell" in _tags(c) and f"solutions.{lab.function}" in c.source]
+        tags, src = _tags(nb.cells[i]), nb.cells[i].source
+        defines = re.search(rf"^(def|class) {lab.function}\b", src, re.M)
+        if defines or "skip-execution" in tags:
+            # the function the checker takes is the learner's only where the learner ran it: the book checks
+            # the solution instead
+            assert "skip-execution" in tags and "nbval-skip" in tags, f"cell {i}: {tags}"
+        else:
+            # a skeleton that runs in the book (lab 6's broken kernels) is checked by a visible cell below it
+            name = re.search(r"^(?:def|class) (\w+)", src, re.M).group(1)
+            assert any(not _tags(c) and f"{name})" in c.source for j, c in code if j > i), f"cell {i} is unchecked"
+        assert "TODO" in src and '"""' in src, "a skeleton has a docstring and TODOs"
+    solution = [(i, c) for i, c in code if "hide-cell" in _tags(c) and f"solutions.{lab.function}" in c.source]
     assert len(solution) == 1, "one collapsed solution cell"
-    src = solution[0].source
+    src = solution[0][1].source
     assert "show_source(" in src and "assert" in src and ".check(" in src and ".passed" in src
     checker = [c for _, c in code if not _tags(c) and f".check({lab.function})" in c.source]
     assert checker, "a visible 'run the checker' cell that checks the learner's function"
     markdown = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert "{dropdown}" in markdown or ":class: dropdown" in markdown, "hints in collapsed blocks"
     assert "## What to try next" in markdown
+    # before you start: the chapters it builds on (as links) and an honest time estimate
+    before = re.search(r"```\{admonition\} Before you start\n(.*?)\n```", markdown, re.S)
+    assert before, "a 'Before you start' admonition"
+    prerequisites = re.search(r"\*\*Prerequisites:\*\*(.*?)(?=\n- \*\*|\Z)", before.group(1), re.S)
+    assert prerequisites and re.search(r"\{doc\}`\.\./chapters/\w+`", prerequisites.group(1)), "chapters as {doc} links"
+    for link in re.findall(r"\{doc\}`([^`]+)`", prerequisites.group(1)):
+        assert (path.parent / f"{link}.md").is_file(), f"prerequisite {link} does not exist"
+    time_line = re.search(r"\*\*Time:\*\*([^\n]*(?:\n  [^\n]*)*)", before.group(1))
+    assert time_line and re.search(r"\b(minutes|hours?)\b", time_line.group(1)), "a time estimate"
+    # hints: at least two collapsed levels, all before the collapsed solution
+    hint_block = re.compile(r"\{dropdown\}[^\n]*Hint|\{admonition\}[^\n]*Hint[^\n]*\n:class: dropdown")
+    hints = {i: len(hint_block.findall(c.source)) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"}
+    assert sum(n for i, n in hints.items() if i < solution[0][0]) >= 2, "two or more levels of collapsed hints"
+    assert not any(n for i, n in hints.items() if i > solution[0][0]), "the hints come before the solution"
     # the setup cells are the only code the skeletons need
     assert cells(path, SETUP) and cells(path, SKELETON)
 
@@ -676,3 +698,80 @@ def test_lab9_oracle_edges():
     assert update[0] == 0 and not np.signbit(update[0]) and np.signbit(update[1]) and np.isnan(update[2])
     assert update[3] == update[6] == update[7] == 0 and update[4] == -np.inf
     assert update[5] == -np.inf                                          # -300 * 300 overflows half
+
+
+# ------------------------------------------------------------------------------------------------
+# labs ask for decisions: the oracles are not answers, lab 5's plan and overlap are checked
+# ------------------------------------------------------------------------------------------------
+def test_an_oracle_handed_back_fails_and_names_the_learners_line():
+    """A learner's function that returns the checker's own oracle (lab3.oracle, lab7.reference_overlap, ...)
+    fails with a report that says so and quotes the learner's line; the notebook may still call the oracle."""
+    lab3, lab4, lab7 = get(3).load(), get(4).load(), get(7).load()
+    assert lab3.oracle(1000, "float32", 40, 196608).ubFactor > 0          # usable outside a check
+    cheat = _learner("from labkit import lab3_tiling as lab3\n"
+                     "def tiling(total_length, dtype, core_num, ub_size, beta=1.0, threshold=20.0):\n"
+                     "    return lab3.oracle(total_length, dtype, core_num, ub_size, beta, threshold)\n",
+                     "tiling", "<lab3 cheat>")
+    report = lab3.check(cheat)
+    assert not report.passed and report.run == 1 and report.failure.error.startswith("AnswerKeyUsed")
+    assert "lab3_tiling.oracle" in report.failure.error and report.failure.where.startswith("<lab3 cheat>, line 3")
+    assert not lab4.check(lab4.oracle).passed                                 # the oracle itself as the answer
+    for name in ("reference_speedup", "reference_overlap"):
+        parts = {**solutions.double_buffering(), name.removeprefix("reference_"): getattr(lab7, name)}
+        report = lab7.check(lambda parts=parts: parts)
+        assert not report.passed and "AnswerKeyUsed" in report.failure.error, str(report)
+    lab8 = get(8).load()
+    for name in ("oracle", "oracle_kernel", "oracle_tiling", "expected_status"):
+        assert getattr(getattr(lab8, name), "answer_key", False), name
+    for lab in LABS[:8]:
+        keys = [n for n in dir(lab.load()) if getattr(getattr(lab.load(), n), "answer_key", False)]
+        assert keys, f"lab {lab.number} marks no oracle as an answer key"
+
+
+def _lab5_learner(buffer_num: int, name: str, edit=lambda s: s):
+    import inspect
+
+    head = ("from typing import Any\nfrom ascend_lab.ascendc import *\nfrom ascend_lab.opdev.tiling_data import "
+            f"ceil_div\nBUFFER_NUM = {buffer_num}\nREPEAT_BYTES = 256\n")
+    return _learner(head + edit(inspect.getsource(solutions.KernelLeakyReluGrad)), "KernelLeakyReluGrad", name)
+
+
+def test_lab5_checks_the_plan_the_tiling_implies():
+    lab5 = get(5).load()
+    report = lab5.check(_lab5_learner(1, "<lab5 single>"))
+    assert not report.passed and report.run == 2 and not report.failure.error
+    why = report.failure.why
+    assert "1 block per queue" in why and "7 slots" in why and "MTE2 waits for V" in why
+    assert "<lab5 single>, line " in why and "InitBuffer(self.inQueueGrad" in why
+    assert "ascend_lab/" not in why and "labkit/" not in why
+    # bytes where elements were meant: a plan of the right shape with blocks a quarter the size
+    small = _lab5_learner(2, "<lab5 small>", lambda s: s.replace("BUFFER_NUM, self.ubFactor * sizeof(T))",
+                                                                  "BUFFER_NUM, self.ubFactor)"))
+    report = lab5.check(small)
+    assert not report.passed and "InitBuffer takes BYTES" in report.failure.why, str(report)
+    assert lab5.check(_lab5_learner(2, "<lab5 double>")).passed
+
+
+def test_lab5_reads_the_overlap_from_the_trace():
+    lab5 = get(5).load()
+    case = lab5._overlap_case("Ascend910B4")
+    single, double = _lab5_learner(1, "<lab5 s>"), _lab5_learner(2, "<lab5 d>")
+    cycles, evidence = case.call(single, case.inputs)
+    assert cycles == 0.0 and "V computes tile 0 until cycle" in evidence
+    why = case.compare(case.expected, (cycles, evidence))
+    assert "no copy-in ever runs while V computes" in why and "FreeTensor" in why
+    cycles, _ = case.call(double, case.inputs)
+    assert cycles > 0 and case.compare(case.expected, (cycles, "")) is None
+
+
+def test_lab5_page_shows_no_solution_code():
+    """No visible cell of lab 5 subclasses or lists the solution; the skeleton leaves the plan to the learner."""
+    nb = jupytext.read(ROOT / get(5).notebook, fmt="md:myst")
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "hide-cell" not in _tags(cell):
+            assert "solutions." not in cell.source, cell.source
+    skeleton = "".join(src for _, src in cells(ROOT / get(5).notebook, SKELETON))
+    code = "\n".join(line.split("#", 1)[0] for line in skeleton.splitlines())          # not the TODO comments
+    assert "BUFFER_NUM = 1" in code and "InitBuffer(" not in code and "ceil_div(n" not in code
+    setup = "".join(src for _, src in cells(ROOT / get(5).notebook, SETUP))
+    assert "BUFFER_NUM" not in setup

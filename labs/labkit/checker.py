@@ -21,12 +21,19 @@ Hook for the kernel labs
     list), names the core and tile that wrote it. A case may also *expect* a fault
     (``expected=KernelFault(kind="ub-out-of-range", core=3)``) for "make the sanitizer fire" exercises.
 
+Answer keys
+    A lab's oracle is a public callable (``lab3.oracle``, ``lab7.reference_overlap``): the notebook uses it to
+    show what the checker compares against. :func:`answer_key` marks such a function: called while the
+    learner's own code runs (inside a case), it raises :class:`AnswerKeyUsed`, so a function that hands back
+    the checker's answer fails with a report that names the learner's line instead of passing.
+
 Reports print as text (``str``/``repr``, for a terminal) and as HTML (``_repr_html_``, for Jupyter and
 the static book); ``bool(report)`` is ``report.passed``.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import time
 import traceback
@@ -42,7 +49,8 @@ from ascend_lab.ascendc.errors import KernelError
 from ascend_lab.base import log as oplog
 
 __all__ = [
-    "Case", "Failure", "KernelFault", "Raises", "Report", "compare_arrays", "locator", "positional", "run_battery",
+    "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "Report", "answer_key", "checker_side",
+    "compare_arrays", "learner_line", "locator", "positional", "run_battery",
 ]
 
 #: Code the learner did not write: the ascend_lab package and this lab kit. A traceback names the learner's
@@ -50,6 +58,51 @@ __all__ = [
 _LIBRARY_DIRS = (Path(ascend_lab.__file__).resolve().parent, Path(__file__).resolve().parent)
 _THIS_FILE = Path(__file__).resolve()
 _MAX_TEXT = 600
+
+
+# --------------------------------------------------------------------------------------------------
+# answer keys: the oracles may not be called from the learner's code
+# --------------------------------------------------------------------------------------------------
+class AnswerKeyUsed(RuntimeError):
+    """The learner's code called (or handed back) one of the checker's oracles."""
+
+
+#: True while a case runs the learner's code (one flag, not a ContextVar: kernel cores may run anywhere).
+_LEARNER_RUNNING = [False]
+
+
+def answer_key(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``fn`` as an oracle: calling it while the learner's code runs raises :class:`AnswerKeyUsed`."""
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _LEARNER_RUNNING[0]:
+            raise AnswerKeyUsed(
+                f"your code called the checker's own {fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}: the checker "
+                "compares your answer with it, so handing it back proves nothing. Work the answer out in your "
+                "function from the spec")
+        return fn(*args, **kwargs)
+    guarded.answer_key = True  # type: ignore[attr-defined]
+    return guarded
+
+
+class checker_side:
+    """Context manager for a case's ``call`` that needs an oracle while the learner's code is running
+    (lab 7 measures the same trace both ways): inside it, :func:`answer_key` functions may be called."""
+
+    def __enter__(self) -> None:
+        self._was = _LEARNER_RUNNING[0]
+        _LEARNER_RUNNING[0] = False
+
+    def __exit__(self, *exc: object) -> None:
+        _LEARNER_RUNNING[0] = self._was
+
+
+def _invoke_learner(invoke: Callable[..., Any], fn: Any, inputs: dict[str, Any]) -> Any:
+    was, _LEARNER_RUNNING[0] = _LEARNER_RUNNING[0], True
+    try:
+        return invoke(fn, inputs)
+    finally:
+        _LEARNER_RUNNING[0] = was
 
 
 # --------------------------------------------------------------------------------------------------
@@ -291,6 +344,27 @@ def _traceback_where(exc: BaseException) -> str:
     return text
 
 
+def learner_line(obj: Any, needle: str) -> str:
+    """``"<file>, line N: <code>"`` of the first line of ``obj``'s source (a method the learner wrote) that
+    contains ``needle``, named as a traceback names it (a Jupyter cell is "your notebook cell"); "" when the
+    source is not to be had or ``obj`` is library code (a report must not point into the library)."""
+    import inspect  # only for the reports that quote a line
+
+    func = getattr(obj, "__func__", obj)
+    code = getattr(func, "__code__", None)
+    if code is None or _in_library(code.co_filename):
+        return ""
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return ""
+    for offset, text in enumerate(lines):
+        if needle in text:
+            frame = traceback.FrameSummary(code.co_filename, first + offset, func.__name__, line=text.strip())
+            return _frame_text(frame)
+    return ""
+
+
 def _equal(expected: Any, got: Any, locate: Callable[[int], str] | None = None) -> str | None:
     if isinstance(expected, np.ndarray) or isinstance(got, np.ndarray):
         return compare_arrays(expected, got, locate=locate)
@@ -323,7 +397,7 @@ def _run_case(fn: Callable[..., Any], case: Case, index: int,
     invoke = case.call or call
     with oplog.capture() as records:
         try:
-            got = invoke(fn, case.inputs)
+            got = _invoke_learner(invoke, fn, case.inputs)
         except KernelError as err:
             fault = KernelFault.from_error(err)
             if isinstance(expected, KernelFault) and expected.matches(fault):

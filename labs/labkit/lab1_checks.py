@@ -41,7 +41,7 @@ from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
 from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS, describe
 from ascend_lab.run import DeviceTensors, acl_session
 
-from .checker import Case, Report, run_battery
+from .checker import Case, Report, answer_key, run_battery
 
 __all__ = ["API", "FUNCTION", "RULES", "ScalarSpec", "TensorSpec", "cases", "check", "oracle"]
 
@@ -162,6 +162,7 @@ RULES: tuple[Rule, ...] = (
 _PASS_TEXT = "every check passes: the call succeeds (an empty tensor only skips the graph)"
 
 
+@answer_key
 def oracle(inputs: dict[str, Any]) -> tuple[int, str]:
     """``(status code, the rule that decided it)`` for a case's inputs."""
     for rule in RULES:

@@ -29,7 +29,7 @@ from ascend_lab.base import platform
 from ascend_lab.dtypes import BOOK_DTYPES, as_acl_dtype, to_numpy
 from ascend_lab.opdev.errno import ACLNN_SUCCESS, describe
 
-from .checker import Case, Report, positional, run_battery
+from .checker import Case, Report, answer_key, positional, run_battery
 
 __all__ = ["FUNCTION", "ROLES", "DtypePlan", "cases", "check", "observe"]
 
@@ -78,6 +78,7 @@ def _role(tensor_name: str) -> str:
 
 
 @functools.cache
+@answer_key
 def observe(grad_dtype: str, self_dtype: str, out_dtype: str, soc: str) -> DtypePlan:
     """Run aclnnHardsigmoidBackward on one-element tensors and read the plan off the run."""
     import ascend_lab as al  # the convenience layer (imported late: it pulls in every operator)

@@ -37,7 +37,7 @@ from ascend_lab.dtypes import itemsize
 from ascend_lab.opdev.tiling_data import TilingData, TilingError, float32, int64
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 
-from .checker import Case, Raises, Report, positional, run_battery
+from .checker import Case, Raises, Report, answer_key, positional, run_battery
 
 __all__ = ["BUFFERS", "FUNCTION", "REPEAT_ELEMS", "SoftplusGradTilingData", "cases", "check", "oracle",
            "ub_bytes_per_element"]
@@ -98,6 +98,7 @@ def ub_bytes_per_element(dtype: str) -> int:
 # --------------------------------------------------------------------------------------------------
 # the oracle
 # --------------------------------------------------------------------------------------------------
+@answer_key
 def oracle(total_length: int, dtype: str, core_num: int, ub_size: int, beta: float = 1.0,
            threshold: float = 20.0) -> SoftplusGradTilingData | Raises:
     """The expected TilingData, or ``Raises(TilingError)``."""

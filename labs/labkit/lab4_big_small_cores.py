@@ -32,7 +32,7 @@ from ascend_lab.opdev.tiling_data import TilingError
 from ascend_lab.ops.threshold_grad_v2_d import op_host as tg_host
 from ascend_lab.ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
 
-from .checker import Case, Raises, Report, positional, run_battery
+from .checker import Case, Raises, Report, answer_key, positional, run_battery
 
 __all__ = ["BLOCK_SIZE", "FUNCTION", "UB_DATA_NUMBER", "cases", "check", "oracle", "ub_data_number"]
 
@@ -58,6 +58,7 @@ def _share(blocks: int, tile_blocks: int, size: int) -> tuple[int, int, int]:
     return blocks * BLOCK_SIZE // size, len(chunks), chunks[-1] * BLOCK_SIZE // size
 
 
+@answer_key
 def oracle(input_num: int, dtype: str, core_num: int, ub_size: int,
            threshold: float = 1.0) -> ThresholdGradV2DTilingData | Raises:
     if dtype not in DTYPES or core_num == 0 or input_num == 0:

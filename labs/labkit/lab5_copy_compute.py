@@ -1,14 +1,14 @@
-"""Lab 5 -- write CopyIn / Compute / CopyOut of a double-buffered elementwise kernel, LeakyReluGrad.
+"""Lab 5 -- the UB plan and CopyIn / Compute / CopyOut of an elementwise kernel, LeakyReluGrad.
 
 The learner's kernel is a class in the style of ``ops/hard_sigmoid_grad/op_kernel/experimental.py``::
 
     class KernelLeakyReluGrad:
-        def __init__(self, T): ...             # given: TPipe, 3 TQues (BUFFER_NUM = 2), a mask TBuf
-        def Init(self, grad, x, out, td): ...  # given: this core's GM slices, InitBuffer
+        def __init__(self, T): ...             # given: TPipe, 3 TQues, a mask TBuf
+        def Init(self, grad, x, out, td): ...  # given: this core's GM slices; TODO the UB plan (InitBuffer)
         def Process(self): ...                 # given: the tile loop
-        def CopyIn(self, i, n): ...            # TODO  MTE2: GM -> UB (DataCopyPad), EnQue
-        def Compute(self, n): ...              # TODO  V: DeQue, Muls / CompareScalar / Select, EnQue, FreeTensor
-        def CopyOut(self, i, n): ...           # TODO  MTE3: DeQue, UB -> GM (DataCopyPad), FreeTensor
+        def CopyIn(self, i, n): ...            # TODO  MTE2: GM -> UB, EnQue
+        def Compute(self, n): ...              # TODO  V: DeQue, the select, EnQue, FreeTensor
+        def CopyOut(self, i, n): ...           # TODO  MTE3: DeQue, UB -> GM, FreeTensor
 
 computing ``gradInput = self > 0 ? gradOutput : gradOutput * negative_slope`` for float32 and float16,
 every instruction rounding to T (so float16 computes ``grad * half(slope)`` in half).
@@ -17,7 +17,9 @@ The checker launches the class on the simulator (:func:`launch_kernel`) with the
 (:func:`tiling`, HardSigmoidGrad's scheme: ``blockFactor`` elements per core, tiles of ``ubFactor``),
 over a battery of sizes with tails, one core and many, both dtypes and every SoC, and compares the
 result bit for bit with :func:`oracle`, plain numpy (``np.where`` over arrays of T, which round every
-product to T) that shares no code with the simulator's instructions.
+product to T) that shares no code with the simulator's instructions. It also compares the UB plan the
+class lays out with the plan the tiling budgets, and reads the trace of a run with many tiles for the
+overlap of copy-in and compute that the plan exists for.
 
 This module also holds the plumbing every kernel lab (5-8) shares: device memory for numpy arrays, a
 launcher that turns the sanitizer's tolerated-but-wrong findings into errors (:data:`STRICT`), input
@@ -51,7 +53,7 @@ from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 from ascend_lab.ops.kernel_args import gm_from_array
 
-from .checker import Case, KernelFault, Report, compare_arrays, locator, run_battery
+from .checker import Case, KernelFault, Report, answer_key, compare_arrays, learner_line, locator, run_battery
 
 __all__ = [
     "FUNCTION", "LIMITED_ARCHS", "KernelReport", "LeakyReluGradTilingData", "STRICT", "SocLimitStop", "SocLimits",
@@ -375,16 +377,16 @@ class LeakyReluGradTilingData(TilingData):
     negativeSlope: float32
 
 
-#: UB slots of T per element of a tile: 3 queues x BUFFER_NUM 2, plus the mask budgeted as a slot.
+#: UB slots of T per element of a tile (what they are for is the learner's first decision).
 UB_SLOTS = 7
 
 
 def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
            negative_slope: float = 0.01) -> LeakyReluGradTilingData:
     """The lab's host tiling (given): ``blockFactor = CeilDiv(N, coreNum)``, ``blockDim = CeilDiv(N,
-    blockFactor)``, ``ubFactor = FloorAlign((ub_size // sizeof(T)) // 7, 256 // sizeof(T))`` (whole
-    256-byte repeats, so CompareScalar's rounded-up count stays inside the buffers). ``ub_size`` is the
-    usable UB (:func:`usable_ub`). tilingKey 0 float32, 1 float16."""
+    blockFactor)``, ``ubFactor = FloorAlign((ub_size // sizeof(T)) // 7, 256 // sizeof(T))``: 7 slots of T
+    per element, whole 256-byte repeats. ``ub_size`` is the usable UB (:func:`usable_ub`). tilingKey 0
+    float32, 1 float16."""
     dt = as_acl_dtype(dtype).short
     if dt not in DTYPES:
         raise TilingError(f"LeakyReluGrad has no {dt} kernel; use float32 or float16")
@@ -409,6 +411,7 @@ def leaky_relu_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, worksp
         op.Process()
 
 
+@answer_key
 def oracle(grad: np.ndarray, x: np.ndarray, negative_slope: float) -> np.ndarray:
     """``x > 0 ? grad : grad * T(slope)`` in plain numpy: T(slope) is the tiling's C float converted to T,
     and numpy rounds the product of two T arrays to T, as ``Muls`` does."""
@@ -462,12 +465,132 @@ def _case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_nu
                        template={"dtype": g.dtype, "kernel_name": "LeakyReluGrad"}, limits=limits)
 
 
+def queue_plan(layout: Sequence[Any]) -> dict[str, tuple[str, int, int]]:
+    """``{queue: (kind, blocks, bytes per block)}`` of the TQue blocks of one core's UB layout."""
+    plan: dict[str, tuple[str, int, int]] = {}
+    for b in layout:
+        if b.kind in ("VECIN", "VECOUT"):
+            q = b.name.rsplit("[", 1)[0]
+            _, blocks, size = plan.get(q, (b.kind, 0, 0))
+            plan[q] = (b.kind, blocks + 1, max(size, b.size))
+    return plan
+
+
+def _plan_case(dtype: str, soc: str) -> Case:
+    """The UB plan Init lays out, for 100000 elements on ``soc``: the double-buffered plan the tiling budgets."""
+    info = platform.get_soc(soc)
+    n = 100_000
+    td = tiling(n, dtype, info.vector_core_num, usable_ub(info))
+    size = to_numpy(as_acl_dtype(dtype)).itemsize
+    block = -(-td.ubFactor * size // 32) * 32
+
+    def call(fn: Any, _inputs: dict[str, Any]) -> dict[str, Any]:
+        args = [np.zeros(n, to_numpy(as_acl_dtype(dtype)))] * 2
+        planned = launch(leaky_relu_grad, td.blockDim, [gm_from_array(a, name) for a, name in
+                                                   zip(args, ("gradOutput", "self"), strict=True)]
+                     + [gm_from_array(None, "gradInput", nbytes=n * size)], td.to_bytes(), info, outputs=(2,),
+                     cores=[0], plan_only=True, kernel=fn, dtype=args[0].dtype)
+        layout = planned.trace.ub_layout.get(0, [])
+        return {"queues": queue_plan(layout), "used": max((b.offset + b.size for b in layout), default=0),
+                "where": where(fn)}
+
+    def where(fn: Any) -> str:
+        init = getattr(fn, "Init", None)
+        line = learner_line(init, "InitBuffer") if init is not None else ""
+        return f"\nyour plan: {line}" if line else ""
+
+    def compare(_exp: Any, got: Any) -> str | None:
+        why = _plan_problem(got["queues"])
+        return why if why is None else why + got["where"]
+
+    def _plan_problem(queues: dict[str, tuple[str, int, int]]) -> str | None:
+        if not queues:
+            return "your Init lays out no queue blocks: InitBuffer each TQue with its blocks and their BYTES"
+        ins = [q for q, (kind, _, _) in queues.items() if kind == "VECIN"]
+        outs = [q for q, (kind, _, _) in queues.items() if kind == "VECOUT"]
+        if len(ins) < 2 or not outs:
+            return (f"your plan has {len(ins)} VECIN and {len(outs)} VECOUT queue(s); the kernel copies two tensors "
+                    "in and one out, each through its own queue")
+        single = [q for q, (_, blocks, _) in queues.items() if blocks == 1]
+        if single:
+            return (f"{', '.join(single)}: 1 block per queue. The tiling budgets {UB_SLOTS} slots of T per element "
+                    f"(ubFactor {td.ubFactor} = usable UB / sizeof(T) / {UB_SLOTS}): three queues of two blocks and "
+                    "the mask. With one block a queue cannot take tile i + 1 while V still holds tile i, so MTE2 "
+                    "waits for V, V waits for MTE2, and the UB the host set aside for the second blocks stays empty. "
+                    "Give every queue the blocks the tiling paid for")
+        wrong = [f"{q} {blocks} x {bytes_} B" for q, (_, blocks, bytes_) in queues.items()
+                 if blocks != 2 or bytes_ < block]
+        if wrong:
+            return (f"{', '.join(wrong)}: the tiling plans 2 blocks of ubFactor x sizeof(T) = {td.ubFactor} x {size} "
+                    f"= {block} B per queue (InitBuffer takes BYTES; a tile is ubFactor elements)")
+        return None
+
+    def show(got: Any) -> str:
+        if not isinstance(got, dict):
+            return str(got)
+        return (", ".join(f"{q} {b} x {s} B" for q, (_, b, s) in got["queues"].items()) or "no queue blocks") + \
+            f"; {got['used']:,} B of UB laid out"
+
+    return Case(f"the UB plan of your Init: 100000 {dtype} on {soc}", {"N": n, "dtype": dtype, "soc": soc,
+                     "ubFactor": td.ubFactor}, f"3 queues x 2 blocks of {block} B, as the tiling budgets",
+                     covers=("topic:UB plan", f"dtype:{dtype}"), call=call, compare=compare, show=show,
+                     hint="count the tiling's slots: which buffers of your kernel take a slot each?")
+
+
+def overlap_of(trace: Any, core: int = 0) -> tuple[float, str]:
+    """``(cycles, evidence)``: how long V on ``core`` computes one tile while MTE2 copies in another, and a
+    sentence with the cycles of the first V tile and the next copy-in (the picture of no overlap)."""
+    events = [e for e in trace.events if e.core == core and e.tile is not None]
+    vector = np.array([(e.start, e.end, e.tile) for e in events if e.pipe == "V"], float).reshape(-1, 3)
+    copy = np.array([(e.start, e.end, e.tile) for e in events if e.pipe == "MTE2"], float).reshape(-1, 3)
+    if not len(vector) or not len(copy):
+        return 0.0, "the trace has no V or no MTE2 events"
+    inter = np.minimum(vector[:, None, 1], copy[None, :, 1]) - np.maximum(vector[:, None, 0], copy[None, :, 0])
+    other = vector[:, None, 2] != copy[None, :, 2]
+    cycles = float(np.where(other, np.clip(inter, 0.0, None), 0.0).sum())
+    t = int(vector[0, 2])
+    v_end = float(vector[vector[:, 2] == t, 1].max())
+    nxt = copy[copy[:, 2] == t + 1]
+    if not len(nxt):
+        return cycles, f"V computes tile {t} until cycle {v_end:,.0f}; no copy-in of tile {t + 1} follows"
+    return cycles, (f"V computes tile {t} until cycle {v_end:,.0f}, and MTE2 starts copying tile {t + 1} in at cycle "
+                    f"{float(nxt[:, 0].min()):,.0f}")
+
+
+def _overlap_case(first: str) -> Case:
+    n, ub = 8192, 8192
+
+    def call(fn: Any, _inputs: dict[str, Any]) -> tuple[float, str]:
+        r, _ = run(fn, n, "float32", first, core_num=1, tiling_ub=ub)
+        return overlap_of(r.trace)
+
+    def compare(_exp: Any, got: Any) -> str | None:
+        cycles, evidence = got
+        if cycles > 0:
+            return None
+        return (f"{evidence}: on core 0 no copy-in ever runs while V computes. Double buffering pays off only when "
+                "MTE2 fills the second block of a queue while V works on the first. Each queue call queues work on "
+                "a pipe, and a block comes back to its queue at its FreeTensor: free the input blocks in Compute as "
+                "soon as V has read them, and let CopyIn wait on nothing but AllocTensor")
+
+    def show(got: Any) -> str:
+        return f"{got[0]:,.0f} cycles of V overlap a copy-in; {got[1]}" if isinstance(got, tuple) else str(got)
+
+    return Case(f"the trace of your kernel: N = {n} float32 on one core of {first}, tiled for an 8 KB UB (32 tiles)",
+                {"N": n, "dtype": "float32", "soc": first, "cores": 1, "tiling_ub": ub},
+                "MTE2 copies tile i + 1 in while V computes tile i", covers=("topic:copy-in overlaps compute",),
+                call=call, compare=compare, show=show)
+
+
 def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
     """The battery; ``limits`` collects what happened on SoCs of :data:`LIMITED_ARCHS` (for the summary)."""
     socs = list(platform.socs() if socs is None else socs)
     first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     out = [_case(f"worked example: N = 1000 float32 on {first}, one short tile per core", ["topic:worked example"],
                  1000, "float32", first, hint=_HINTS["stages"])]
+    # the plan the tiling budgets, and the overlap it exists for (on a SoC whose API has every instruction used)
+    out += [_plan_case(dtype, "Ascend910B4") for dtype in DTYPES]
+    out.append(_overlap_case("Ascend910B4"))
     # one core, many tiles: the double-buffered loop
     for dtype in DTYPES:
         for n in (1, 1000, 4096, 4097):

@@ -50,7 +50,7 @@ from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ascend_lab.ops import standalone
 
-from .checker import Case, Report, run_battery
+from .checker import Case, Report, answer_key, run_battery
 from .lab5_copy_compute import SocLimits, kernel_case, sample, usable_ub
 
 __all__ = ["BROKEN", "FUNCTION", "HardtanhGradA", "HardtanhGradB", "HardtanhGradC", "HardtanhGradTilingData",
@@ -105,6 +105,7 @@ def hardtanh_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspac
         op.Process()
 
 
+@answer_key
 def oracle(grad: np.ndarray, x: np.ndarray, min_val: float = -1.0, max_val: float = 1.0) -> np.ndarray:
     """``min_val < x < max_val ? grad : 0`` with both bounds converted to T (NaN and the bounds give 0)."""
     t = grad.dtype.type

@@ -64,11 +64,11 @@ from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, int64
 from ascend_lab.ops import standalone
 
-from .checker import Case, Report, run_battery
+from .checker import Case, Report, answer_key, checker_side, run_battery
 from .lab5_copy_compute import SocLimits, kernel_case, launch_kernel, sample, usable_ub
 
 __all__ = ["FUNCTION", "HardswishGradTilingData", "SingleBuffered", "cases", "check", "hardswish_grad", "oracle",
-           "reference_overlap", "reference_speedup", "study", "tiling"]
+           "study", "tiling"]
 
 FUNCTION = "double_buffering"
 TITLE = "Lab 7 \u00b7 double buffering, measured"
@@ -115,6 +115,7 @@ def hardswish_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspa
         op.Process()
 
 
+@answer_key
 def oracle(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``x < -3: 0; x <= 3: grad * (x * T(1/3) + T(0.5)); else grad`` with every step rounded to T (numpy
     arithmetic on T arrays), NaN in x gives 0."""
@@ -204,6 +205,7 @@ class _Buffered(SingleBuffered):
 # --------------------------------------------------------------------------------------------------
 # the reference measurements
 # --------------------------------------------------------------------------------------------------
+@answer_key
 def reference_speedup(trace_single: Trace, trace_double: Trace) -> float:
     """Duration of the slowest core (its summary's cycles; the launch head left out), single / double."""
     def duration(trace: Trace) -> float:
@@ -211,6 +213,7 @@ def reference_speedup(trace_single: Trace, trace_double: Trace) -> float:
     return duration(trace_single) / duration(trace_double)
 
 
+@answer_key
 def reference_overlap(trace: Trace) -> float:
     """Share of the V busy time during which MTE2 copies in another tile of the same core, from the
     pipeline lanes of ``viz.data.lanes`` (which give an untiled V event the tile of the V event before it)."""
@@ -437,6 +440,12 @@ def _hsg_trace() -> Trace:
     return run.trace
 
 
+def _trusted(reference: Callable[..., float], *args: Any) -> float:
+    """A reference measurement taken inside a case, while the learner's code may be running."""
+    with checker_side():
+        return reference(*args)
+
+
 def _measure_cases(traces: _Traces) -> list[Case]:
     out: list[Case] = []
     for label, n, dtype, soc, cores, ub in WORKLOADS:
@@ -450,13 +459,13 @@ def _measure_cases(traces: _Traces) -> list[Case]:
 
         def speed(fn: Any, _inputs: dict[str, Any], single: Any = single, ours: Any = ours) -> Measured:
             ts, td = single(), ours()
-            wrong = {"speed-up is single / double, not double / single": reference_speedup(td, ts),
+            wrong = {"speed-up is single / double, not double / single": _trusted(reference_speedup, td, ts),
                      "leave the launch head out: use the cores' time, not trace.cycles": ts.cycles / td.cycles}
-            return Measured(_part("speedup")(fn)(ts, td), reference_speedup(ts, td), wrong)
+            return Measured(_part("speedup")(fn)(ts, td), _trusted(reference_speedup, ts, td), wrong)
 
         def lap(fn: Any, _inputs: dict[str, Any], which: Any) -> Measured:
             trace = which()
-            return Measured(_part("overlap")(fn)(trace), reference_overlap(trace), _variants(trace))
+            return Measured(_part("overlap")(fn)(trace), _trusted(reference_overlap, trace), _variants(trace))
 
         shown = {"workload": label, "N": n, "dtype": dtype, "soc": soc}
         out.append(Case(f"speedup(single, double) of the lab's kernels, {label}", {**shown, "traces": "the lab's"},
@@ -480,11 +489,11 @@ def _measure_cases(traces: _Traces) -> list[Case]:
     def speed_yours(fn: Any, _inputs: dict[str, Any]) -> Measured:
         ts, td = traces.get(("single", n, dtype, soc, cores, ub), lambda: _trace_of(SingleBuffered, 1, n, dtype, soc,
                                                                                    cores, ub)), yours_trace(fn)
-        return Measured(_part("speedup")(fn)(ts, td), reference_speedup(ts, td), {})
+        return Measured(_part("speedup")(fn)(ts, td), _trusted(reference_speedup, ts, td), {})
 
     def lap_yours(fn: Any, _inputs: dict[str, Any]) -> Measured:
         trace = yours_trace(fn)
-        return Measured(_part("overlap")(fn)(trace), reference_overlap(trace), _variants(trace))
+        return Measured(_part("overlap")(fn)(trace), _trusted(reference_overlap, trace), _variants(trace))
 
     shown = {"workload": label, "N": n, "dtype": dtype, "soc": soc, "traces": "the lab's single, YOUR double"}
     out.append(Case(f"speedup(single, yours), {label}", shown, _REFERENCE, covers=("topic:your kernel",),
@@ -495,7 +504,7 @@ def _measure_cases(traces: _Traces) -> list[Case]:
                     {"trace": "standalone.run_kernel('hard_sigmoid_grad', bf16[10000], soc='Ascend950PR', "
                               "core_num=2, ub_size=32768, kernel='main')"}, _REFERENCE, covers=("topic:overlap",),
                     call=lambda fn, _inp: Measured(_part("overlap")(fn)(traces.get(("hsg",), _hsg_trace)),
-                                                   reference_overlap(traces.get(("hsg",), _hsg_trace)),
+                                                   _trusted(reference_overlap, traces.get(("hsg",), _hsg_trace)),
                                                    _variants(traces.get(("hsg",), _hsg_trace))),
                     compare=_compare_measure, show=_show_measure,
                     hint="only the events' pipe, core, tile, start and end matter; a V event whose tile is None "

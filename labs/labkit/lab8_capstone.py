@@ -60,7 +60,7 @@ from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 from ascend_lab.run import DeviceTensors, acl_session
 
-from .checker import Case, Raises, compare_arrays, locator, run_battery
+from .checker import Case, Raises, answer_key, compare_arrays, locator, run_battery
 from .lab1_checks import ScalarSpec
 from .lab5_copy_compute import (
     KernelReport,
@@ -110,6 +110,7 @@ def supported_dtypes(soc: str) -> tuple[str, ...]:
 # ==================================================================================================
 # the oracles
 # ==================================================================================================
+@answer_key
 def oracle_tiling(total_length: int, dtype: str, core_num: int, ub_size: int, lambd: float) -> dict[str, Any] | Raises:
     """The expected fields (with blockDim and tilingKey), or ``Raises(TilingError)``. ``ubFactor`` is
     found as the largest number of whole 256-byte compute repeats whose buffers fit ``ub_size``, and
@@ -126,6 +127,7 @@ def oracle_tiling(total_length: int, dtype: str, core_num: int, ub_size: int, la
             "lambd": float(np.float32(lambd)), "blockDim": block_dim, "tilingKey": SCH_MODE[dtype]}
 
 
+@answer_key
 def oracle_kernel(grad: np.ndarray, x: np.ndarray, lambd: float) -> np.ndarray:
     """The kernel on arrays of one dtype T: compare in half for FLOAT16 (``half(lambd)``), in float for
     FLOAT and BFLOAT16 (``x`` widened exactly), keep ``grad``'s bits where ``|x| > lambd``, else +0."""
@@ -139,6 +141,7 @@ def oracle_kernel(grad: np.ndarray, x: np.ndarray, lambd: float) -> np.ndarray:
     return np.where(keep, grad, grad.dtype.type(0))
 
 
+@answer_key
 def oracle(grad: np.ndarray, x: np.ndarray, lambd: float, out_dtype: Any) -> np.ndarray:
     """The whole API: both inputs converted to PromoteType(gradOutput, self) (round to nearest even, as the
     L0 Cast does), the kernel, the result converted to gradInput's dtype."""
@@ -203,6 +206,7 @@ def _as_c_float(lam: ScalarSpec) -> np.float32:
         return np.float32(to_numpy(as_acl_dtype(lam.dtype)).type(lam.value))
 
 
+@answer_key
 def expected_status(inputs: dict[str, Any]) -> int:
     """Phase 1's status code from the spec's rule list (the first broken rule decides)."""
     g, s, lam, out, soc = inputs["gradOutput"], inputs["self"], inputs["lambd"], inputs["gradInput"], inputs["soc"]
