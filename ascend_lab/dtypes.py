@@ -12,7 +12,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from .acl.types import aclDataType
+from .acl.types import DTYPE_ALIASES, aclDataType, parse_dtype
 
 DT = aclDataType
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
@@ -36,17 +36,7 @@ _TO_NUMPY: dict[aclDataType, np.dtype] = {
 }
 _FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
 
-_ALIASES = {
-    "float": DT.ACL_FLOAT, "float32": DT.ACL_FLOAT, "fp32": DT.ACL_FLOAT, "f32": DT.ACL_FLOAT,
-    "float16": DT.ACL_FLOAT16, "fp16": DT.ACL_FLOAT16, "half": DT.ACL_FLOAT16, "f16": DT.ACL_FLOAT16,
-    "bfloat16": DT.ACL_BF16, "bf16": DT.ACL_BF16,
-    "double": DT.ACL_DOUBLE, "float64": DT.ACL_DOUBLE, "fp64": DT.ACL_DOUBLE, "f64": DT.ACL_DOUBLE,
-    "int8": DT.ACL_INT8, "i8": DT.ACL_INT8, "uint8": DT.ACL_UINT8, "u8": DT.ACL_UINT8,
-    "int16": DT.ACL_INT16, "i16": DT.ACL_INT16, "uint16": DT.ACL_UINT16, "u16": DT.ACL_UINT16,
-    "int32": DT.ACL_INT32, "i32": DT.ACL_INT32, "uint32": DT.ACL_UINT32, "u32": DT.ACL_UINT32,
-    "int64": DT.ACL_INT64, "i64": DT.ACL_INT64, "uint64": DT.ACL_UINT64, "u64": DT.ACL_UINT64,
-    "bool": DT.ACL_BOOL, "complex64": DT.ACL_COMPLEX64, "complex128": DT.ACL_COMPLEX128,
-}
+_ALIASES = DTYPE_ALIASES
 
 #: The dtypes the book's operators can meet (order used by tables and figures).
 BOOK_DTYPES: tuple[aclDataType, ...] = (
@@ -57,29 +47,9 @@ BOOK_DTYPES: tuple[aclDataType, ...] = (
 
 def as_acl_dtype(value: Any) -> aclDataType:
     """Normalise a dtype given in any accepted spelling to an ``aclDataType``."""
-    if isinstance(value, aclDataType):
-        return value
-    if value is None or isinstance(value, bool):
-        # np.dtype(None) is float64: a missing dtype must not silently become ACL_DOUBLE
-        raise TypeError(f"dtype must be a name, numpy dtype or aclDataType, not {value!r}")
-    if isinstance(value, (int, np.integer)):
-        try:
-            return aclDataType(int(value))
-        except ValueError:
-            raise ValueError(f"{value} is not an aclDataType value; known: "
-                             f"{sorted(int(m) for m in aclDataType)}") from None
-    if isinstance(value, str):
-        key = value.strip()
-        for prefix in ("ACL_", "DT_", "acl_", "dt_"):
-            key = key.removeprefix(prefix)
-        key = key.lower()
-        if key in _ALIASES:
-            return _ALIASES[key]
-        try:
-            return aclDataType["ACL_" + key.upper()]
-        except KeyError:
-            raise ValueError(f"unknown dtype name {value!r}; use one of "
-                             f"{', '.join(sorted(_ALIASES))}") from None
+    parsed = parse_dtype(value)              # names, ints and aclDataTypes (numpy-free, in acl.types)
+    if parsed is not None:
+        return parsed
     try:
         dt = np.dtype(value)
     except TypeError:

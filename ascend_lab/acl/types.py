@@ -6,7 +6,9 @@ The numbers matter: they are what a C++ sample passes to ``aclCreateTensor`` and
 
 from __future__ import annotations
 
+import numbers
 from enum import IntEnum
+from typing import Any
 
 
 class aclDataType(IntEnum):  # C name on purpose
@@ -64,6 +66,78 @@ _SHORT_NAMES = {
     aclDataType.ACL_DOUBLE: "float64",
     aclDataType.ACL_DT_UNDEFINED: "undefined",
 }
+
+DT = aclDataType
+#: Spellings of a dtype name (after ``ACL_``/``DT_`` prefixes are dropped, lower-cased).
+DTYPE_ALIASES: dict[str, aclDataType] = {
+    "float": DT.ACL_FLOAT, "float32": DT.ACL_FLOAT, "fp32": DT.ACL_FLOAT, "f32": DT.ACL_FLOAT,
+    "float16": DT.ACL_FLOAT16, "fp16": DT.ACL_FLOAT16, "half": DT.ACL_FLOAT16, "f16": DT.ACL_FLOAT16,
+    "bfloat16": DT.ACL_BF16, "bf16": DT.ACL_BF16,
+    "double": DT.ACL_DOUBLE, "float64": DT.ACL_DOUBLE, "fp64": DT.ACL_DOUBLE, "f64": DT.ACL_DOUBLE,
+    "int8": DT.ACL_INT8, "i8": DT.ACL_INT8, "uint8": DT.ACL_UINT8, "u8": DT.ACL_UINT8,
+    "int16": DT.ACL_INT16, "i16": DT.ACL_INT16, "uint16": DT.ACL_UINT16, "u16": DT.ACL_UINT16,
+    "int32": DT.ACL_INT32, "i32": DT.ACL_INT32, "uint32": DT.ACL_UINT32, "u32": DT.ACL_UINT32,
+    "int64": DT.ACL_INT64, "i64": DT.ACL_INT64, "uint64": DT.ACL_UINT64, "u64": DT.ACL_UINT64,
+    "bool": DT.ACL_BOOL, "complex64": DT.ACL_COMPLEX64, "complex128": DT.ACL_COMPLEX128,
+}
+#: Bytes per element of every type with a storage type in this simulator (``ascend_lab.dtypes.to_numpy``'s
+#: itemsize, known here without numpy: the host tiling runs where numpy is not, the live tiling page).
+DTYPE_ITEMSIZE: dict[aclDataType, int] = {
+    DT.ACL_FLOAT: 4, DT.ACL_FLOAT16: 2, DT.ACL_BF16: 2, DT.ACL_DOUBLE: 8, DT.ACL_INT8: 1, DT.ACL_UINT8: 1,
+    DT.ACL_INT16: 2, DT.ACL_UINT16: 2, DT.ACL_INT32: 4, DT.ACL_UINT32: 4, DT.ACL_INT64: 8, DT.ACL_UINT64: 8,
+    DT.ACL_BOOL: 1, DT.ACL_COMPLEX64: 8, DT.ACL_COMPLEX128: 16,
+}
+
+
+def parse_dtype(value: Any) -> aclDataType | None:
+    """An ``aclDataType`` from one, an int value or a name (``"fp16"``, ``"ACL_BF16"``); None for any other
+    object (a numpy dtype: :func:`ascend_lab.dtypes.as_acl_dtype` reads those). Bad values raise saying why."""
+    if isinstance(value, aclDataType):
+        return value
+    if value is None or isinstance(value, bool):
+        # np.dtype(None) is float64: a missing dtype must not silently become ACL_DOUBLE
+        raise TypeError(f"dtype must be a name, numpy dtype or aclDataType, not {value!r}")
+    if isinstance(value, numbers.Integral):
+        try:
+            return aclDataType(int(value))
+        except ValueError:
+            raise ValueError(f"{value} is not an aclDataType value; known: "
+                             f"{sorted(int(m) for m in aclDataType)}") from None
+    if isinstance(value, str):
+        key = value.strip()
+        for prefix in ("ACL_", "DT_", "acl_", "dt_"):
+            key = key.removeprefix(prefix)
+        key = key.lower()
+        if key in DTYPE_ALIASES:
+            return DTYPE_ALIASES[key]
+        try:
+            return aclDataType["ACL_" + key.upper()]
+        except KeyError:
+            raise ValueError(f"unknown dtype name {value!r}; use one of "
+                             f"{', '.join(sorted(DTYPE_ALIASES))}") from None
+    return None
+
+
+def as_acl_dtype(value: Any) -> aclDataType:
+    """:func:`ascend_lab.dtypes.as_acl_dtype` for code that must import without numpy (the host tiling):
+    names, ints and aclDataTypes here, anything else (a numpy dtype or type) through ``ascend_lab.dtypes``."""
+    dt = parse_dtype(value)
+    if dt is not None:
+        return dt
+    # Only a numpy dtype or scalar type gets here, and one exists only when numpy is loaded; importing
+    # ascend_lab.dtypes (which needs numpy) at the top would keep the host tiling from importing without it.
+    from ..dtypes import as_acl_dtype as numpy_as_acl_dtype
+    return numpy_as_acl_dtype(value)
+
+
+def dtype_itemsize(value: Any) -> int:
+    """Bytes per element (``sizeof(T)``) of a dtype in any spelling, as ``ascend_lab.dtypes.itemsize``."""
+    dt = as_acl_dtype(value)
+    try:
+        return DTYPE_ITEMSIZE[dt]
+    except KeyError:
+        raise ValueError(f"{dt.name} has no numpy storage type in this simulator") from None
+
 
 # Module-level C-style constants (acl.ACL_FLOAT, acl.ACL_FORMAT_ND, ...), as in the C headers.
 globals().update({m.name: m for m in aclDataType})

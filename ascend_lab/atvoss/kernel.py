@@ -18,10 +18,10 @@ from ..dtypes import to_numpy
 from ..opdev.tiling_data import TilingData, TilingError
 from .dag import Dag
 from .tiling import (
-    advance_split,
     broadcast_base_tiling,
     dimension_collapse,
     sch_mode_of,
+    template_core_ranges,
     workspace_size,
 )
 
@@ -78,60 +78,11 @@ class TemplateOp:
         "big" for a full share, "small" for a shorter last core. General broadcast: each UB loop writes one
         contiguous run of the output; ``tiles`` lists them as (index, start, length). DataCopyPad moves exact
         bytes, so ``padding`` is 0. ``dtype`` sets ``bytes`` (default: the key's dtype via the DAG)."""
-        mode = sch_mode_of(td.tilingKey)
         if dtype is not None:
             size = self.dtype(dtype).itemsize
         else:                                   # the key's dtype id (the first dtype with that id)
             size = next((d.itemsize for d, i in self.dtype_ids.items() if i == td.tilingKey >> 16), 1)
-        rows: list[dict[str, Any]] = []
-        if mode in (201, 202):
-            if mode == 201:
-                tile, block_num, bf, bt, ub_tail = td.ubFormer, td.blockNum, td.blockFormer, td.blockTail, td.ubTail
-            else:
-                sp = advance_split(td)
-                tile, block_num, bf, bt, ub_tail = td.tileNum, td.blockNum, sp["blockFormer"], sp["blockTail"], \
-                    sp["ubTail"]
-            for core in range(block_num):
-                last = core == block_num - 1
-                tile_num = bt if last else bf
-                lengths = [tile] * tile_num
-                if last:
-                    lengths[-1] = ub_tail
-                offset = bf * tile * core
-                data_num = sum(lengths)
-                row: dict[str, Any] = {
-                    "core": core, "kind": "big" if tile_num == bf and data_num == bf * tile else "small",
-                    "offset": offset, "data_num": data_num, "tile_num": tile_num, "tail": lengths[-1],
-                    "padded_end": offset + data_num, "padding": 0,
-                    "bytes": data_num * size}
-                if tiles:
-                    row["tiles"] = [(i, offset + i * tile, ln) for i, ln in enumerate(lengths)]
-                rows.append(row)
-            return rows
-        rank, axis = td.shapeLen, td.ubSplitAxis
-        dims = td.array("outputDims")[:rank]
-        strides = td.array("outputStrides")[:rank]
-        inner = int(np.prod(dims[axis + 1:], dtype=np.int64))
-        for core in range(td.blockNum):
-            n_loops = td.blockTail if core == td.blockNum - 1 else td.blockFormer
-            runs = []
-            for i in range(n_loops):
-                u = core * td.blockFormer + i
-                split_idx, rest = u % td.ubOuter, u // td.ubOuter
-                outer = np.unravel_index(rest, dims[:axis]) if axis else ()
-                ln = (td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer) * inner
-                start = sum(int(o) * s for o, s in zip(outer, strides, strict=False)) + \
-                    split_idx * td.ubFormer * strides[axis]
-                runs.append((i, start, ln))
-            data_num = sum(r[2] for r in runs)
-            offset = runs[0][1]
-            row = {"core": core, "kind": "big" if n_loops == td.blockFormer else "small", "offset": offset,
-                   "data_num": data_num, "tile_num": n_loops, "tail": runs[-1][2],
-                   "padded_end": runs[-1][1] + runs[-1][2], "padding": 0, "bytes": data_num * size}
-            if tiles:
-                row["tiles"] = runs
-            rows.append(row)
-        return rows
+        return template_core_ranges(td, size, tiles=tiles)
 
     def collapse(self, shapes: Sequence[Sequence[int]], out_shape: Sequence[int]) -> tuple[list, list]:
         """DimensionCollapse of these shapes (for explanations)."""

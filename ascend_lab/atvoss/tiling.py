@@ -22,18 +22,23 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
 
-import numpy as np
+from ..acl.types import as_acl_dtype, dtype_itemsize
+from ..opdev.tiling_data import CType, TilingData, TilingError, int32, int64, is_int, to_float32
 
-from ..dtypes import bfloat16
-from ..opdev.tiling_data import CType, TilingData, TilingError, int32, int64
-from .dag import Dag
+if TYPE_CHECKING:
+    from .dag import Dag
+
+# This module imports without numpy: the live tiling page runs it in pyodide, with a DAG's compile-time counts
+# (:class:`DagCounts`) in place of the DAG, as the C++ template has them as constants.
 
 __all__ = [
     "BROADCAST_MAX_DIMS_NUM", "DEFAULT_TILING_WORKSPACE_SIZE", "SCH_MODES", "BroadcastBaseTilingData",
-    "BroadcastOneDimTilingData", "BroadcastOneDimTilingDataAdvance", "advance_split", "base_tiling_class",
+    "BroadcastOneDimTilingData", "BroadcastOneDimTilingDataAdvance", "DagCounts", "advance_split", "base_tiling_class",
+    "template_core_ranges",
     "broadcast_base_tiling", "pool_bytes",
     "dimension_collapse", "general_tiling", "is_ub_broadcast", "one_dim_advance_tiling", "one_dim_tiling",
     "sch_mode_of", "tiling_key", "workspace_size",
@@ -57,7 +62,7 @@ HIGH_PERF_RANK = 4
 BROADCAST_MAX_DIMS_NUM = 8
 BROADCAST_MAX_SCALAR_BYTES = 16
 #: Input dtypes whose aligned last axis prefers the UB-broadcast schedule (``ubBroadcastDtypes``).
-UB_BRC_DTYPES = frozenset([*(np.dtype(t) for t in ("int8", "uint8", "float16", "int16", "uint16")), bfloat16])
+UB_BRC_DTYPES = frozenset(["int8", "uint8", "float16", "int16", "uint16", "bfloat16"])
 
 
 def workspace_size(soc: Any = None) -> int:
@@ -133,8 +138,11 @@ class _CharTail(TilingData):
         fields = dict(zip(cls.field_names(), values, strict=True))
         return cls(**fields, scalarData=chars, blockDim=blockDim, tilingKey=tilingKey)
 
-    def scalar(self, index: int = 0, dtype: Any = np.float32) -> Any:
-        """The ``index``-th scalar of ``dtype`` in scalarData (``SetScalar`` packs them back to back)."""
+    def scalar(self, index: int = 0, dtype: Any = "float32") -> Any:
+        """The ``index``-th scalar of ``dtype`` in scalarData (``SetScalar`` packs them back to back), as the
+        numpy scalar the kernel computes with."""
+        # Only the kernel reads scalars back, and it runs on numpy; the tiling above must import without it.
+        import numpy as np
         dt = np.dtype(dtype)
         return np.frombuffer(self.scalarData, dt, count=1, offset=index * dt.itemsize)[0]
 
@@ -207,7 +215,7 @@ def base_tiling_class(input_size: int, copy_brc_size: int, vec_brc_size: int = 0
 
 def _scalar_bytes(scalars: Sequence[float]) -> bytes:
     """``SetScalar<float>(v)`` for each value, back to back (float32, little-endian)."""
-    raw = b"".join(struct.pack("<f", float(np.float32(v))) for v in scalars)
+    raw = b"".join(struct.pack("<f", to_float32(v)) for v in scalars)
     if len(raw) > BROADCAST_MAX_SCALAR_BYTES:
         raise TilingError(f"at most {BROADCAST_MAX_SCALAR_BYTES // 4} float scalars fit scalarData")
     return raw
@@ -215,7 +223,7 @@ def _scalar_bytes(scalars: Sequence[float]) -> bytes:
 
 # --- DimensionCollapse -------------------------------------------------------------------------------------
 def _shape(s: Sequence[int] | int) -> tuple[int, ...]:
-    t = (int(s),) if isinstance(s, (int, np.integer)) else tuple(int(d) for d in s)
+    t = (int(s),) if is_int(s) else tuple(int(d) for d in s)
     return t if t else (1,)                                # EnsureNotScalar: a 0-d shape becomes {1}
 
 
@@ -351,11 +359,11 @@ def is_ub_broadcast(dag: Dag, dims: list[list[int]], strides: list[list[int]], i
         if strides[i][-1] == 0:
             continue
         if any(strides[i][j] == 0 and out_st[j] != 0 for j in range(len(out_st) - 1)):
-            if dims[i][-1] * np.dtype(in_dtypes[i]).itemsize >= NDDMA_DCACHE_SIZE // 2:
+            if dims[i][-1] * dtype_itemsize(in_dtypes[i]) >= NDDMA_DCACHE_SIZE // 2:
                 return True
-    dt = np.dtype(in_dtypes[brc])
+    dt = as_acl_dtype(in_dtypes[brc])
     last = dims[-1][-1]
-    return last % (BLOCK_LENGTH // dt.itemsize) == 0 and dt in UB_BRC_DTYPES
+    return last % (BLOCK_LENGTH // dtype_itemsize(dt)) == 0 and dt.short in UB_BRC_DTYPES
 
 
 def general_tiling(dag: Dag, dims: list[list[int]], strides: list[list[int]], core_num: int, ub_size: int, *,
@@ -419,15 +427,15 @@ def broadcast_base_tiling(dag: Dag, in_shapes: Sequence[Sequence[int] | int], ou
         raise TilingError(f"core num {core_num} and ub size {ub_size} must be positive")
     if len(in_shapes) != dag.input_size:
         raise TilingError(f"{dag.name} reads {dag.input_size} inputs, got {len(in_shapes)} shapes")
-    if in_dtypes is None:
-        by_index = {n.inputs[0].index: n.dtype for n in dag.copy_ins}
-        in_dtypes = [by_index[i] for i in range(dag.input_size)]
     dims, strides = dimension_collapse(in_shapes, out_shape)
     if len(dims[-1]) == 1:
         n, flag = dims[-1][0], _scalar_flag(dims)
         if dag.input_size + dag.output_size <= MAX_IN_OUT_ARGS_NUMBER and dag.var_size <= 0:
             return one_dim_advance_tiling(dag, n, core_num, ub_size, dtype_id=dtype_id, scalar_flag=flag)
         return one_dim_tiling(dag, n, core_num, ub_size, dtype_id=dtype_id, scalar_flag=flag, scalars=scalars)
+    if in_dtypes is None:
+        by_index = {n.inputs[0].index: n.dtype for n in dag.copy_ins}
+        in_dtypes = [by_index[i] for i in range(dag.input_size)]
     return general_tiling(dag, dims, strides, core_num, ub_size, dtype_id=dtype_id, in_dtypes=in_dtypes,
                           scalars=scalars)
 
@@ -442,3 +450,98 @@ def pool_bytes(dag: Dag, td: TilingData) -> int:
     if mode == 202:
         return td.tileNum * d * dag.buffer_num(True)
     return td.elemNum * d * dag.buffer_num(nddma=mode < 100)
+
+
+# --- a DAG's counts, and what each core writes --------------------------------------------------------------------
+@dataclass(frozen=True)
+class DagCounts:
+    """What the one-dimensional tilings read of a :class:`~.dag.Dag` -- compile-time constants of the C++ template
+    (``InputSize``, ``OutputSize``, ``VarSize``, the dtype widths, ``GetBufferNum``) -- without the DAG itself,
+    whose nodes need numpy. ``DagCounts.of(dag)`` takes them from a DAG; :func:`broadcast_base_tiling` of a
+    one-dimensional problem gives the same struct for either (the general broadcast tiling needs the DAG)."""
+    name: str
+    input_size: int
+    output_size: int
+    var_size: int
+    max_dtype_bytes: int
+    min_dtype_bytes: int
+    buffer_num_nddma: int
+    buffer_num_ub: int
+    copy_brc_size: int
+
+    @classmethod
+    def of(cls, dag: Dag) -> DagCounts:
+        return cls(dag.name, dag.input_size, dag.output_size, dag.var_size, dag.max_dtype_bytes,
+                   dag.min_dtype_bytes, dag.buffer_num(nddma=True), dag.buffer_num(nddma=False), dag.copy_brc_size)
+
+    def buffer_num(self, nddma: bool = True) -> int:
+        """``Dag.buffer_num``: the live buffers of the NDDMA (True) or UB-broadcast (False) schedules."""
+        return self.buffer_num_nddma if nddma else self.buffer_num_ub
+
+
+def template_core_ranges(td: TilingData, size: int, *, tiles: bool = True) -> list[dict[str, Any]]:
+    """What each core of a template kernel writes of the **output**, ``size`` bytes per element (rows as the other
+    kernels' ``core_ranges``; :meth:`.kernel.TemplateOp.core_ranges` documents them)."""
+    mode = sch_mode_of(td.tilingKey)
+    rows: list[dict[str, Any]] = []
+    if mode in (201, 202):
+        if mode == 201:
+            tile, block_num, bf, bt, ub_tail = td.ubFormer, td.blockNum, td.blockFormer, td.blockTail, td.ubTail
+        else:
+            sp = advance_split(td)
+            tile, block_num, bf, bt, ub_tail = td.tileNum, td.blockNum, sp["blockFormer"], sp["blockTail"], \
+                sp["ubTail"]
+        for core in range(block_num):
+            last = core == block_num - 1
+            tile_num = bt if last else bf
+            lengths = [tile] * tile_num
+            if last:
+                lengths[-1] = ub_tail
+            offset = bf * tile * core
+            data_num = sum(lengths)
+            row: dict[str, Any] = {
+                "core": core, "kind": "big" if tile_num == bf and data_num == bf * tile else "small",
+                "offset": offset, "data_num": data_num, "tile_num": tile_num, "tail": lengths[-1],
+                "padded_end": offset + data_num, "padding": 0,
+                "bytes": data_num * size}
+            if tiles:
+                row["tiles"] = [(i, offset + i * tile, ln) for i, ln in enumerate(lengths)]
+            rows.append(row)
+        return rows
+    rank, axis = td.shapeLen, td.ubSplitAxis
+    dims = td.array("outputDims")[:rank]
+    strides = td.array("outputStrides")[:rank]
+    inner = math.prod(dims[axis + 1:])
+    for core in range(td.blockNum):
+        n_loops = td.blockTail if core == td.blockNum - 1 else td.blockFormer
+        runs = []
+        for i in range(n_loops):
+            u = core * td.blockFormer + i
+            split_idx, rest = u % td.ubOuter, u // td.ubOuter
+            outer = _unravel(rest, dims[:axis])
+            ln = (td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer) * inner
+            start = sum(o * s for o, s in zip(outer, strides, strict=False)) + \
+                split_idx * td.ubFormer * strides[axis]
+            runs.append((i, start, ln))
+        data_num = sum(r[2] for r in runs)
+        offset = runs[0][1]
+        row = {"core": core, "kind": "big" if n_loops == td.blockFormer else "small", "offset": offset,
+               "data_num": data_num, "tile_num": n_loops, "tail": runs[-1][2],
+               "padded_end": runs[-1][1] + runs[-1][2], "padding": 0, "bytes": data_num * size}
+        if tiles:
+            row["tiles"] = runs
+        rows.append(row)
+    return rows
+
+
+def _unravel(index: int, dims: Sequence[int]) -> tuple[int, ...]:
+    """``np.unravel_index(index, dims)`` (C order) without numpy; ValueError past the end, as numpy."""
+    if not dims:
+        return ()
+    if not 0 <= index < math.prod(dims):
+        raise ValueError(f"index {index} is out of bounds for array with size {math.prod(dims)}")
+    out = []
+    for d in reversed(dims):
+        index, r = divmod(index, d)
+        out.append(r)
+    return tuple(reversed(out))

@@ -25,10 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from ..acl.types import aclDataType
-from ..dtypes import as_acl_dtype
+from ..acl.types import aclDataType, as_acl_dtype  # acl.types' as_acl_dtype: this module imports without numpy
+from .tiling_data import is_int, to_float32
 
 __all__ = [
     "SOC_FAMILIES", "Attr", "Input", "OpDef", "Output", "soc_family", "infer_shape_same_as_input",
@@ -124,7 +122,7 @@ class Attr:
         if self.type not in _ATTR_TYPES:
             raise ValueError(f"attr {self.name}: type must be one of {_ATTR_TYPES}, not {self.type!r}")
         if self.type == "float" and self.default is not None:
-            object.__setattr__(self, "default", float(np.float32(self.default)))
+            object.__setattr__(self, "default", to_float32(self.default))
 
 
 @dataclass(frozen=True)
@@ -199,7 +197,7 @@ class OpDef:
         if isinstance(family, str):
             return soc_family(family) in self.aicore_configs
         arch: int | None = None
-        if isinstance(npu_arch_or_family, (int, np.integer)) and not isinstance(npu_arch_or_family, bool):
+        if is_int(npu_arch_or_family):
             arch = int(npu_arch_or_family)
         elif isinstance(npu_arch_or_family, str) and npu_arch_or_family.strip().upper().startswith("DAV_"):
             try:
@@ -231,6 +229,6 @@ def infer_shape_same_as_input(input_shape: Iterable[int]) -> tuple[int, ...]:
     """
     shape = tuple(input_shape)
     for d in shape:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
+        if not is_int(d) or d < 0:
             raise ValueError(f"shape {shape!r} must contain non-negative ints")
     return tuple(int(d) for d in shape)

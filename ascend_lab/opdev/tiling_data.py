@@ -28,18 +28,71 @@ e.g. ``0.16666666f`` is 0.1666666567325592), so what you read is what the kernel
 
 from __future__ import annotations
 
+import math
+import numbers
 import struct
+import sys
 import typing
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Self
 
-import numpy as np
-
 __all__ = [
     "CType", "GET_TILING_DATA", "TilingData", "TilingError",
-    "ceil_div", "floor_align", "require_count",
+    "ceil_div", "float32_text", "floor_align", "is_int", "is_real", "require_count", "to_float32",
     "float32", "int32", "int64", "uint32", "uint64",
 ]
+
+# This module imports without numpy (the live tiling page runs it in pyodide, which has none). numpy values are
+# still accepted: a numpy scalar can only exist when numpy is loaded, so the helpers below reach numpy through
+# sys.modules and treat such a value exactly as numpy would.
+
+
+def _numpy_value(value: Any, kind: str = "generic") -> bool:
+    """Whether ``value`` is a numpy scalar of ``kind`` (``np.generic``, ``np.number``): never when numpy is not
+    loaded, since then no numpy value exists."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, getattr(np, kind))
+
+
+def is_int(value: Any) -> bool:
+    """A Python or numpy integer, not a bool (what ``isinstance(v, (int, np.integer))`` without bools meant)."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral)
+
+
+def is_real(value: Any) -> bool:
+    """An int, a float or a numpy number, not a bool (the values a C ``float`` field takes)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float)) or _numpy_value(value, "number")
+
+
+def to_float32(value: Any) -> float:
+    """``float(np.float32(value))`` without numpy: the C ``float`` nearest ``value`` (round to nearest even;
+    a finite value past the float range becomes +-inf, as the C conversion and numpy give)."""
+    if _numpy_value(value):
+        return float(sys.modules["numpy"].float32(value))
+    x = float(value)
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:                      # struct refuses what rounds to inf; C and numpy give inf
+        return math.copysign(math.inf, x)
+
+
+def float32_text(value: Any) -> str:
+    """``str(np.float32(value))`` without numpy: the shortest text that reads back as the same float32
+    (``0.16666666``), positional for 1e-4 <= |x| < 1e6 and scientific (``1.5e+07``, ``1e-05``) otherwise."""
+    if _numpy_value(value):
+        return str(sys.modules["numpy"].float32(value))
+    f = to_float32(value)
+    if math.isnan(f) or math.isinf(f):
+        return str(f)
+    for digits in range(1, 10):
+        text = f"{f:.{digits}g}"
+        if to_float32(float(text)) == f:
+            break
+    if f == 0.0 or 1e-4 <= abs(f) < 1e6:
+        return repr(float(text))
+    return f"{float(text):.{digits - 1}e}"
 
 
 class TilingError(ValueError):
@@ -59,7 +112,7 @@ def floor_align(x: int, align: int) -> int:
 
 def require_count(what: str, value: Any) -> int:
     """A non-negative int (element count, core count, UB bytes); TypeError/ValueError saying what to pass."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    if not is_int(value):
         raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
     if value < 0:
         raise ValueError(f"{what} must be >= 0, got {value}")
@@ -184,8 +237,8 @@ class TilingData:
     def __repr__(self) -> str:
         parts = []
         for key, value in self.as_dict().items():
-            # str(np.float32) is the shortest text that round-trips as float32 (0.16666666)
-            text = str(np.float32(value)) if isinstance(value, float) else str(value)
+            # the shortest text that round-trips as float32 (0.16666666), as str(np.float32) prints it
+            text = float32_text(value) if isinstance(value, float) else str(value)
             parts.append(f"{key}={text}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
@@ -221,10 +274,10 @@ def _key(d: dict[str, int | float]) -> tuple[Any, ...]:
 
 def _convert(field_name: str, value: Any, ctype: CType) -> int | float:
     if ctype.is_float:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        if not is_real(value):
             raise TypeError(f"{field_name} is a C {ctype.c_name}; got {value!r}")
-        return float(np.float32(value))
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return to_float32(value)
+    if not is_int(value):
         raise TypeError(f"{field_name} is a C {ctype.c_name}; pass an int, not {value!r}")
     lo, hi = ctype.bounds()
     if not lo <= int(value) <= hi:

@@ -36,14 +36,17 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ..dtypes import itemsize
-from ..dtypes import name as dtype_name
+from ..acl.types import as_acl_dtype
+from ..acl.types import dtype_itemsize as itemsize
 from ..opdev.tiling_data import TilingData, TilingError, ceil_div, int32, require_count
-from .dsl import Compute, compile_for, storage
+
+if TYPE_CHECKING:
+    from .dsl import Compute
+
+# The run-time half of this module (elewise_tiling, core_ranges, compile_info_of) imports without numpy: the live
+# tiling page runs it in pyodide on compile counts made at book build. Only describing an op needs the DSL.
 
 __all__ = [
     "ALIGN", "BROADCAST_TILING_KEY", "COMMON_TILING_KEY", "DB_TILING_KEY", "EMPTY_TILING_KEY", "MAX_DIMS",
@@ -68,6 +71,16 @@ BROADCAST_TILING_KEY = 200000000
 #: Axes the broadcast struct carries after fusion: aclnn tensors have at most 8 dims (broadcast_v3.cc allows 16).
 MAX_DIMS = 8
 _BLOCK_BYTES = 32
+#: ``dsl.storage(name).itemsize`` for every TBE dtype name, without numpy (``uint1`` masks are stored as uint8).
+_STORAGE_ITEMSIZE = {"float16": 2, "float32": 4, "bfloat16": 2, "int8": 1, "uint8": 1, "int32": 4, "int64": 8,
+                     "bool": 1, "uint1": 1}
+
+
+def _storage_itemsize(name: str) -> int:
+    try:
+        return _STORAGE_ITEMSIZE[name]
+    except KeyError:
+        raise ValueError(f"unknown TBE dtype {name!r}; use one of {', '.join(_STORAGE_ITEMSIZE)}") from None
 
 
 @dataclass(frozen=True)
@@ -89,14 +102,31 @@ class CompileInfo:
 
 def compile_info(compute: Compute, core_num: int, ub_size: int) -> CompileInfo:
     """The compile info of ``compute`` for ``core_num`` cores and ``ub_size`` bytes of UB (the MODEL above)."""
+    return compile_info_of(compute.coexist, compute.max_dtype_bytes, compute.output.dtype, core_num, ub_size)
+
+
+def compile_counts(describe: Callable[[str], Compute], dtype_name: str) -> dict[str, Any]:
+    """What the compile step counts in an op's description for one dtype (built for a representative TBE SoC:
+    ``coexist`` and ``maxDtypeBytes`` count inputs, outputs, casts to fp32 and dtypes, which every per-SoC path of
+    these kernels shares): ``{"coexist", "max_dtype_bytes", "out_dtype"}``, the arguments of :func:`compile_info_of`."""
+    # The DSL needs numpy; the run-time tiling in this module must import without it (see the top).
+    from .dsl import compile_for
+    with compile_for("Ascend910B4"):
+        compute = describe(dtype_name)
+    return {"coexist": compute.coexist, "max_dtype_bytes": compute.max_dtype_bytes, "out_dtype": compute.output.dtype}
+
+
+def compile_info_of(coexist: int, max_dtype_bytes: int, out_dtype: str, core_num: int, ub_size: int) -> CompileInfo:
+    """The compile info from a description's counts (:func:`compile_counts`) for ``core_num`` cores and
+    ``ub_size`` bytes of UB."""
     core_num = require_count("core_num", core_num)
     ub_size = require_count("ub_size", ub_size)
     if core_num == 0:
         raise TilingError("TBE elementwise tiling: core_num is 0; need at least one core")
-    coexist, width = compute.coexist, compute.max_dtype_bytes
+    width = max_dtype_bytes
     max_ub = (ub_size // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // width
     max_ub_db = (ub_size // 2 // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // width
-    return CompileInfo(core_num, ub_size, coexist, width, max_ub, max_ub_db, compute.output.dtype)
+    return CompileInfo(core_num, ub_size, coexist, width, max_ub, max_ub_db, out_dtype)
 
 
 class TbeElewiseTilingData(TilingData):
@@ -135,7 +165,7 @@ def elewise_tiling(n: int, info: CompileInfo, cls: type[TbeElewiseTilingData] = 
     if n > 2**31 - 1:
         raise TilingError(f"TBE elementwise tiling: {n} elements do not fit the int32 tiling variables")
     split = SPLIT_FACTORS[info.max_dtype_bytes]
-    per_block = _BLOCK_BYTES // storage(info.out_dtype).itemsize
+    per_block = _BLOCK_BYTES // _storage_itemsize(info.out_dtype)
     db = False
     if n < per_block * info.core_num * 2:
         block_dim, block_factor, ub_factor = 1, n, n
@@ -194,15 +224,32 @@ def op_tiling(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence
 
     ``describe(dtype_name)`` is built for a representative TBE SoC: ``coexist`` and ``maxDtypeBytes`` count
     inputs, outputs, casts to fp32 and dtypes, which every per-SoC path of these kernels shares."""
-    name = dtype_name(dtype)
+    name = check_dtype(op_type, dtypes, dtype)
+    counts = compile_counts(describe, name)
+    return elewise_tiling(n, compile_info_of(**counts, core_num=core_num, ub_size=ub_size), cls, **extra)
+
+
+def check_dtype(op_type: str, dtypes: Sequence[str], dtype: Any) -> str:
+    """The dtype's name when the TBE kernel supports it; TilingError listing the supported ones otherwise."""
+    name = as_acl_dtype(dtype).short
     if name not in dtypes:
         raise TilingError(f"TBE {op_type} supports {', '.join(dtypes)}, got {name}")
-    with compile_for("Ascend910B4"):
-        compute = describe(name)
-    return elewise_tiling(n, compile_info(compute, core_num, ub_size), cls, **extra)
+    return name
 
 
 # --- broadcasting (ELEWISE_WITH_BROADCAST), a model: see the module docstring ---------------------------------
+def _broadcast_shapes(shapes: Sequence[tuple[int, ...]]) -> tuple[int, ...]:
+    """``np.broadcast_shapes(*shapes)`` without numpy: right-aligned, per axis every size 1 or the same."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for j in range(rank):
+        sizes = {s[len(s) - rank + j] for s in shapes if len(s) - rank + j >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {list(shapes)} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
 def fuse_broadcast_shapes(shapes: Sequence[Sequence[int]],
                           out_shape: Sequence[int]) -> tuple[list[int], list[list[int]]]:
     """The output's and each input's dims after broadcast_v3.cc's axis fusion (``MulFusionContinuousAxis``):
@@ -273,7 +320,7 @@ def op_tiling_shapes(op_type: str, describe: Callable[[str], Compute], dtypes: S
     shapes = [tuple(require_count("a dim", d) for d in s) for s in shapes]
     out = tuple(require_count("a dim", d) for d in out_shape)
     try:
-        expected = np.broadcast_shapes(*shapes)
+        expected = _broadcast_shapes(shapes)
     except ValueError:
         raise TilingError(f"TBE {op_type}: input shapes {[list(s) for s in shapes]} do not broadcast") from None
     if expected != out:

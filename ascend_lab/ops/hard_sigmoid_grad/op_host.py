@@ -14,10 +14,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ...acl.types import aclDataType as DT
-from ...dtypes import itemsize
+from ...acl.types import dtype_itemsize as itemsize  # numpy-free (the live tiling page)
 from ...opdev.op_def import Attr, Input, OpDef, Output, infer_shape_same_as_input
 from ...opdev.tiling_data import (
     TilingData,
@@ -27,19 +25,23 @@ from ...opdev.tiling_data import (
     floor_align,
     int64,
     require_count,
+    to_float32,
 )
+from ...tbe.schedule import TbeElewiseTilingData
 
 __all__ = [
-    "ALPHA_EXPERIMENTAL", "ALPHA_MAIN", "BETA", "OP_DEF", "SCH_MODE", "UB_SPLIT", "HardSigmoidGradTilingData",
+    "ALPHA_EXPERIMENTAL", "ALPHA_MAIN", "BETA", "OP_DEF", "SCH_MODE", "UB_SPLIT", "HardSigmoidGradTbeTilingData",
+    "HardSigmoidGradTilingData",
     "core_ranges", "infer_shape", "tiling", "tiling_dtype", "tiling_main950",
 ]
 
 _DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16)
 
 #: ``0.16666666f`` (experimental op_def default and aclnn constant, §1.3) as a C float.
-ALPHA_EXPERIMENTAL = float(np.float32(0.16666666))
+ALPHA_EXPERIMENTAL = to_float32(0.16666666)
 #: ``1.0f / 6.0f`` (main tree since 2026-05-22, §1.3).
-ALPHA_MAIN = float(np.float32(1.0) / np.float32(6.0))
+#: (A quotient of two floats computed in double and rounded to float is the float quotient: 53 >= 2*24 + 2.)
+ALPHA_MAIN = to_float32(1.0 / 6.0)
 BETA = 0.5
 
 OP_DEF = OpDef(
@@ -62,6 +64,14 @@ UB_SPLIT: dict[DT, tuple[int, int]] = {
 }
 _UB_BLOCK_SIZE = 32  # Ops::Base::GetUbBlockSize() is hard-coded to 32 (§2.1, §6)
 _MAIN_MIN_SPLIT = 1024  # main tree: fewer elements than this run on one core (§2.2)
+
+
+class HardSigmoidGradTbeTilingData(TbeElewiseTilingData):
+    """The TBE kernel's run-time variables plus alpha (a compile-time constant in TBE, carried here;
+    ``op_kernel/tbe.py``). Declared on the host side, beside the other struct, so the tiling imports without
+    the kernel."""
+
+    alpha: float32
 
 
 class HardSigmoidGradTilingData(TilingData):
@@ -125,7 +135,7 @@ def tiling_main950(total_length: int, dtype: Any, core_num: int, ub_size: int,
     dt, total_length, core_num, ub_size = _common_checks(total_length, dtype, core_num, ub_size)
     if ub_size == 0:
         raise TilingError("HardSigmoidGrad tiling: ub_size is 0 (GetCoreMemSize(UB) returned 0)")
-    a, b = float(np.float32(alpha)), float(np.float32(beta))
+    a, b = to_float32(alpha), to_float32(beta)
     if not math.isfinite(a) or a == 0.0 or not math.isfinite(b):
         raise TilingError(f"HardSigmoidGrad tiling: alpha must be finite and non-zero and beta finite; "
                           f"got alpha={alpha!r}, beta={beta!r}")

@@ -25,13 +25,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...acl.types import aclDataType as DT
+from ...acl.types import as_acl_dtype  # acl.types' dtype helpers: this module imports without numpy
+from ...acl.types import dtype_itemsize as itemsize
 from ...base.platform import SocInfo, get_soc, lib_api_workspace_size
-from ...dtypes import as_acl_dtype, itemsize
 from ...opdev.op_def import Input, OpDef, Output
 from ...opdev.tiling_data import TilingData, require_count, uint64
+from ...tbe.schedule import TbeElewiseTilingData
 from ..threshold_grad_v2_d import op_host as _tgv2d
 
-__all__ = ["BLOCK_SIZE", "EXPERIMENTAL_DTYPES", "OP_DEF", "UB_NUM", "ReluGradTilingData", "core_ranges",
+__all__ = ["BLOCK_SIZE", "EXPERIMENTAL_DTYPES", "OP_DEF", "UB_NUM", "ReluGradTbeTilingData", "ReluGradTilingData",
+           "core_ranges",
            "infer_shape", "tiling", "ub_num", "workspace_size"]
 
 _DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT32, DT.ACL_INT64)
@@ -80,6 +83,11 @@ def workspace_size(soc: str | SocInfo | None = None) -> int:
     ``soc`` is a catalogue name or entry (default: the SoC in force). The executor, not this function,
     turns it into ``workspaceSize`` (its bucket rule adds 512 B of rounding)."""
     return lib_api_workspace_size(get_soc(soc))              # usrSize is 0: only the library's workspace
+
+
+class ReluGradTbeTilingData(TbeElewiseTilingData):
+    """The TBE kernel's run-time variables (ReluGrad has no attribute; ``op_kernel/tbe.py``), declared on the
+    host side so the tiling imports without the kernel."""
 
 
 class ReluGradTilingData(TilingData):

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
 from ...acl.types import aclDataType as DT
-from ...dtypes import itemsize
+from ...acl.types import dtype_itemsize as itemsize  # numpy-free (the live tiling page)
 from ...opdev.op_def import Attr, Input, OpDef, Output, infer_shape_same_as_input
 from ...opdev.tiling_data import TilingData, TilingError, float32, require_count, uint64
+from ...tbe.schedule import TbeElewiseTilingData
 
 __all__ = [
+    "ThresholdGradV2DTbeTilingData",
     "BLOCK_SIZE", "OP_DEF", "UB_DATA_NUMBER", "ThresholdGradV2DTilingData",
     "core_ranges", "infer_shape", "tiling", "ub_data_number",
 ]
@@ -52,6 +52,13 @@ def ub_data_number(dtype: Any) -> int:
     return UB_DATA_NUMBER.get(dt, _UB_DATA_NUMBER_OTHER)
 
 
+class ThresholdGradV2DTbeTilingData(TbeElewiseTilingData):
+    """The TBE kernel's run-time variables plus the threshold (a compile-time constant in TBE, carried here;
+    ``op_kernel/tbe.py``). Declared on the host side so the tiling imports without the kernel."""
+
+    threshold: float32
+
+
 class ThresholdGradV2DTilingData(TilingData):
     """``ThresholdGradV2DTilingData`` of ``threshold_grad_v2_d_tiling.h`` (8 x uint64 + float = 72 bytes)."""
 
@@ -77,9 +84,18 @@ def infer_shape(input_shape: Iterable[int], other_shape: Iterable[int] | None = 
         return shape
     other = infer_shape_same_as_input(other_shape)
     try:
-        return tuple(int(d) for d in np.broadcast_shapes(shape, other))
+        return _broadcast_shapes(shape, other)
     except ValueError:
         raise ValueError(f"shapes {shape} and {other} do not broadcast") from None
+
+
+def _broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """``np.broadcast_shapes(a, b)`` without numpy: right-aligned, each pair equal or one of them 1."""
+    rank = max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b, strict=True)):
+        raise ValueError(f"shapes {a} and {b} do not broadcast")
+    return tuple(y if x == 1 else x for x, y in zip(a, b, strict=True))
 
 
 def _block_tiling(input_num: int, input_bytes: int, core_num: int, ub_size: int,

@@ -16,23 +16,16 @@ from typing import Any
 
 from .... import tbe
 from ....ascendc import KernelRun
-from ....opdev.tiling_data import float32
 from ....tbe import dsl
 from ....tbe.lowering import launch as _launch
 from ....tbe.lowering import template_args
-from ..op_host import ALPHA_EXPERIMENTAL, BETA
+from ..op_host import ALPHA_EXPERIMENTAL, BETA, HardSigmoidGradTbeTilingData
 
 __all__ = ["DTYPES", "HardSigmoidGradTbeTilingData", "core_ranges", "describe", "hard_sigmoid_grad",
            "hard_sigmoid_grad_compute", "launch", "template_args", "tiling"]
 
 #: The TBE check list (§5.1): bf16 reaches it only where aclnn allows bf16 (910B, 910_93).
 DTYPES = ("float32", "float16", "bfloat16")
-
-
-class HardSigmoidGradTbeTilingData(tbe.TbeElewiseTilingData):
-    """The elementwise variables plus alpha (a compile-time constant in TBE, carried here)."""
-
-    alpha: float32
 
 
 def hard_sigmoid_grad_compute(grads: dsl.Tensor, input_x: dsl.Tensor, alpha: float) -> dsl.Tensor:

@@ -32,6 +32,7 @@ from ....ascendc import KernelRun
 from ....tbe import dsl
 from ....tbe.lowering import launch as _launch
 from ....tbe.lowering import template_args
+from ..op_host import ReluGradTbeTilingData
 
 __all__ = ["CONSTANTS", "DTYPES", "ReluGradTbeTilingData", "calculate_one_or_zero", "core_ranges", "describe",
            "launch", "relu_grad", "relu_grad_compute", "template_args", "tiling", "tiling_for_shapes"]
@@ -42,10 +43,6 @@ DTYPES = ("float16", "float32", "int32", "int8", "uint8", "bfloat16")
 CONSTANTS: dict[str, tuple[float, float, float]] = {
     "float32": (2.0**-126, 2.0**38, 2.0**44), "float16": (2.0**-24, 2.0**12, 2.0**12), "int32": (1, 1, 1),
 }
-
-
-class ReluGradTbeTilingData(tbe.TbeElewiseTilingData):
-    """The elementwise variables (ReluGrad has no attribute)."""
 
 
 def calculate_one_or_zero(input_tensor: dsl.Tensor, dtype: str) -> dsl.Tensor:

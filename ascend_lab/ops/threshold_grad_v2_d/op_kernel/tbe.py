@@ -27,10 +27,10 @@ from typing import Any
 
 from .... import tbe
 from ....ascendc import KernelRun
-from ....opdev.tiling_data import float32
 from ....tbe import dsl
 from ....tbe.lowering import launch as _launch
 from ....tbe.lowering import template_args
+from ..op_host import ThresholdGradV2DTbeTilingData
 
 __all__ = ["DTYPES", "ThresholdGradV2DTbeTilingData", "core_ranges", "describe", "launch", "template_args",
            "threshold_grad_v2_d", "threshold_grad_v2_d_compute", "tiling", "tiling_for_shapes"]
@@ -38,12 +38,6 @@ __all__ = ["DTYPES", "ThresholdGradV2DTbeTilingData", "core_ranges", "describe",
 #: The TBE check list (§5.2); bf16 reaches it only where aclnn allows bf16 (910B, 910_93).
 DTYPES = ("bfloat16", "float16", "float32", "int32", "int8", "uint8")
 FLOAT_16, FLOAT_32 = "float16", "float32"
-
-
-class ThresholdGradV2DTbeTilingData(tbe.TbeElewiseTilingData):
-    """The elementwise variables plus the threshold (a compile-time constant in TBE, carried here)."""
-
-    threshold: float32
 
 
 def threshold_grad_v2_d_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor,
