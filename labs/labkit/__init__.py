@@ -64,6 +64,8 @@ LABS: tuple[Lab, ...] = (
         "softshrink_backward"),
     Lab(9, "PReLU's backward as a DAG on the atvoss template", "labkit.lab9_prelu_dag", "labs/09_prelu_dag.md",
         "prelu_grad_update_dag"),
+    Lab(10, "The int8 ThresholdGradV2D kernel from the tiling and the dtype rules", "labkit.lab10_int8_threshold",
+        "labs/10_int8_threshold_kernel.md", "KernelThresholdGradV2DInt8"),
 )
 
 
