@@ -504,6 +504,8 @@ class StepperView:
         self.data = steps if steps is not None else KernelSteps(run, core)
         self.lanes = D.lanes(run, [core])
         self.bar = D.ub_bar(run, core)
+        # a small kernel's buffers would be slivers of the whole UB: show the bytes they use, to scale
+        self.span = F.zoom_span(self.bar) if F._needs_zoom(self.bar, S.PAGE_WIDTH - 0.55) else None
         data_records = self.data.records()
         order = {id(r): i for i, r in enumerate(data_records)}     # lane bars are the data records, in order
         self.rows = {t: _mask_rows(self.data.records(t)) for t in self.data.tile_ids}
@@ -530,9 +532,10 @@ class StepperView:
             F.draw_lanes(self.lanes, self.ax_pipe, highlight=bar_index, legend=False)
             self.ax_pipe.set_title(F.wrap(f"{self.lanes.title} -- tile {tile}, instruction {step}: {row.instr}",
                                            5.8), fontsize=S.FONT, loc="left")
-            F.draw_ub_bar(self.bar, self.ax_ub, highlight=self.lanes.bars[bar_index].ub)
-            self.ax_ub.set_title(F.wrap(f"UB of core {self.core}: {row.instr} touches {row.buffer} (outlined)", 7.0),
-                                 fontsize=S.FONT, loc="left")
+            F.draw_ub_bar(self.bar, self.ax_ub, highlight=self.lanes.bars[bar_index].ub, span=self.span)
+            zoom = "" if self.span is None else f", bytes 0 to {self.span[1]:,.0f} of {self.bar.capacity:,} shown"
+            self.ax_ub.set_title(F.wrap(f"UB of core {self.core}{zoom}: {row.instr} touches {row.buffer} (outlined)",
+                                        7.0), fontsize=S.FONT, loc="left")
             if row.values.size:
                 F.draw_mask_rows([row], [self.ax_val])
             else:

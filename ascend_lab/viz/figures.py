@@ -233,26 +233,79 @@ def draw_tile_map(tm: D.TileMap, top: Axes, bottom: Axes, own: bool = False) -> 
 
 
 # --- UB layout -----------------------------------------------------------------------------------------------
+#: A UB plan whose narrowest buffer would be drawn narrower than this (inches) gets a zoomed second bar.
+ZOOM_BELOW_IN = 0.45
+
+
+def _ub_source(source: Any, core: int) -> tuple[Any, int]:
+    """What ``plot_ub_layout`` accepts beyond ``data.ub_bar``'s sources: ``viz.step_kernel``'s KernelSteps (its
+    core) and the ``(run, output)`` pair a launch helper returns."""
+    if hasattr(source, "run") and hasattr(source, "core") and hasattr(source, "records"):
+        return source.run, source.core
+    if isinstance(source, tuple) and source and hasattr(source[0], "trace"):
+        return source[0], core
+    return source, core
+
+
+def _needs_zoom(bar: D.UBBar, width_in: float) -> bool:
+    """Would a buffer be drawn too narrow to read on a bar of the whole UB?"""
+    sizes = [b.size for b in bar.buffers if b.size > 0]
+    if not sizes or bar.overflow:
+        return False
+    return min(sizes) / max(bar.capacity, 1) * width_in < ZOOM_BELOW_IN and bar.used < 0.6 * bar.capacity
+
+
+def zoom_span(bar: D.UBBar) -> tuple[float, float]:
+    """The byte range a zoomed bar shows: the buffers and a little of what follows them."""
+    return 0.0, max(bar.used * 1.06, 64.0)
+
+
 def plot_ub_layout(source: Any, core: int = 0) -> Figure:
     """The UB of one core as an address bar to scale: queue blocks (x BUFFER_NUM), TBufs, the free gap, the
-    library's reserved top and the capacity; an over-capacity plan shows its overflow in red.
-    ``source``: ``ops.standalone.ub_plan(...)``, a Trace or a KernelRun."""
+    library's reserved top and the capacity; an over-capacity plan shows its overflow in red. When the buffers
+    are small next to the UB (a small kernel, a short tile), a second bar zooms on the bytes they use, so every
+    block is drawn wide enough to name. Labels never overlap: a name that does not fit in its block goes above
+    the bar on a leader line, spread sideways and stacked in rows as needed.
+
+    ``source``: ``ops.standalone.ub_plan(...)``, a Trace, a KernelRun -- of a registered op or of your own
+    kernel -- or the ``KernelSteps`` of :func:`ascend_lab.viz.step_kernel` (its core)::
+
+        steps = viz.step_kernel(MyKernel, td, [x], soc="Ascend910B4")
+        viz.plot_ub_layout(steps)          # or viz.plot_ub_layout(run) for any run of your kernel
+    """
+    source, core = _ub_source(source, core)
     bar = D.ub_bar(source, core)
+    zoom = _needs_zoom(bar, S.PAGE_WIDTH - 0.5)
     with S.rc():
-        fig = S.new_figure(S.PAGE_WIDTH, 2.9)
-        ax = fig.add_subplot()
-        draw_ub_bar(bar, ax, own=True)
+        fig = S.new_figure(S.PAGE_WIDTH, 4.6 if zoom else 2.9)
+        if zoom:
+            ax, ax_zoom = fig.subplots(2, 1, height_ratios=(1, 1.15))
+        else:
+            ax, ax_zoom = fig.add_subplot(), None
+        draw_ub_bar(bar, ax, own=True, zoomed_below=ax_zoom is not None)
+        if ax_zoom is not None:
+            draw_ub_bar(bar, ax_zoom, span=zoom_span(bar), legend=False)
+        _fit_titles(fig, [a for a in (ax, ax_zoom) if a is not None])
+        fig.set_layout_engine("none")             # freeze the layout: labels are placed in measured pixels
+        for a in (ax, ax_zoom):
+            if a is not None:
+                _place_ub_labels(a)
     return fig
 
 
 def draw_ub_bar(bar: D.UBBar, ax: Axes, own: bool = False, highlight: tuple[int, int] | None = None,
                 fill: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-                block_labels: bool = True) -> None:
+                block_labels: bool = True, span: tuple[float, float] | None = None, legend: bool = True,
+                zoomed_below: bool = False) -> None:
     """``fill`` / ``labels`` override a buffer's face colour and label by name; ``block_labels=False`` leaves
     the queue blocks unlabelled inside (the UB animation writes the tile they hold there); ``highlight``
-    outlines a byte range (the kernel stepper)."""
+    outlines a byte range (the kernel stepper); ``span`` shows only that byte range (a zoom on small buffers).
+
+    For a figure of its own (``own``), the labels are placed by the caller once the layout is done (they are
+    measured in pixels: :func:`_place_ub_labels`); otherwise here, in the axes' current geometry."""
     right = max(bar.capacity, bar.used) * 1.01
-    ax.set_xlim(0, right)
+    lo, hi = span if span is not None else (0.0, right)
+    ax.set_xlim(lo, hi)
     ax.set_ylim(-1.25, 1.6)
     segs = bar.segments
     base = [s for s in segs if s.kind != "overflow"]
@@ -266,56 +319,135 @@ def draw_ub_bar(bar: D.UBBar, ax: Axes, own: bool = False, highlight: tuple[int,
     if over:
         rects(ax, [s.start for s in over], [s.end for s in over], 0.0, 1.3, S.OVERFLOW, edge="black", lw=0.5,
               zorder=3, alpha=0.85)
-    _label_ub_segments(ax, segs, labels or {}, skip_reserved=bool(over), block_labels=block_labels)
-    ax.axvline(bar.capacity, color="black", lw=1.4, zorder=6)
-    limits = f"capacity {bar.capacity:,} B (solid) "
-    if bar.reserved:
-        ax.axvline(bar.usable, color="#555555", lw=1.0, ls="--", zorder=6)
-        limits = f"usable {bar.usable:,} B (dashed), " + limits
-    ax.text(bar.capacity, -0.78, limits, ha="right", va="top", fontsize=S.SMALL)
+    if hi >= bar.capacity:
+        ax.axvline(bar.capacity, color="black", lw=1.4, zorder=6)
+        limits = f"capacity {bar.capacity:,} B (solid) "
+        if bar.reserved:
+            ax.axvline(bar.usable, color="#555555", lw=1.0, ls="--", zorder=6)
+            limits = f"usable {bar.usable:,} B (dashed), " + limits
+        ax.text(bar.capacity, -0.78, limits, ha="right", va="top", fontsize=S.SMALL)
+    else:
+        ax.text(hi, -0.78, f"bytes {lo:,.0f} to {hi:,.0f} of {bar.capacity:,} shown", ha="right", va="top",
+                fontsize=S.SMALL)
     if highlight is not None:
         rects(ax, highlight[0], highlight[1], 0.0, 1.42, "none", edge="black", lw=2.2, zorder=7)
     ax.set_yticks([])
     ax.spines["left"].set_visible(False)
-    _byte_ticks(ax, right)
-    ax.set_xlabel("UB address (bytes; K = 1024 B)")
-    ax.set_title(wrap(bar.title, _ax_width_in(ax)), fontsize=S.FONT,
+    _byte_ticks(ax, hi - lo)
+    ax.set_xlabel("UB address (bytes; K = 1024 B)" if span is None else "UB address (bytes), zoomed")
+    title = bar.title if span is None else f"zoom on bytes {lo:,.0f} to {hi:,.0f}: every buffer to scale"
+    if zoomed_below:
+        title += " (the buffers are zoomed below)"
+    ax.set_title(wrap(title, _ax_width_in(ax)), fontsize=S.FONT,
                  color=S.OVERFLOW if bar.overflow else "black", loc="left")
+    visible = [s for s in segs if s.end > lo and s.start < hi]
+    ax._ub_label_artists = []                     # a redraw (``clear``) already removed the previous labels
+    ax._ub_label_job = (visible, labels or {}, bool(over), block_labels, (lo, hi))   # for _place_ub_labels
+    if not own:
+        _place_ub_labels(ax)
     kinds = [k for k in ("VECIN", "VECOUT", "VECCALC", "free", "reserved") if any(s.kind == k for s in segs)]
     handles = [Patch(facecolor=S.KIND_COLORS[k], edgecolor=S.EDGE, hatch="xx" if k == "reserved" else None,
                      label=S.KIND_NAMES[k]) for k in kinds]
     if over:
         handles.append(Patch(facecolor=S.OVERFLOW, label=f"over capacity: {bar.overflow:,} B"))
-    if own:
+    if own and legend:
         _legend(ax.figure, own, ax, handles, ncols=3)
 
 
+def _fit_titles(fig: Figure, axes: Sequence[Axes], pad_px: float = 4.0) -> None:
+    """Run the layout, then re-wrap any left-aligned title that would run past the figure's right edge (the
+    character-count wrap is an estimate; this measures) and lay out again so the taller title gets its room."""
+    for _ in range(3):
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        right = fig.bbox.x1 - pad_px
+        changed = False
+        for ax in axes:
+            title = ax.title if ax.get_title(loc="center") else ax._left_title
+            box = title.get_window_extent(renderer)
+            if box.x1 > right:
+                longest = max(len(line) for line in title.get_text().splitlines())   # the line the box measures
+                text = " ".join(title.get_text().split())
+                chars = max(int(longest * (right - box.x0) / max(box.width, 1.0)) - 2, 12)
+                title.set_text(textwrap.fill(text, chars, break_long_words=True))
+                changed = True
+        if not changed:
+            return
+
+
 _INDEXED = re.compile(r"^(?P<base>.*)\[(?P<i>\d+)\]$")
+#: Pixels kept free around a label (inside a block, and between two labels).
+_LABEL_PAD = 3.0
 
 
-def _label_ub_segments(ax: Axes, segs: list[D.UBSegment], labels: dict[str, str], skip_reserved: bool,
-                       block_labels: bool = True) -> None:
-    """Label what fits: a block of a queue gets its index "[i]" (and size) inside, the queue's name once
-    above its blocks; a TBuf, the free gap and the reserved top get their name and size inside, rotated if
-    needed, else a short leader line above the bar (staggered on two levels)."""
-    bar_h_in = 0.8 * _data_height_in(ax, 1.3)      # the axes shrink a little once a layout runs
-    callouts: list[tuple[float, float, str]] = []
-    groups: dict[str, list[D.UBSegment]] = {}
+def _remove_ub_labels(ax: Axes) -> None:
+    for artist in getattr(ax, "_ub_label_artists", []):
+        if artist.axes is not None:
+            artist.remove()
+    ax._ub_label_artists = []
+
+
+def _place_ub_labels(ax: Axes) -> None:
+    """Label the segments ``draw_ub_bar`` left in ``ax._ub_label_job``, measured in the axes' final pixels:
+
+    * a queue block gets "[i]" (and its size) inside, a TBuf / the free gap / the reserved top its name and size
+      inside -- horizontally if the text fits the block's width, else rotated if it fits the bar's height;
+    * a queue's name goes once above its blocks (on a bracket line) when its blocks are wide enough;
+    * every other name becomes a callout above the bar with a leader line to its block: callouts are spread
+      sideways so that no two overlap (and none overlaps a queue name), and stacked in as many rows as they
+      need; the y range grows so that the rows fit inside the axes, under the title.
+    """
+    job = getattr(ax, "_ub_label_job", None)
+    if job is None:
+        return
+    segs, labels, skip_reserved, block_labels, (lo, hi) = job
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    for _ in range(3):                            # the rows a callout needs change the bar's height: settle it
+        _remove_ub_labels(ax)
+        rows_needed = _ub_labels_pass(ax, renderer, segs, labels, skip_reserved, block_labels, lo, hi)
+        if rows_needed is None:
+            return
+
+
+def _ub_labels_pass(ax: Axes, renderer: Any, segs: list[D.UBSegment], labels: dict[str, str],
+                    skip_reserved: bool, block_labels: bool, lo: float, hi: float) -> int | None:
+    """One labelling pass; returns None when done, else the new y range was set and the pass must be redone."""
+    artists: list[Any] = []
+    ax._ub_label_artists = artists                 # filled below; removed by the next pass if this one is redone
+    to_px = ax.transData.transform
+    ax_box = ax.get_window_extent(renderer)
+    y_px = lambda y: float(to_px((lo, y))[1])          # noqa: E731 -- a one-line helper read four times below
+    bar_h_px = y_px(0.65) - y_px(-0.65)
+
+    def width_px(a: float, b: float) -> float:
+        a, b = max(a, lo), min(b, hi)
+        return float(to_px((b, 0))[0] - to_px((a, 0))[0]) if b > a else 0.0
+
+    def measure(text: str, rotation: float = 0.0) -> tuple[float, float]:
+        t = ax.text(0, 0, text, fontsize=S.SMALL, rotation=rotation)
+        box = t.get_window_extent(renderer)
+        t.remove()
+        return box.width, box.height
 
     def inside(seg: D.UBSegment, lines: list[str], color: str) -> bool:
-        w_in = _data_width_in(ax, seg.size)
-        mid = (seg.start + seg.end) / 2
+        w_px = width_px(seg.start, seg.end)
+        mid = (max(seg.start, lo) + min(seg.end, hi)) / 2
         for k in range(len(lines), 0, -1):
             text = "\n".join(lines[:k])
-            longest = max(_text_width_in(line) for line in lines[:k])
-            if w_in > longest + 0.06:
-                ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5, color=color)
+            tw, th = measure(text)
+            if w_px >= tw + 2 * _LABEL_PAD and bar_h_px >= th + 2 * _LABEL_PAD:
+                artists.append(ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5,
+                                       color=color))
                 return True
-            if w_in > 0.16 * k + 0.04 and bar_h_in > longest + 0.06:
-                ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5, color=color, rotation=90)
+            if w_px >= th + 2 * _LABEL_PAD and bar_h_px >= tw + 2 * _LABEL_PAD:
+                artists.append(ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5,
+                                       color=color, rotation=90))
                 return True
         return False
 
+    callouts: list[tuple[float, str]] = []
+    groups: dict[str, list[D.UBSegment]] = {}
     for seg in segs:
         if seg.kind == "reserved" and skip_reserved:
             continue
@@ -323,32 +455,111 @@ def _label_ub_segments(ax: Axes, segs: list[D.UBSegment], labels: dict[str, str]
         if not name:
             continue
         color = "white" if seg.kind == "overflow" else "black"
+        mid = (max(seg.start, lo) + min(seg.end, hi)) / 2
         m = _INDEXED.match(name)
         if seg.kind == "overflow":
             if m:
                 groups.setdefault(m["base"], []).append(seg)
                 inside(seg, [f"[{m['i']}]", f"over by {seg.size:,} B"], color)
             elif not inside(seg, [name, f"over by {seg.size:,} B"], color):
-                callouts.append(((seg.start + seg.end) / 2, 0.0, name))
+                callouts.append((mid, name))
             continue
         if m:
             groups.setdefault(m["base"], []).append(seg)
             if block_labels:
                 inside(seg, [f"[{m['i']}]", f"{seg.size:,} B"], color)
         elif not inside(seg, [name, f"{seg.size:,} B"], color) and seg.kind != "free":
-            callouts.append(((seg.start + seg.end) / 2, 0.0, name))
+            callouts.append((mid, name))
+
+    # queue names over their blocks: a row just above the bar (callouts go above it), when the blocks span the name
+    group_row_y = 0.72
     for base, members in groups.items():
-        lo, hi = min(m.start for m in members), max(m.end for m in members)
-        if _data_width_in(ax, hi - lo) > _text_width_in(base) + 0.04:
-            ax.text((lo + hi) / 2, 0.7, base, ha="center", va="bottom", fontsize=S.SMALL, zorder=5)
-            ax.hlines(0.68, lo + (hi - lo) * 0.02, hi - (hi - lo) * 0.02, colors="black", lw=0.6)
+        g_lo, g_hi = max(min(m.start for m in members), lo), min(max(m.end for m in members), hi)
+        tw, _ = measure(base)
+        span_px = width_px(g_lo, g_hi)
+        if span_px >= tw + 2 * _LABEL_PAD:
+            x = (g_lo + g_hi) / 2
+            artists.append(ax.text(x, group_row_y, base, ha="center", va="bottom", fontsize=S.SMALL, zorder=5))
+            artists.append(ax.hlines(0.68, g_lo + (g_hi - g_lo) * 0.02, g_hi - (g_hi - g_lo) * 0.02,
+                                     colors="black", lw=0.6))
         else:
-            callouts.append(((lo + hi) / 2, 0.0, base))
-    if callouts:   # above the queue names (at 0.7), on two staggered levels
-        ys = [1.0 + 0.26 * (i % 2) for i in range(len(callouts))]
-        for (x, _, text), y in zip(callouts, ys, strict=True):
-            ax.text(x, y, text, ha="center", va="bottom", fontsize=S.SMALL, zorder=5)
-        ax.vlines([c[0] for c in callouts], 0.66, ys, colors="black", lw=0.6, zorder=5)
+            callouts.append(((g_lo + g_hi) / 2, base))
+
+    if callouts:
+        callouts.sort()
+        sizes = [measure(text) for _, text in callouts]
+        line_h = max(h for _, h in sizes)
+        left, right = ax_box.x0 + _LABEL_PAD, ax_box.x1 - _LABEL_PAD
+        rows = _pack_rows([float(to_px((x, 0))[0]) for x, _ in callouts], [w for w, _ in sizes], left, right)
+        n_rows = max(r for r, _ in rows) + 1
+        # rows above the queue-name row: row r's text sits at base + r * pitch (pixels above the bar top)
+        pitch = line_h + 2 * _LABEL_PAD
+        need_px = (n_rows + 1) * pitch + _LABEL_PAD       # queue-name row + callout rows + a margin
+        y0, y1 = ax.get_ylim()
+        have_px = ax_box.y1 - y_px(0.65)
+        if have_px + 0.5 < need_px:
+            frac = need_px / ax_box.height                 # the part of the axes above the bar top the rows need
+            if frac >= 0.75:
+                frac = 0.75
+            top = (0.65 - frac * y0) / (1 - frac)
+            if abs(top - y1) > 1e-6:
+                ax.set_ylim(y0, top)
+                return n_rows
+        base_px = y_px(0.65) + pitch + _LABEL_PAD
+        inv = ax.transData.inverted().transform
+        xs, ys = [], []
+        for (x_data, text), (row, cx) in zip(callouts, rows, strict=True):
+            ty = base_px + row * pitch
+            tx_data, ty_data = inv((cx, ty))
+            artists.append(ax.text(tx_data, ty_data, text, ha="center", va="bottom", fontsize=S.SMALL, zorder=5))
+            xs.append((x_data, tx_data))
+            ys.append(ty_data)
+        for (x_data, tx_data), ty_data in zip(xs, ys, strict=True):
+            artists.append(ax.plot([x_data, x_data, tx_data], [0.66, 0.7, ty_data - 0.02], color="black", lw=0.6,
+                                   zorder=4, solid_capstyle="butt")[0])
+    return None
+
+
+def _pack_rows(centres: list[float], widths: list[float], left: float, right: float) -> list[tuple[int, float]]:
+    """(row, centre x in pixels) for labels wanted at ``centres`` (sorted) of ``widths``: each row holds labels
+    side by side with ``_LABEL_PAD`` between them, pushed sideways as little as possible and kept inside
+    [left, right]. Rows are added (labels dealt to them in turn) until all fit."""
+    n = len(centres)
+    for n_rows in range(1, n + 1):
+        placed: list[tuple[int, float]] = []
+        ok = True
+        for row in range(n_rows):
+            members = list(range(row, n, n_rows))
+            spans = _pack_line([centres[i] for i in members], [widths[i] for i in members], left, right)
+            if spans is None:
+                ok = False
+                break
+            placed += list(zip(members, spans, strict=True))
+        if ok:
+            out = dict(placed)
+            return [(i % n_rows, out[i]) for i in range(n)]
+    return [(i, left + widths[i] / 2) for i in range(n)]      # wider than the axes: one per row, from the left
+
+
+def _pack_line(centres: list[float], widths: list[float], left: float, right: float) -> list[float] | None:
+    """Centres for labels on one line, in order, no two overlapping, each as near its wanted centre as the others
+    allow, all inside [left, right]; None when they do not fit side by side."""
+    total = sum(widths) + _LABEL_PAD * 2 * (len(widths) - 1)
+    if total > right - left:
+        return None
+    xs: list[float] = []
+    for c, w in zip(centres, widths, strict=True):           # push right past the previous label
+        x = max(c, left + w / 2)
+        if xs:
+            x = max(x, xs[-1] + widths[len(xs) - 1] / 2 + 2 * _LABEL_PAD + w / 2)
+        xs.append(x)
+    for k in range(len(xs) - 1, -1, -1):                      # then pull back left from the right edge
+        if k == len(xs) - 1:
+            limit = right - widths[k] / 2
+        else:
+            limit = xs[k + 1] - widths[k + 1] / 2 - 2 * _LABEL_PAD - widths[k] / 2
+        xs[k] = min(xs[k], limit)
+    return xs
 
 
 # --- UB occupancy ------------------------------------------------------------------------------------------------
