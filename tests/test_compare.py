@@ -31,6 +31,7 @@ from ascend_lab.ascendc import (
     TPipe,
     TQue,
     launch,
+    ub_banks,
     uint8_t,
 )
 from ascend_lab.ascendc.cost_model import VECTOR_COST
@@ -108,7 +109,14 @@ def test_compare_whole_repeats_bit_exact(dtype, mode):
     assert nan.any() and (bits[nan] == (mode == CMPMODE.NE)).all()
     ev = next(e for e in run.trace.events if e.instr == "Compare")
     k, b0 = VECTOR_COST["Compare"]["float" if dtype.itemsize == 4 else "half"]
-    assert ev.end - ev.start == pytest.approx(b0 + k * n)
+    # the k * n part scales by the beats per repeat the UB bank rules give this layout (A, B read, the mask written)
+    at = {buf.name: buf.offset for buf in run.trace.ub_layout[0]}
+    bits = dtype.itemsize * 8
+    beats = ub_banks.count_form(get_soc("Ascend910B4").npu_arch, 256 // dtype.itemsize, n,
+                                ((at["maskBuf"], 1, True), (at["inQueueA[0]"], bits, False),
+                                 (at["inQueueB[0]"], bits, False)))
+    assert ev.bank_conflicts == beats.conflicts
+    assert ev.end - ev.start == pytest.approx(b0 + k * n * beats.per_repeat)
     assert ev.ub[1] - ev.ub[0] == n // 8 and ev.count == n
 
 

@@ -48,7 +48,14 @@ from ascend_lab.ascendc import (
     launch,
 )
 from ascend_lab.ascendc.core import CoreContext
-from ascend_lab.ascendc.cost_model import BORROWED_ROWS, VECTOR_COST, CostModel, MissingCostRow, add_case_check
+from ascend_lab.ascendc.cost_model import (
+    BORROWED_ROWS,
+    VECTOR_COST,
+    CostModel,
+    MissingCostRow,
+    add_case_check,
+    vector_cycles,
+)
 from ascend_lab.base.platform import get_soc, socs
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
@@ -295,7 +302,13 @@ def test_double_buffering_speed_up_is_real_but_bounded(pipeline_runs, record_pro
     # MTE3 ~7.2k busy cycles); ascendc_facts §2.8 expects a gain well below the 3x of three equal stages.
     assert 1.1 < speed_up < 3.0, speed_up
     busy = pipeline_runs[2].trace.cores[0].busy
-    assert busy == pipeline_runs[1].trace.cores[0].busy          # same work, only the schedule differs
+    busy1 = pipeline_runs[1].trace.cores[0].busy
+    # same work, only the schedule differs -- and the UB layout, hence the beats UB bank conflicts add on V
+    assert {p: v for p, v in busy.items() if p != "V"} == {p: v for p, v in busy1.items() if p != "V"}
+    free = [sum(vector_cycles(e.instr, 4, e.count) for e in r.trace.events if e.pipe == "V")
+            for r in (pipeline_runs[1], pipeline_runs[2])]
+    assert free[0] == pytest.approx(free[1])
+    assert busy["V"] >= free[1] - EPS and busy1["V"] >= free[0] - EPS
     head = pipeline_runs[2].trace.head_cycles
     # physical bounds: no pipe does two things at once; with one buffer MTE2 and V never overlap
     assert c2 - head >= max(busy["MTE2"], busy["V"], busy["MTE3"]) - EPS
@@ -354,7 +367,8 @@ def test_vector_events_are_in_order_and_cost_their_row():
         assert cur.start >= prev.end - EPS                      # in order on PIPE_V
     k, b = VECTOR_COST["Adds"]["float"]
     adds = next(e for e in v if e.instr == "Adds")
-    assert adds.end - adds.start == pytest.approx(b + k * adds.count)
+    repeats = -(-adds.count * 4 // 256)
+    assert adds.end - adds.start == pytest.approx(b + k * adds.count * (1 + adds.bank_conflicts / repeats))
 
 
 def test_a_vector_instruction_without_a_cost_row_is_an_error():

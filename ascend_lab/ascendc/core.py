@@ -208,9 +208,9 @@ class CoreContext:
     # --- recording --------------------------------------------------------------------------------
     def event(self, pipe: str, instr: str, tile: int | None, start: float, end: float, nbytes: int = 0,
               count: int = 0, ub: tuple[int, int] | None = None, buffer: str = "", detail: str = "",
-              values: object = None) -> None:
+              values: object = None, bank_conflicts: int = 0) -> None:
         self.trace.events.append(Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer,
-                                       detail, values))
+                                       detail, values, bank_conflicts))
 
     def finish(self) -> CoreSummary:
         self.summary.cycles = max(self.pipe_free.values())

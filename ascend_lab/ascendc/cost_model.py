@@ -2,11 +2,14 @@
 
 Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here:
 
-* **Vector (PIPE_V)**: ``cycles = b + k * n`` per API call, n = elements, from Huawei's GE-ATT V1 fits
+* **Vector (PIPE_V)**: ``cycles = b + k * n * beats`` per API call, n = elements, from Huawei's GE-ATT V1 fits
   (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. Rows missing for a dtype use
   the float row (4-byte types) or the half row (1-2-byte types). An instruction with no row is an error
   (:class:`MissingCostRow`), never a silent guess; the few without a fit of their own borrow a named row
-  (:data:`BORROWED_ROWS`).
+  (:data:`BORROWED_ROWS`). ``beats`` is the mean beats per repeat that UB bank conflicts force, from the
+  operands' UB addresses (:mod:`.ub_banks`, kernel_flavours §7; 1 when conflict-free, up to 8): it scales
+  the per-repeat part ``k * n``, read as GE-ATT's conflict-free cost of one beat per repeat, and leaves the
+  fixed ``b`` alone. :meth:`CostModel.vector` gives the conflict-free cost.
 * **Copies (MTE2 in, MTE3 out)**: ``cycles = latency + bytes / bandwidth`` (§2.4 model 2/3). Each core's
   bandwidth is ``min(per-core cap, chip GM bandwidth / active cores / clock)``, and when a kernel both
   reads and writes GM the two directions split that share in proportion to their bytes -- this is the
@@ -110,9 +113,10 @@ class CostModel:
             cached = self._out_cache[nbytes] = MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
         return cached
 
-    def vector(self, api: str, n: int, itemsize: int) -> float:
-        """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes: ``b + k * n``."""
-        return vector_cycles(api, itemsize, n)
+    def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0) -> float:
+        """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes: ``b + k * n`` when its repeats
+        are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank conflicts stretch them (:mod:`.ub_banks`)."""
+        return vector_cycles(api, itemsize, n, beats_per_repeat)
 
     def us(self, cycles: float) -> float:
         return cycles / self.soc.clock_mhz
@@ -138,11 +142,15 @@ def _vector_coeffs(api: str, itemsize: int) -> tuple[float, float]:
 
 
 @lru_cache(maxsize=4096)
-def vector_cycles(api: str, itemsize: int, n: int) -> float:
-    """``b + k * n`` for one vector instruction (MissingCostRow if ``api`` has no row). Cached: a kernel
-    repeats the same few tile sizes, and this runs for every vector instruction of every tile."""
+def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0) -> float:
+    """``b + k * n * beats_per_repeat`` for one vector instruction (MissingCostRow if ``api`` has no row).
+
+    ``beats_per_repeat`` is the mean number of beats its 256-byte repeats take under the UB bank rules
+    (:mod:`.ub_banks`; 1.0 = conflict-free). GE-ATT's ``k * n`` is the per-repeat part -- about one beat per
+    repeat -- so it scales by the beats; ``b`` (call issue, pipeline fill) does not. Cached: a kernel repeats the
+    same few tile sizes and layouts, and this runs for every vector instruction of every tile."""
     k, b = _vector_coeffs(api, itemsize)
-    return b + k * n
+    return b + k * n * beats_per_repeat
 
 
 def clear_caches() -> None:

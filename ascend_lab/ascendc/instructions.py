@@ -23,6 +23,8 @@ from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
 from .tensor import GlobalTensor, LocalTensor
+from .ub_banks import MODELLED as _BANKED
+from .ub_banks import Beats, count_form
 
 
 class CMPMODE(IntEnum):
@@ -78,10 +80,36 @@ def _tile_of(*tensors: Any) -> int | None:
     return None
 
 
+def _bank_beats(arch: NpuArch, dst: LocalTensor, count: int, width: int, reads: tuple[Any, ...],
+                mask: LocalTensor | None, dst_mask: bool) -> Beats:
+    """The beats of a count-form instruction under the UB bank rules (:mod:`.ub_banks`): ``dst`` written (a
+    bit-mask when ``dst_mask``), each of ``reads`` read at its own element width, ``mask`` read one bit per element;
+    256 / ``width`` elements per repeat."""
+    ops = [(dst.offset, 1 if dst_mask else dst.dtype.itemsize << 3, True)]
+    for s in reads:
+        ops.append((s.offset, s.dtype.itemsize << 3, False))
+    if mask is not None:
+        ops.append((mask.offset, 1, False))
+    return count_form(arch, REPEAT_BYTES // width, count, tuple(ops))
+
+
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
-                 *srcs: Any, out_bytes: int | None = None) -> None:
-    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing."""
-    start, end = ctx.issue("V", vector_cycles(api, width, count))
+                 *srcs: Any, out_bytes: int | None = None, reads: tuple[Any, ...] | None = None,
+                 mask: LocalTensor | None = None) -> None:
+    """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
+
+    The cycles include the beats UB bank conflicts add (:mod:`.ub_banks`), from the UB addresses of ``dst`` (a
+    bit-mask when ``out_bytes`` is given), of the tensors read (``reads``, default ``srcs``) and of a bit-mask read
+    per repeat (``mask``); ``srcs`` also name the tile. The event records the added beats (``bank_conflicts``)."""
+    arch = ctx.soc.npu_arch
+    conflicts = 0
+    if arch in _BANKED:
+        beats = _bank_beats(arch, dst, count, width, srcs if reads is None else reads, mask, out_bytes is not None)
+        conflicts = beats.beats - beats.repeats
+    if conflicts:
+        start, end = ctx.issue("V", vector_cycles(api, width, count, beats.beats / beats.repeats))
+    else:
+        start, end = ctx.issue("V", vector_cycles(api, width, count))
     if ctx.record:
         values = None
         if ctx.snapshot:
@@ -92,7 +120,8 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
         nbytes = count * dst.dtype.itemsize if out_bytes is None else out_bytes
         tile = _tile_of(dst, *srcs)
         ctx.event("V", api, ctx.current_tile if tile is None else tile, start, end, nbytes=nbytes, count=count,
-                  ub=(dst.offset, dst.offset + nbytes), buffer=dst.buffer, detail=detail(), values=values)
+                  ub=(dst.offset, dst.offset + nbytes), buffer=dst.buffer, detail=detail(), values=values,
+                  bank_conflicts=conflicts)
 
 
 def _check_local(instr: str, *ts: Any) -> None:
@@ -422,7 +451,8 @@ def Broadcast(dst: LocalTensor, src: LocalTensor, dst_shape: tuple[int, ...] | l
     form = f"<{_type_name(dst.dtype)}, {len(dshape)}, {axis}>" if axis is not None else \
         f"<{_type_name(dst.dtype)}, {const_rank}>"
     _vector_done(ctx, "Broadcast", dst, n_dst, item,
-                 lambda: f"{dst.buffer} {list(dshape)} = Broadcast{form}({src.buffer} {list(sshape)})", src)
+                 lambda: f"{dst.buffer} {list(dshape)} = Broadcast{form}({src.buffer} {list(sshape)})", src,
+                 reads=None if n_src == n_dst else ())     # how a broadcast reads its source: not documented
 
 
 def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) -> None:
@@ -593,7 +623,9 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
             np.bitwise_or(d, rest, out=d)                    # ... bit 0 -> src1
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
                  lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label()} "
-                         f"({SELMODE(mode).name})", src0, sel_mask)
+                         f"({SELMODE(mode).name})", src0, sel_mask,
+                 reads=(src0, src1) if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE else (src0,),
+                 mask=None if mode == SELMODE.VSEL_CMPMASK_SPR else sel_mask)   # mode 0: mask in CMPMASK
 
 
 @cache
