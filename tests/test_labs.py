@@ -777,3 +777,19 @@ def test_lab5_page_shows_no_solution_code():
     assert "BUFFER_NUM = 1" in code and "InitBuffer(" not in code and "ceil_div(n" not in code
     setup = "".join(src for _, src in cells(ROOT / get(5).notebook, SETUP))
     assert "BUFFER_NUM" not in setup
+
+
+@pytest.mark.parametrize("number", [5, 6, 7, 8])
+def test_kernel_lab_pages_look_inside_the_learners_kernel(number):
+    """Labs 5-8 step through the learner's own kernel (viz.step_kernel with the name the learner's cell binds)
+    and draw its UB layout, in visible cells after the solution cell (so the book shows the solution there)."""
+    lab = get(number)
+    nb = jupytext.read(ROOT / lab.notebook, fmt="md:myst")
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    solution = next(i for i, c in code if "hide-cell" in _tags(c) and f"solutions.{lab.function}" in c.source)
+    step = [(i, c) for i, c in code if "viz.step_kernel(" in c.source and not _tags(c)]
+    assert step, "a visible cell steps through the learner's kernel"
+    i, cell = step[0]
+    assert "solutions." not in cell.source and f"lab{number}.Hardtanh" not in cell.source
+    assert number == 6 or i > solution, "the stepper comes after the solution cell binds the learner's name"
+    assert any(not _tags(c) and ".plot_ub_layout()" in c.source for j, c in code if j > i)
