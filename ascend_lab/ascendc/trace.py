@@ -33,9 +33,6 @@ class Event:
     #: Beats UB bank conflicts added to this vector instruction (ub_banks: the repeats' beats minus one per
     #: repeat; 0 = conflict-free, and always 0 off the V pipe or on a SoC without a bank model).
     bank_conflicts: int = 0
-    #: Beats UB bank conflicts added to this vector instruction (ub_banks: the repeats' beats minus one per
-    #: repeat; 0 = conflict-free, and always 0 off the V pipe or on a SoC without a bank model).
-    bank_conflicts: int = 0
 
 
 @dataclass(frozen=True)
