@@ -100,6 +100,7 @@ from ..ascendc import (
 )
 from ..ascendc import launch as _launch
 from ..ascendc.core import current
+from ..ascendc.numerics import scalar as _scalar
 from ..ascendc.options import current as _options
 from ..ascendc.sanitizer import REPEAT_BYTES
 from ..base.platform import SocInfo, get_soc
@@ -146,6 +147,9 @@ class Program:
     slots: list[Slot] = field(default_factory=list)
     steps: list[Callable[[list[LocalTensor], int], None]] = field(default_factory=list)
     listing: list[str] = field(default_factory=list)
+    #: operands seen as another element type than their slot's, as (slot, dtype): a step reads view ``k`` at
+    #: ``bufs[-1 - k]`` (made once for a temporary, per tile for a queue block; see ``TbeElewiseKernel``)
+    views: list[tuple[int, np.dtype]] = field(default_factory=list)
 
     @property
     def n_inputs(self) -> int:
@@ -228,6 +232,17 @@ class _Planner:
     def _name(self, loc: int) -> str:
         return self.p.slots[loc].name
 
+    def _at(self, loc: int, dt: np.dtype) -> int:
+        """Where a step finds slot ``loc`` seen as ``dt``: the slot itself when that is its dtype (a step then
+        passes the tensor as is), else a view (``Program.views``). Worked out here, once, so a step does no
+        dtype test per tile."""
+        if self.p.slots[loc].dtype == dt:
+            return loc
+        key = (loc, dt)
+        if key not in self.p.views:
+            self.p.views.append(key)
+        return -1 - self.p.views.index(key)
+
     def _emit(self, text: str, fn: Callable[[list[LocalTensor], int], None]) -> None:
         self.p.listing.append(text)
         self.p.steps.append(fn)
@@ -256,12 +271,13 @@ class _Planner:
 
     def _op_broadcast(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         value = t.args[0]
-        self._emit(f"Duplicate({self._name(dst)}, {value})",
-                   lambda b, n: Duplicate(_view(b[dst], dt), value, n))
+        d, v = self._at(dst, dt), _typed(dt, value)
+        self._emit(f"Duplicate({self._name(dst)}, {value})", lambda b, n: Duplicate(b[d], v, n))
 
     def _tensor_scalar(self, t: Tensor, dst: int, dt: np.dtype, instr: Any, src: int, value: Any) -> None:
+        d, a, v = self._at(dst, dt), self._at(src, dt), _typed(dt, value)
         self._emit(f"{instr.__name__}({self._name(dst)}, {self._name(src)}, {value})",
-                   lambda b, n: instr(_view(b[dst], dt), _view(b[src], dt), value, n))
+                   lambda b, n: instr(b[d], b[a], v, n))
 
     def _op_vmuls(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         self._tensor_scalar(t, dst, dt, _TENSOR_SCALAR[t.op], self.loc[id(t.args[0])], t.args[1])
@@ -279,8 +295,9 @@ class _Planner:
         if t.op != "vmul":
             self._unsupported(t, "the simulator has no tensor-tensor Min/Max instruction; one operand must be "
                                  "a broadcast scalar (use vmins/vmaxs)")
+        d, x, y = self._at(dst, dt), self._at(a, dt), self._at(b_, dt)
         self._emit(f"Mul({self._name(dst)}, {self._name(a)}, {self._name(b_)})",
-                   lambda b, n: Mul(_view(b[dst], dt), _view(b[a], dt), _view(b[b_], dt), n))
+                   lambda b, n: Mul(b[d], b[x], b[y], n))
 
     _op_vmin = _op_vmax = _op_vmul
 
@@ -289,28 +306,30 @@ class _Planner:
         mask = self._take("mask", _U8)
         iv = _INT_VIEW[dt.itemsize]
         per = REPEAT_BYTES // dt.itemsize
+        m, si, d, sf = self._at(mask, _U8), self._at(src, iv), self._at(dst, dt), self._at(src, dt)
+        zero, minus_one = iv.type(0), dt.type(-1)
         self._emit(f"CompareScalar({self._name(mask)}, {self._name(src)} as {iv.name}, 0, LT)   # sign bit",
-                   lambda b, n: CompareScalar(b[mask], _view(b[src], iv), iv.type(0), CMPMODE.LT,
-                                              _round_up(n, per)))
+                   lambda b, n: CompareScalar(b[m], b[si], zero, CMPMODE.LT, -(-n // per) * per))
         self._emit(f"Muls({self._name(dst)}, {self._name(src)}, -1)",
-                   lambda b, n: Muls(_view(b[dst], dt), _view(b[src], dt), dt.type(-1), n))
+                   lambda b, n: Muls(b[d], b[sf], minus_one, n))
         self._emit(f"Select({self._name(dst)}, {self._name(mask)}, {self._name(dst)}, {self._name(src)}, "
                    "TENSOR_TENSOR)",
-                   lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[dst], dt), _view(b[src], dt),
-                                       SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
+                   lambda b, n: Select(b[d], b[m], b[d], b[sf], SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
         self._release(mask)
 
     def _compare(self, mask: int, lhs: int, rhs: tuple[str, Any], operation: str, src_dt: np.dtype) -> None:
         mode = _CMP[operation]
         per = REPEAT_BYTES // src_dt.itemsize
         kind, r = rhs
+        m, x = self._at(mask, _U8), self._at(lhs, src_dt)
         if kind == "scalar":
+            v = _typed(src_dt, r)
             self._emit(f"CompareScalar({self._name(mask)}, {self._name(lhs)}, {r}, {mode.name})",
-                       lambda b, n: CompareScalar(b[mask], _view(b[lhs], src_dt), r, mode, _round_up(n, per)))
+                       lambda b, n: CompareScalar(b[m], b[x], v, mode, -(-n // per) * per))
         else:
+            y = self._at(r, src_dt)
             self._emit(f"Compare({self._name(mask)}, {self._name(lhs)}, {self._name(r)}, {mode.name})",
-                       lambda b, n: Compare(b[mask], _view(b[lhs], src_dt), _view(b[r], src_dt), mode,
-                                            _round_up(n, per)))
+                       lambda b, n: Compare(b[m], b[x], b[y], mode, -(-n // per) * per))
 
     def _op_vcmp(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         if t.attrs["mode"] != "bit":
@@ -323,28 +342,30 @@ class _Planner:
                 mask_dies: bool) -> None:
         (kx, vx), (ky, vy) = x, y
         d = self._name(dst)
+        o, m = self._at(dst, dt), self._at(mask, _U8)
         if kx == "tensor" and ky == "scalar":
+            a, w = self._at(vx, dt), _typed(dt, vy)
             self._emit(f"Select({d}, {self._name(mask)}, {self._name(vx)}, {vy}, TENSOR_SCALAR)",
-                       lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[vx], dt), vy,
-                                           SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+                       lambda b, n: Select(b[o], b[m], b[a], w, SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
         elif kx == "tensor":
+            a, c = self._at(vx, dt), self._at(vy, dt)
             self._emit(f"Select({d}, {self._name(mask)}, {self._name(vx)}, {self._name(vy)}, TENSOR_TENSOR)",
-                       lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[vx], dt), _view(b[vy], dt),
-                                           SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
+                       lambda b, n: Select(b[o], b[m], b[a], b[c], SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
         elif ky == "tensor":        # cond ? scalar : tensor  ==  ~cond ? tensor : scalar (bitwise, NaN-safe)
             inv = mask if mask_dies else self._take("mask", _U8)
+            i16, m16, iu8 = self._at(inv, _U16), self._at(mask, _U16), self._at(inv, _U8)
+            a, w = self._at(vy, dt), _typed(dt, vx)
             self._emit(f"Not({self._name(inv)}, {self._name(mask)})   # invert the bit-mask",
-                       lambda b, n: Not(_view(b[inv], _U16), _view(b[mask], _U16), _round_up(n, 256) // 16))
+                       lambda b, n: Not(b[i16], b[m16], -(-n // 256) * 16))
             self._emit(f"Select({d}, {self._name(inv)}, {self._name(vy)}, {vx}, TENSOR_SCALAR)",
-                       lambda b, n: Select(_view(b[dst], dt), b[inv], _view(b[vy], dt), vx,
-                                           SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+                       lambda b, n: Select(b[o], b[iu8], b[a], w, SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
             if inv != mask:
                 self._release(inv)
         else:
-            self._emit(f"Duplicate({d}, {vx})", lambda b, n: Duplicate(_view(b[dst], dt), vx, n))
+            v, w = _typed(dt, vx), _typed(dt, vy)
+            self._emit(f"Duplicate({d}, {vx})", lambda b, n: Duplicate(b[o], v, n))
             self._emit(f"Select({d}, {self._name(mask)}, {d}, {vy}, TENSOR_SCALAR)",
-                       lambda b, n: Select(_view(b[dst], dt), b[mask], _view(b[dst], dt), vy,
-                                           SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+                       lambda b, n: Select(b[o], b[m], b[o], w, SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
 
     def _op_vsel(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         cond = t.args[0]
@@ -363,8 +384,9 @@ class _Planner:
         src_t = t.args[0]
         src, sdt = self.loc[id(src_t)], storage(src_t.dtype)
         mode = RoundMode[t.attrs["round"]]
+        d, a = self._at(dst, dt), self._at(src, sdt)
         self._emit(f"Cast({self._name(dst)}, {self._name(src)}, {mode.name})   # {src_t.dtype} -> {t.dtype}",
-                   lambda b, n: Cast(_view(b[dst], dt), _view(b[src], sdt), mode, n))
+                   lambda b, n: Cast(b[d], b[a], mode, n))
 
     _op_round = _op_cast
 
@@ -378,6 +400,17 @@ def _source(t: Tensor) -> Tensor:
 
 def _view(t: LocalTensor, dt: np.dtype) -> LocalTensor:
     return t if t.dtype is dt or t.dtype == dt else t.ReinterpretCast(dt)
+
+
+def _typed(dt: np.dtype, value: Any) -> Any:
+    """A scalar operand converted to ``dt`` as the instruction converts it (``numerics.scalar``: ``T(value)``),
+    once at planning: the instruction then takes it as is. Overflow is silent, as in the launcher; a value the
+    conversion refuses is kept, so the instruction raises as it always did."""
+    try:
+        with np.errstate(all="ignore"):
+            return _scalar(dt, value)
+    except (OverflowError, ValueError, TypeError):
+        return value
 
 
 def _broadcast_strides(dims: Sequence[int]) -> list[int]:
@@ -471,6 +504,17 @@ class TbeElewiseKernel:
         for buf, s in zip(self.tmpBufs, slots[self.program.n_inputs + 1:], strict=True):
             self.pipe.InitBuffer(buf, _round_up(capacity // 8, 32) if s.kind == "mask" else capacity * s.itemsize)
             self.temps.append(buf.Get(s.dtype))
+        # the steps' operands: the slots' tensors, then the views (Program.views, last first: view k is at -1 - k);
+        # a temporary's views are made here once, a queue block's every tile (its tensor is new every tile)
+        n_fixed = self.program.n_inputs + 1
+        self.bufs: list[Any] = [None] * n_fixed + self.temps + [None] * len(self.program.views)
+        self.tile_views: list[tuple[int, int, np.dtype]] = []
+        for k, (loc, dt) in enumerate(self.program.views):
+            if loc < n_fixed:
+                self.tile_views.append((-1 - k, loc, dt))
+            else:
+                self.bufs[-1 - k] = _view(self.bufs[loc], dt)
+        self.params: dict[int, list[DataCopyParams]] = {}     # by tile length: one per input, then the output's
         return True
 
     def Process(self) -> None:
@@ -482,29 +526,42 @@ class TbeElewiseKernel:
             self.Compute(n)
             self.CopyOut(i, n)
 
+    def _params(self, n: int) -> list[DataCopyParams]:
+        """DataCopyParams of a tile of ``n`` elements (a core has two lengths at most; DataCopyPad only reads them)."""
+        p = self.params.get(n)
+        if p is None:
+            p = self.params[n] = [DataCopyParams(1, n * gm.dtype.itemsize, 0, 0) for gm in self.gms]
+        return p
+
     def CopyIn(self, i: int, n: int) -> None:
-        for q, gm, brc in zip(self.inQueues, self.gms, self.brc, strict=False):
+        off = i * self.ubFactor
+        for q, gm, brc, p in zip(self.inQueues, self.gms, self.brc, self._params(n), strict=False):
             t = q.AllocTensor(gm.dtype)
             if brc is None:
-                DataCopyPad(t, gm[i * self.ubFactor], DataCopyParams(1, n * gm.dtype.itemsize, 0, 0))
+                DataCopyPad(t, gm[off], p)
             else:
-                broadcast_copy(t, gm, brc[0], brc[1], self.blockOffset + i * self.ubFactor, n)
+                broadcast_copy(t, gm, brc[0], brc[1], self.blockOffset + off, n)
             q.EnQue(t)
 
     def Compute(self, n: int) -> None:
-        ins = [q.DeQue(gm.dtype) for q, gm in zip(self.inQueues, self.gms, strict=False)]
-        out = self.outQueue.AllocTensor(self.gms[-1].dtype)
-        bufs = [*ins, out, *self.temps]
+        bufs = self.bufs
+        k = 0
+        for q, gm in zip(self.inQueues, self.gms, strict=False):
+            bufs[k] = q.DeQue(gm.dtype)
+            k += 1
+        out = bufs[k] = self.outQueue.AllocTensor(self.gms[-1].dtype)
+        for at, loc, dt in self.tile_views:
+            bufs[at] = bufs[loc].ReinterpretCast(dt)
         for step in self.program.steps:
             step(bufs, n)
         self.outQueue.EnQue(out)
-        for q, t in zip(self.inQueues, ins, strict=True):
-            q.FreeTensor(t)
+        for j, q in enumerate(self.inQueues):
+            q.FreeTensor(bufs[j])
 
     def CopyOut(self, i: int, n: int) -> None:
         out_dt = self.gms[-1].dtype
         out = self.outQueue.DeQue(out_dt)
-        DataCopyPad(self.gms[-1][i * self.ubFactor], out, DataCopyParams(1, n * out_dt.itemsize, 0, 0))
+        DataCopyPad(self.gms[-1][i * self.ubFactor], out, self._params(n)[-1])
         self.outQueue.FreeTensor(out)
 
 
