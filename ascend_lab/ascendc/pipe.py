@@ -30,7 +30,9 @@ import numpy as np
 
 from . import sanitizer
 from .core import CoreContext, PlanComplete, UBState, current
-from .tensor import LocalTensor
+from .tensor import LocalTensor, _Life
+
+_new_tensor = object.__new__
 
 
 class TPosition(Enum):
@@ -81,7 +83,9 @@ class _Block(UBState):
         self.index = index
         self.offset = offset
         self.nbytes = nbytes
-        self.views: dict[np.dtype, np.ndarray] = {}      # typed numpy views of this block, made once
+        # what AllocTensor needs per dtype argument, worked out once: the queue name it was made for, then
+        # (dtype, typed numpy view of the block, element count, their bytes, the block's label "name[index]")
+        self.views: dict[Any, tuple[str | None, np.dtype, np.ndarray, int, int, str]] = {}
         self.free = True
         self.freed_at = 0.0      # "free" flag pre-set at InitBuffer, so the first Alloc never waits
         self.ready_at = 0.0
@@ -104,7 +108,6 @@ class TQue:
         self.deques = 0                                 # DeQue calls so far: the k-th DeQue takes tile k
         self.producer, self.consumer = _PIPES[pos]      # which pipe fills the queue, which one drains it
         self.is_vecin = pos is TPosition.VECIN
-        self._labels: dict[int, tuple[str | None, str]] = {}     # block index -> (queue name, "name[index]")
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
@@ -133,14 +136,16 @@ class TQue:
         ctx.s_time += 1.0
         if b.freed_at > ctx.pipe_free[self.producer]:     # ctx.wait, inline (every tile)
             ctx.pipe_free[self.producer] = b.freed_at
-        dt = dtype if isinstance(dtype, np.dtype) else _as_dtype(dtype) if dtype is not None else _U8
-        view = b.views.get(dt)
-        if view is None:
-            view = b.views[dt] = ctx.ub[b.offset:b.offset + b.nbytes].view(dt)
-        label = self._labels.get(b.index)
-        if label is None or label[0] is not self.name:      # the block's name, made once (per queue name)
-            label = self._labels[b.index] = (self.name, f"{self.name}[{b.index}]")
-        t = LocalTensor(ctx, dt, b.offset, b.nbytes // dt.itemsize, label[1], self.allocs, b, self, view)
+        made = b.views.get(dtype)
+        if made is None or made[0] is not self.name:       # once per block, dtype argument and queue name
+            dt = _as_dtype(dtype) if dtype is not None else _U8
+            size = b.nbytes // dt.itemsize
+            made = b.views[dtype] = (self.name, dt, ctx.ub[b.offset:b.offset + b.nbytes].view(dt), size,
+                                     size * dt.itemsize, f"{self.name}[{b.index}]")
+        # LocalTensor(ctx, dt, offset, size, label, tile, block, queue, view), its __init__ inline (every tile)
+        t = _new_tensor(LocalTensor)
+        t.ctx, t.dtype, t.data, t.size, t.nbytes, t.buffer = ctx, made[1], made[2], made[3], made[4], made[5]
+        t.offset, t.tile, t.life, t.block, t.queue, t.region = b.offset, self.allocs, _Life(), b, self, b
         if ctx.record:
             at = ctx.pipe_free[self.producer]
             ctx.event("S", "AllocTensor", self.allocs, at, at, nbytes=b.nbytes, ub=(b.offset, b.offset + b.nbytes),
