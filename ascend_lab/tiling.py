@@ -15,67 +15,13 @@ not ask it. ``kernel=`` picks a kernel flavour of the op (default: its first).
 from __future__ import annotations
 
 import inspect
-import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
-from .base.platform import get_soc, socs
-from .opdev.tiling_data import TilingError, require_count
+from .opdev.tiling_data import TilingError
 from .ops import registry
 from .ops.spec import OpSpec
-
-
-def _entry_numbers(entry: Any) -> tuple[int, int]:
-    if isinstance(entry, Mapping):
-        try:
-            return entry["vector_core_num"], entry["ub_size"]
-        except KeyError as exc:
-            raise ValueError("soc mapping needs 'vector_core_num' and 'ub_size' keys; "
-                             f"missing {exc}") from None
-    try:
-        return entry.vector_core_num, getattr(entry, "core_mem_size_ub", entry.ub_size)
-    except AttributeError:
-        raise TypeError(f"soc entry {entry!r} has no .vector_core_num/.ub_size; pass a SoC name, "
-                        "a catalogue entry, a mapping with those keys, or core_num= and ub_size=") from None
-
-
-def _platform(soc: Any) -> tuple[int, int]:
-    """(vector core count, UB bytes) for ``soc``; ``None`` means the SoC in force."""
-    if soc is not None and not isinstance(soc, str):
-        if callable(soc) and not hasattr(soc, "vector_core_num"):
-            soc = soc()
-        return _entry_numbers(soc)
-    return _entry_numbers(get_soc(soc))
-
-
-#: CANN's element counts are int64 (``GetShapeSize``): the largest count any tiling accepts.
-MAX_ELEMENTS = 2**63 - 1
-
-
-def _max_ub() -> int:
-    return max(get_soc(name).ub_size for name in socs())
-
-
-def _resolve(core_num: int | None, ub_size: int | None, soc: Any) -> tuple[int, int]:
-    """(core count, UB bytes) for a tiling. A SoC name is checked even when both numbers are given (a typo
-    should not pass silently); a UB larger than any catalogued SoC's is refused."""
-    if isinstance(soc, str):
-        get_soc(soc)                                   # ValueError naming the catalogue for an unknown SoC
-    if core_num is None or ub_size is None:
-        soc_cores, soc_ub = _platform(soc)
-        core_num = soc_cores if core_num is None else core_num
-        ub_size = soc_ub if ub_size is None else ub_size
-    core_num, ub_size = require_count("core_num", core_num), require_count("ub_size", ub_size)
-    if ub_size > _max_ub():
-        raise ValueError(f"ub_size {ub_size} B is larger than any catalogued SoC's UB ({_max_ub()} B); "
-                         "pass the UB of a real SoC or less")
-    return core_num, ub_size
-
-
-def _check_float(what: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{what} must be a real number, got {type(value).__name__} {value!r}")
-    return float(value)
+from .ops.tiling_inputs import check_float, check_n, resolve_platform
 
 
 def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: int | None = None,
@@ -83,12 +29,10 @@ def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: i
     """The tiling of any registered op: ``compute("ThresholdGradV2D", 10**6, "int8", soc="Ascend910B4")``."""
     spec = registry.get(op)
     k = spec.kernel(kernel)
-    attrs = {name: _check_float(name, value) for name, value in spec.check_attrs(attrs, kernel).items()}
-    n = require_count(spec.n_name, n)
-    if n > MAX_ELEMENTS:
-        raise ValueError(f"{spec.n_name} {n} does not fit CANN's int64 element count (max {MAX_ELEMENTS})")
+    attrs = {name: check_float(name, value) for name, value in spec.check_attrs(attrs, kernel).items()}
+    n = check_n(spec.n_name, n)
     spec.op_def.require_dtype(dtype)
-    core_num, ub_size = _resolve(core_num, ub_size, soc)
+    core_num, ub_size = resolve_platform(core_num, ub_size, soc)
     return k.tiling(n, dtype, core_num, ub_size, **attrs)
 
 

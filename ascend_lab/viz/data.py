@@ -19,13 +19,13 @@ from ..acl.types import aclDataType
 from ..ascendc.launcher import KernelRun
 from ..ascendc.trace import Event, Trace, UBBuffer
 from ..base import platform
-from ..dtypes import as_acl_dtype, itemsize
+from ..dtypes import as_acl_dtype
 from ..opdev.data_type_utils import PROMOTE_DTYPES, CanCast, PromoteType
 from ..opdev.errno import describe
 from ..ops import registry
 from ..ops import standalone as sa
+from ..ops.tile_map import REPEAT_BYTES, TileSegment, span, tile_map_parts
 
-REPEAT_BYTES = 256              # one vector repeat (CompareScalar/Select work on whole repeats)
 LANE_PIPES = ("MTE2", "V", "MTE3")
 
 __all__ = [
@@ -36,20 +36,6 @@ __all__ = [
 
 
 # --- tile map --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TileSegment:
-    core: int
-    kind: str          # "big" / "small" core
-    tile: int          # tile index within the core
-    start: int         # absolute element index in the flat tensor
-    end: int           # exclusive
-    tail: bool         # the core's last tile, shorter than a full tile
-
-    @property
-    def length(self) -> int:
-        return self.end - self.start
-
-
 @dataclass
 class TileMap:
     op: str
@@ -117,67 +103,10 @@ def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: li
 
 def _tile_map_from(td: Any, dtype: Any, n: int | None, cores: list[dict[str, Any]], tile_field: str | None,
                    op: str) -> TileMap:
-    fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
-    if dtype is None:
-        raise ValueError(f"{op} tilings do not record their dtype: pass dtype=")
-    dt = as_acl_dtype(dtype).short
-    tile_elems = (getattr(td, tile_field) if tile_field else
-                  max((length for c in cores for _, _, length in c.get("tiles", [])), default=0))
-    tile_field = tile_field or "tile"
-    item = itemsize(dt)
-    segments = []
-    for c in cores:
-        last = c["tile_num"] - 1
-        for i, start, length in c["tiles"]:
-            segments.append(TileSegment(c["core"], c["kind"], i, start, start + length,
-                                        i == last and length < tile_elems))
-    padded_end = max((c["padded_end"] for c in cores), default=0)
-    padding = (n, padded_end) if n is not None and padded_end > n else None
-    title = (f"{op} tiling of N = {f'{n:,}' if n is not None else '?'} {dt} elements: blockDim = {td.blockDim} "
-             f"core{'s' if td.blockDim != 1 else ''}, "
-             f"{tile_field} = {tile_elems} elements ({tile_elems * item} B) per tile")
-    return TileMap(op, dt, item, n, padded_end, tile_field, tile_elems, cores, segments, padding, fields, title,
-                   _tile_labels(td, cores, n, padding, item))
+    return TileMap(**tile_map_parts(td, dtype, n, cores, tile_field, op))
 
 
-def _span(ids: list[int]) -> str:
-    if not ids:
-        return "none"
-    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
-
-
-def _tile_labels(td: Any, cores: list[dict[str, Any]], n: int | None, padding: tuple[int, int] | None,
-                 item: int) -> dict[str, str]:
-    big = [c["core"] for c in cores if c["kind"] == "big"]
-    small = [c["core"] for c in cores if c["kind"] == "small"]
-    if hasattr(td, "blockFactor"):
-        labels = {
-            "big": f"cores {_span(big)}: blockFactor = {td.blockFactor} elements each",
-            "small": (f"core {_span(small)}: the rest, {cores[-1]['data_num']} elements" if small else ""),
-            "tail": "tail tile: shorter than ubFactor = " + str(td.ubFactor),
-        }
-    elif not hasattr(td, "tailBlockNum"):                   # a tiling without named splits: say it from the rows
-        tile = max((length for c in cores for _, _, length in c.get("tiles", [])), default=0)
-        sizes = sorted({c["data_num"] for c in cores}, reverse=True)
-        labels = {
-            "big": f"cores {_span(big)}: {sizes[0] if sizes else 0} elements each" if big else "",
-            "small": f"cores {_span(small)}: {cores[-1]['data_num']} elements" if small else "",
-            "tail": f"tail tile: shorter than {tile} elements",
-        }
-    else:
-        labels = {
-            "big": (f"big cores {_span(big)} (tailBlockNum = {td.tailBlockNum}): bigCoreDataNum = "
-                    f"{td.bigCoreDataNum}, finalBigTileNum = {td.finalBigTileNum}, bigTailDataNum = "
-                    f"{td.bigTailDataNum}") if big else "",
-            "small": (f"small cores {_span(small)}: smallCoreDataNum = {td.smallCoreDataNum}, finalSmallTileNum = "
-                      f"{td.finalSmallTileNum}, smallTailDataNum = {td.smallTailDataNum}") if small else "",
-            "tail": f"tail tile: shorter than tileDataNum = {td.tileDataNum}",
-        }
-    if padding is not None:
-        pad = padding[1] - padding[0]
-        labels["padding"] = (f"past the logical end N = {n}: {pad} elements = {pad * item} B read and written "
-                             f"(whole {REPEAT_BYTES}-byte blocks)")
-    return labels
+_span = span
 
 
 # --- UB address bar ----------------------------------------------------------------------------------------
