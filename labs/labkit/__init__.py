@@ -66,6 +66,8 @@ LABS: tuple[Lab, ...] = (
         "prelu_grad_update_dag"),
     Lab(10, "The int8 ThresholdGradV2D kernel from the tiling and the dtype rules", "labkit.lab10_int8_threshold",
         "labs/10_int8_threshold_kernel.md", "KernelThresholdGradV2DInt8"),
+    Lab(11, "Tuning BUFFER_NUM and the tile size for the cost model", "labkit.lab11_tuning", "labs/11_tuning.md",
+        "choose_plan"),
 )
 
 

@@ -759,3 +759,21 @@ class KernelThresholdGradV2DInt8:
         out = self.outQueue.DeQue(int8_t)
         DataCopyPad(self.outGm[i * self.tileDataNum], out, DataCopyParams(1, n, 0, 0))
         self.outQueue.FreeTensor(out)
+
+
+# ==================================================================================================
+# Lab 11: BUFFER_NUM and the tile size of HardSigmoidGrad float16 on Ascend950PR
+# ==================================================================================================
+def choose_plan(n: int) -> tuple[int, int]:
+    """(BUFFER_NUM, ubFactor) for HardSigmoidGrad float16 on Ascend950PR's 64 cores.
+
+    BUFFER_NUM 2: with one block per queue the pipes take turns; two let MTE2 fetch tile i+1 while V computes
+    tile i, and a third or fourth block overlaps nothing more (MTE2 is already busy all the time) but costs UB.
+    The tile: a core's time is about share * k (the bottleneck pipe streaming its bytes) + tiles * c (fixed costs
+    per tile: each copy's latency, seven vector instructions' issue cost) + u * a (the fill and drain: one tile's
+    copy-in before V can start, its compute and copy-out after MTE2 ends). With tiles = share / u that is least
+    at u = sqrt(c * share / a): the best tile grows with the square root of a core's share. Measuring three shares
+    with lab11.measure gives u ~ 11 sqrt(share) on this SoC. Rounded to 256 halves: a whole number of 512-byte
+    MTE2 bursts (and of 256-byte repeats)."""
+    share = ceil_div(n, 64)
+    return 2, max(256, round(11 * share ** 0.5 / 256) * 256)
