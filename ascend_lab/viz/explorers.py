@@ -13,6 +13,7 @@ budget on a 2-core machine (measured by ``benchmarks/bench_viz.py``).
 from __future__ import annotations
 
 import html as _html
+import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -125,6 +126,27 @@ def _control_values(controls: dict[str, Any]) -> dict[str, Any]:
     return {k: w.value for k, w in controls.items()}
 
 
+def kernel_buffer_num(op: str, kernel: str | None = None) -> int | None:
+    """The BUFFER_NUM the op's kernel uses: the default its template arguments take (the kernel source's
+    ``BUFFER_NUM`` constant), or None for a kernel without a block count of its own (a template DAG)."""
+    template = registry.get(op).kernel(kernel).template
+    try:
+        param = inspect.signature(template).parameters.get("buffer_num")
+    except (TypeError, ValueError):           # a builtin or a partial without a signature
+        return None
+    return param.default if param is not None and isinstance(param.default, int) else None
+
+
+def _open_at(box: Any, index: int) -> Any:
+    """Select column ``index`` of a two-slider :func:`static_slider` before it is shown (the links between its
+    sliders and stacks act in the page only, so both sides are set here)."""
+    slider, body = box.children[1], box.children[2]
+    slider.value = index
+    for stack in body.children:
+        stack.selected_index = index
+    return box
+
+
 def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtype: Any = "float16",
                     soc: str = "Ascend910B4", n: int = 1_000_000, ns: Sequence[int] = (2_000, 200_000, 2_000_000,
                                                                                        20_000_000),
@@ -133,8 +155,10 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
     tile map, the UB layout and core 0's pipeline together.
 
     Live: a widget panel. Static: precomputed for every N in ``ns`` and BUFFER_NUM in ``buffer_nums``
-    (``op``, ``dtype``, ``soc`` and ``fixed`` overrides such as ``ub_size`` held), behind two sliders."""
+    (``op``, ``dtype``, ``soc`` and ``fixed`` overrides such as ``ub_size`` held), behind two sliders. Both open
+    at the BUFFER_NUM the kernel uses (:func:`kernel_buffer_num`), so the first picture is the kernel's own."""
     view = TilingView()
+    opened = kernel_buffer_num(op, fixed.get("kernel"))
     if static:
         states = []
         for size in ns:
@@ -143,8 +167,9 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
                 view.update(op, dtype, soc, size, buffer_num=bn, **fixed)
                 row.append(view.png(compact=True))
             states.append(row)
-        return static_slider(states, ([f"{v:,}" for v in ns], [str(b) for b in buffer_nums]),
-                             ("N (elements)", "BUFFER_NUM"), width=int(S.PAGE_WIDTH * S.FRAME_DPI))
+        box = static_slider(states, ([f"{v:,}" for v in ns], [str(b) for b in buffer_nums]),
+                            ("N (elements)", "BUFFER_NUM"), width=int(S.PAGE_WIDTH * S.FRAME_DPI))
+        return _open_at(box, list(buffer_nums).index(opened)) if opened in buffer_nums else box
     import ipywidgets as W
     style = {"description_width": "initial"}
     controls = {
@@ -157,7 +182,8 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
                                     description="UB bytes (0 = SoC)", style=style),
         "core_num": W.BoundedIntText(value=fixed.get("core_num") or 0, min=0, max=256,
                                      description="cores (0 = SoC)", style=style),
-        "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", 2), description="BUFFER_NUM",
+        "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", opened or 2),
+                                      description="BUFFER_NUM",
                                       style=style),
         "kernel": W.Dropdown(options=list(registry.get(op).kernels),
                              value=registry.get(op).kernel(fixed.get("kernel")).flavour, description="kernel",
