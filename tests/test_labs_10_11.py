@@ -1,0 +1,232 @@
+"""Labs 10 and 11 (the harder labs of issue 12 item 5): the checkers' teaching messages fire on the usual mistakes,
+the book's published int8 kernel does not pass lab 10, lab 10's oracle agrees with the formula at the edges, and
+lab 11's target is the best plan of an exhaustive search and is not the tiling's own plan."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from labkit import lab10_int8_threshold as lab10
+from labkit import lab11_tuning as lab11
+from labkit import solutions
+
+from ascend_lab.ascendc import (
+    CMPMODE,
+    SELMODE,
+    VECCALC,
+    Cast,
+    CompareScalar,
+    RoundMode,
+    Select,
+    TBuf,
+    half,
+    int8_t,
+    uint8_t,
+)
+from ascend_lab.ops import standalone
+from ascend_lab.ops.threshold_grad_v2_d.op_kernel.experimental import KernelThresholdGradV2D
+
+Solution = solutions.KernelThresholdGradV2DInt8
+
+
+# ------------------------------------------------------------------------------------------------
+# lab 10
+# ------------------------------------------------------------------------------------------------
+class Published(KernelThresholdGradV2D):
+    """The ops-nn experimental kernel of chapter 12, as a learner copying it would wrap it."""
+
+    def __init__(self):
+        super().__init__(np.int8)
+
+
+class PublishedFixedTemp(Published):
+    """The published int8 path with its float temp declared float-sized: correct, UB within budget, 8 steps."""
+
+    def Init(self, a, b, c, td):
+        pipe, tmp2 = self.pipe, self.tmpQueue2
+
+        class Pipe:
+            def InitBuffer(self, q, *args):
+                return pipe.InitBuffer(q, 4 * td.tileDataNum) if q is tmp2 else pipe.InitBuffer(q, *args)
+
+        self.pipe = Pipe()
+        super().Init(a, b, c, td)
+
+
+class HalfThreshold(Solution):
+    def Init(self, a, b, c, td):
+        super().Init(a, b, c, td)
+        self.threshold = half.type(td.threshold)
+
+
+class TruncThreshold(Solution):
+    def Init(self, a, b, c, td):
+        super().Init(a, b, c, td)
+        self.threshold = half.type(math.trunc(min(max(float(td.threshold), -129.0), 128.0)))
+
+
+class CompareInt8(Solution):
+    def Compute(self, n):
+        f = self.inQueueF.DeQue(int8_t)
+        CompareScalar(self.maskBuf.Get(uint8_t), f, int8_t.type(0), CMPMODE.GT, n)
+
+
+class SwappedSelect(Solution):
+    def Compute(self, n):
+        g, f = self.inQueueG.DeQue(int8_t), self.inQueueF.DeQue(int8_t)
+        out, h, mask = self.outQueue.AllocTensor(int8_t), self.halfBuf.Get(half), self.maskBuf.Get(uint8_t)
+        Cast(h, f, RoundMode.CAST_NONE, n)
+        CompareScalar(mask, h, self.threshold, CMPMODE.LE, n)
+        Cast(h, g, RoundMode.CAST_NONE, n)
+        Select(h, mask, h, half.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
+        Cast(out, h, RoundMode.CAST_TRUNC, n)
+        self.outQueue.EnQue(out)
+        self.inQueueG.FreeTensor(g)
+        self.inQueueF.FreeTensor(f)
+
+
+class NoTail(Solution):
+    def Process(self):
+        for i in range(self.tileNum):
+            self.CopyIn(i, self.tileDataNum)
+            self.Compute(self.tileDataNum)
+            self.CopyOut(i, self.tileDataNum)
+
+
+class SkipsLastTile(Solution):
+    def Process(self):
+        for i in range(self.tileNum - 1):
+            self.CopyIn(i, self.tileDataNum)
+            self.Compute(self.tileDataNum)
+            self.CopyOut(i, self.tileDataNum)
+
+
+class TwoFloatTemps(Solution):
+    def Init(self, a, b, c, td):
+        super().Init(a, b, c, td)
+        self.f1, self.f2 = TBuf(VECCALC), TBuf(VECCALC)
+        self.pipe.InitBuffer(self.f1, 4 * td.tileDataNum)
+        self.pipe.InitBuffer(self.f2, 4 * td.tileDataNum)
+
+
+def _failure_text(report) -> str:
+    assert not report.passed
+    return str(report)
+
+
+@pytest.mark.parametrize(("kernel", "kind", "lesson"), [
+    (Published, "ub-overrun", "size the buffer in InitBuffer for the widest dtype"),
+    (CompareInt8, "unsupported-on-soc", "a Cast from int8 to half is exact"),
+    (NoTail, "gm-out-of-bounds", "its LAST tile is only tailDataNum long"),
+    (TwoFloatTemps, "ub-overflow", "your UB plan does not fit"),
+])
+def test_lab10_sanitizer_stops_carry_the_labs_lesson(kernel, kind, lesson):
+    report = lab10.check(kernel)
+    assert not report.passed and report.failure.kernel is not None
+    assert report.failure.kernel.kind == kind and lesson in report.failure.kernel.message, str(report)
+
+
+@pytest.mark.parametrize(("kernel", "words"), [
+    (HalfThreshold, "compares against half(threshold)"),
+    (TruncThreshold, "round toward zero"),
+    (SwappedSelect, "selects the other way round"),
+    (SkipsLastTile, "in the LAST tile of core"),
+])
+def test_lab10_wrong_bytes_are_named(kernel, words):
+    text = _failure_text(lab10.check(kernel))
+    assert words in text and "inputs there:" in text, text
+
+
+def test_lab10_published_path_passes_the_numbers_but_not_the_instruction_budget():
+    """With its float temp sized honestly the book's int8 path is right and fits the UB: only the last case fails."""
+    report = lab10.check(PublishedFixedTemp)
+    assert report.run == report.total, str(report)
+    assert "8 vector instructions per tile" in report.failure.why and "5 suffice" in report.failure.why
+    assert "widest compute type is float" in report.failure.why
+
+
+def test_lab10_solution_runs_five_steps_within_the_budget_and_no_warning_but_padding():
+    r, out = lab10.run(Solution, 553_737, threshold=99.99)
+    assert lab10.vector_steps(r) == ["Cast", "CompareScalar", "Cast", "Select", "Cast"]
+    assert {w.kind for w in r.warnings} <= {"gm-padding"}
+    plan = r.trace.ub_layout[0]
+    assert max(b.offset + b.size for b in plan) < lab10.TMP_UB_OFFSET
+    assert np.array_equal(out, lab10.oracle(*lab10.sample(553_737, 0), 99.99))
+
+
+def test_lab10_oracle_edges():
+    g = np.arange(-128, 128, dtype=np.int16).astype(np.int8)
+    f = g[::-1].copy()
+    assert (lab10.oracle(g, f, math.nan) == 0).all()
+    assert np.array_equal(lab10.oracle(g, f, -math.inf), g)
+    assert (lab10.oracle(g, f, 127.0) == 0).all() and (lab10.oracle(g, f, 1e30) == 0).all()
+    assert np.array_equal(lab10.oracle(g, f, -128.5), g)
+    # the C float of 99.99 is below 100: feature 100 keeps its gradient, although half(99.99) == 100
+    keep = lab10.oracle(g, f, 99.99) != 0
+    assert keep[f == 100].all() and not keep[f == 99].any() and float(np.float16(np.float32(99.99))) == 100.0
+
+
+def test_lab10_page_shows_no_kernel_code():
+    """The page holds the skeleton (no Compute) and the hidden solution cell only; no cell prints a kernel's source
+    other than the collapsed solution, and the setup imports no kernel."""
+    from pathlib import Path
+
+    import jupytext
+
+    nb = jupytext.read(Path(__file__).resolve().parents[1] / "labs" / "10_int8_threshold_kernel.md", fmt="md:myst")
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = cell.metadata.get("tags", [])
+        assert "def Compute" not in cell.source and "CompareScalar(" not in cell.source
+        if "hide-cell" not in tags:
+            assert "show_source(" not in cell.source and "op_kernel" not in cell.source
+
+
+# ------------------------------------------------------------------------------------------------
+# lab 11
+# ------------------------------------------------------------------------------------------------
+def test_lab11_target_is_the_best_of_an_exhaustive_search():
+    n = lab11.SIZES[1]
+    (b, u), best = lab11.best_plan(n)
+    share = -(-n // 64)
+    everything = [lab11.measure(bn, x, n) for bn in (1, 2) for x in range(128, share + 128, 128)]
+    exhaustive = min(standalone.core_cycles(r.trace, 0) for r in everything)
+    assert best == pytest.approx(exhaustive)
+    assert standalone.core_cycles(lab11.measure(b, u, n).trace, 0) == pytest.approx(best)
+
+
+@pytest.mark.parametrize("n", lab11.SIZES)
+def test_lab11_the_tilings_own_plan_misses_the_target(n):
+    td = standalone.tiling_for("hard_sigmoid_grad", n, "float16", standalone.make_soc(lab11.SOC), kernel="experimental")
+    default = standalone.core_cycles(lab11.measure(2, td.ubFactor, n).trace, 0)
+    assert default > (1 + lab11.TOLERANCE) * lab11.best_plan(n)[1]
+
+
+@pytest.mark.parametrize(("plan", "words"), [
+    ((4, 12_800), "B over"),
+    ((2, 1290), "not a multiple of 32 B"),
+    ((2, 1296), "not a whole number of 256-byte repeats"),
+    ((0, 1024), "a queue takes 1 to 4 blocks"),
+    ([2, 1024], "return a tuple of two ints"),
+    ((2, 15_872), "tiles are longer than the best plan's"),
+    ((2, 256), "tiles are shorter than the best plan's"),
+    ((1, 2048), "with BUFFER_NUM 1 every queue has one block"),
+    ((2, 1408), "512-byte bursts"),
+])
+def test_lab11_teaching_messages(plan, words):
+    report = lab11.check(lambda n: plan)
+    assert not report.passed and words in str(report), str(report)
+    if "slower" in report.failure.why:
+        assert "bottleneck pipe" in report.failure.why and "% slower" in report.failure.why
+
+
+def test_lab11_measure_refuses_inside_the_grading():
+    def searching(n):
+        return min(((2, u) for u in (512, 1024)), key=lambda p: standalone.core_cycles(lab11.measure(*p, n).trace, 0))
+
+    report = lab11.check(searching)
+    assert not report.passed and "may not call lab11.measure" in report.failure.error
+    lab11.measure(2, 1024)           # outside the grading it runs again
