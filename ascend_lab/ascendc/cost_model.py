@@ -32,8 +32,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
+from typing import Any
 
 from ..base.platform import SocInfo
+from . import ub_banks
 
 #: GE-ATT V1 per-call vector costs (k per element, b fixed), by API and operand width class.
 VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
@@ -59,6 +61,10 @@ VEC_PIPE_HEAD = 37.37
 #: and store pass over dst (AD ``impl/adv_api/detail/pad/broadcast/broadcast_3510_impl.h``), and an un-broadcast
 #: call is literally ``DataCopy`` (``broadcast_common_impl.h``, srcSize == dstSize).
 BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add", "Broadcast": "Copy"}
+
+#: Per architecture with a UB bank model: the cost of each vector instruction already met, by (api, width, count,
+#: operand offsets and widths) -- filled by ``instructions._vector_done``, emptied by :func:`clear_caches`.
+VECTOR_MEMO: dict[Any, dict[tuple[Any, ...], tuple[float, int]]] = {arch: {} for arch in ub_banks.MODELLED}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
 MTE2_CAP_B_PER_CYCLE = 23.4
@@ -118,6 +124,12 @@ class CostModel:
         are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank conflicts stretch them (:mod:`.ub_banks`)."""
         return vector_cycles(api, itemsize, n, beats_per_repeat)
 
+    @cached_property
+    def vector_memo(self) -> dict[tuple[Any, ...], tuple[float, int]] | None:
+        """The vector instructions' (cycles, bank-conflict beats) by instruction, count and operand layout, shared by
+        every launch on this SoC's architecture (:data:`VECTOR_MEMO`); None where no bank model applies."""
+        return VECTOR_MEMO.get(self.soc.npu_arch)
+
     def us(self, cycles: float) -> float:
         return cycles / self.soc.clock_mhz
 
@@ -157,6 +169,9 @@ def clear_caches() -> None:
     """Forget cached vector costs (after editing VECTOR_COST or BORROWED_ROWS at run time)."""
     vector_cycles.cache_clear()
     _vector_coeffs.cache_clear()
+    for memo in VECTOR_MEMO.values():
+        memo.clear()
+    ub_banks.clear_caches()
 
 
 def add_case_check(soc: SocInfo) -> dict[str, float]:

@@ -23,8 +23,7 @@ from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
 from .tensor import GlobalTensor, LocalTensor
-from .ub_banks import MODELLED as _BANKED
-from .ub_banks import Beats, count_form
+from .ub_banks import count_form
 
 
 class CMPMODE(IntEnum):
@@ -80,17 +79,24 @@ def _tile_of(*tensors: Any) -> int | None:
     return None
 
 
-def _bank_beats(arch: NpuArch, dst: LocalTensor, count: int, width: int, reads: tuple[Any, ...],
-                mask: LocalTensor | None, dst_mask: bool) -> Beats:
-    """The beats of a count-form instruction under the UB bank rules (:mod:`.ub_banks`): ``dst`` written (a
-    bit-mask when ``dst_mask``), each of ``reads`` read at its own element width, ``mask`` read one bit per element;
-    256 / ``width`` elements per repeat."""
+#: Entries a SoC's vector-cost memo may hold before it starts afresh (a kernel uses a few dozen layouts).
+_MEMO_LIMIT = 1 << 16
+
+
+def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: int, reads: tuple[Any, ...],
+                 mask: LocalTensor | None, dst_mask: bool) -> tuple[float, int]:
+    """(cycles, beats added by bank conflicts) of a count-form instruction under the UB bank rules
+    (:mod:`.ub_banks`): ``dst`` written (a bit-mask when ``dst_mask``), each of ``reads`` read at its own element
+    width, ``mask`` read one bit per element; 256 / ``width`` elements per repeat."""
     ops = [(dst.offset, 1 if dst_mask else dst.dtype.itemsize << 3, True)]
     for s in reads:
         ops.append((s.offset, s.dtype.itemsize << 3, False))
     if mask is not None:
         ops.append((mask.offset, 1, False))
-    return count_form(arch, REPEAT_BYTES // width, count, tuple(ops))
+    beats = count_form(arch, REPEAT_BYTES // width, count, tuple(ops))
+    if beats.conflicts:
+        return vector_cycles(api, width, count, beats.per_repeat), beats.conflicts
+    return vector_cycles(api, width, count), 0
 
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
@@ -101,15 +107,32 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
     The cycles include the beats UB bank conflicts add (:mod:`.ub_banks`), from the UB addresses of ``dst`` (a
     bit-mask when ``out_bytes`` is given), of the tensors read (``reads``, default ``srcs``) and of a bit-mask read
     per repeat (``mask``); ``srcs`` also name the tile. The event records the added beats (``bank_conflicts``)."""
-    arch = ctx.soc.npu_arch
-    conflicts = 0
-    if arch in _BANKED:
-        beats = _bank_beats(arch, dst, count, width, srcs if reads is None else reads, mask, out_bytes is not None)
-        conflicts = beats.beats - beats.repeats
-    if conflicts:
-        start, end = ctx.issue("V", vector_cycles(api, width, count, beats.beats / beats.repeats))
-    else:
+    memo = ctx.cost.vector_memo
+    if memo is None:                                   # no bank model on this SoC
+        conflicts = 0
         start, end = ctx.issue("V", vector_cycles(api, width, count))
+    else:
+        # the answer depends only on these (flat key: this runs for every vector instruction of every tile)
+        rd = srcs if reads is None else reads
+        m = -1 if mask is None else mask.offset
+        n = len(rd)
+        if n == 1:
+            s = rd[0]
+            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset, s.dtype.itemsize)
+        elif n == 2:
+            s, t = rd
+            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset, s.dtype.itemsize,
+                   t.offset, t.dtype.itemsize)
+        else:
+            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
+                   *[x for s in rd for x in (s.offset, s.dtype.itemsize)])
+        hit = memo.get(key)
+        if hit is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            hit = memo[key] = _banked_cost(ctx.soc.npu_arch, api, dst, count, width, rd, mask, out_bytes is not None)
+        cycles, conflicts = hit
+        start, end = ctx.issue("V", cycles)
     if ctx.record:
         values = None
         if ctx.snapshot:
