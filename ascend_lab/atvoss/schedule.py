@@ -233,35 +233,28 @@ class _Walker:
                                   bufs.get((nid, 0)), fn, node.dtype,
                                   tuple((j, self.in_queues[j], dt) for j, dt in deques), arg))
         self.vals: list[Any] = [None] * len(self.plan)     # each step's tensor in the current tile
+        self.temps: list[Any] = [None] * len(self.plan)    # a temp slot's tensor, from its first TBuf::Get
         # DataCopyParams by tile length (a core has at most two: the tile and the last tile)
         self._params: dict[int, dict[int, DataCopyParams]] = {}
         self._out_params: dict[tuple[int, int], DataCopyParams] = {}
 
     @staticmethod
     def _kernel(node: Node, scalars: dict[int, Any]) -> tuple[Any, Any]:
-        """The AscendC call of a compute node and its extra argument, worked out once per core: Duplicate (the
-        one node with no node inputs) is ``Duplicate(dst, value, n)`` and Select (the one with three) is
-        ``Select(dst, mask, src0, src1, mode, n)``, called directly by ``tile``; the others are ``fn(dst, *inputs,
-        n)``, their other arguments bound by a lambda (cheaper per call than a functools.partial with keywords)."""
+        """The AscendC call of a compute node and its extra argument, worked out once per core, called directly
+        by ``tile``: ``Duplicate(dst, value, n)`` (the one node with no node inputs), ``Select(dst, mask, src0,
+        src1, mode, n)`` (the one with three), ``Compare(dst, src0, src1, mode, whole)`` (the other with an
+        argument: (mode, elements per repeat)), ``Cast(dst, src, mode, n)`` (the one with one input) and
+        ``Mul(dst, src0, src1, n)``."""
         op, a = node.op, node.attrs
         if op == "Cast":
-            mode = RoundMode(a["mode"])
-            return (lambda dst, src, n: Cast(dst, src, mode, n)), None
+            return Cast, RoundMode(a["mode"])
         if op == "Duplicate":
             v = node.inputs[0]
             value = scalars[v.index] if isinstance(v, Var) else v.value if isinstance(v, Const) else v
             # converted once as Duplicate converts it (T(value)); Duplicate takes a value of its type as is
             return Duplicate, typed_scalar(node.dtype, value)
         if op == "Compare":
-            mode = CMPMODE(a["mode"])
-            per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
-
-            def compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, count: int) -> None:
-                whole = -(-count // per) * per                  # DAV_3510 masks the tail; see the module doc
-                if whole != count:
-                    src0, src1 = _widen(src0, whole), _widen(src1, whole)
-                Compare(dst, src0, src1, mode, whole)
-            return compare, None
+            return Compare, (CMPMODE(a["mode"]), REPEAT_BYTES // node.inputs[0].dtype.itemsize)
         if op == "Select":
             return Select, SELMODE(a["mode"])
         if op == "Mul":
@@ -275,6 +268,7 @@ class _Walker:
         persistent slot, or None when that slot still holds this tile (then nothing is copied)."""
         pp = i & 1
         vals = self.vals                                # a step's entry is set before any later step reads it
+        temps = self.temps
         ins = self.ins
         params = self._params.get(length) if in_copy is None else None
         if in_copy is None and params is None:
@@ -285,16 +279,29 @@ class _Walker:
                 _, node, inputs, frees, out_q, buf, fn, dtype, deques, arg = step
                 for j, qs, dt in deques:                    # V waits for MTE2 at the first reader
                     vals[j] = qs[pp].DeQue(dt)
-                dst = out_q[pp].AllocTensor(dtype) if out_q is not None else buf.Get(dtype)
+                if out_q is not None:
+                    dst = out_q[pp].AllocTensor(dtype)
+                else:                                       # a TBuf hands out the same tensor every time
+                    dst = temps[k]
+                    if dst is None:
+                        dst = temps[k] = buf.Get(dtype)
                 n_in = len(inputs)
                 if n_in == 0:                               # Duplicate(dst, value, n)
                     fn(dst, arg, length)
                 elif n_in == 2:
-                    fn(dst, vals[inputs[0]], vals[inputs[1]], length)
+                    if arg is None:                         # Mul(dst, src0, src1, n)
+                        fn(dst, vals[inputs[0]], vals[inputs[1]], length)
+                    else:                                   # Compare over whole repeats (see the module doc)
+                        src0, src1 = vals[inputs[0]], vals[inputs[1]]
+                        per = arg[1]
+                        whole = -(-length // per) * per         # DAV_3510 masks the tail
+                        if whole != length:
+                            src0, src1 = _widen(src0, whole), _widen(src1, whole)
+                        fn(dst, src0, src1, arg[0], whole)
                 elif n_in == 3:                             # Select(dst, mask, src0, src1, mode, n)
                     fn(dst, vals[inputs[0]], vals[inputs[1]], vals[inputs[2]], arg, length)
-                else:
-                    fn(dst, *[vals[j] for j in inputs], length)
+                else:                                       # Cast(dst, src, mode, n)
+                    fn(dst, vals[inputs[0]], arg, length)
                 if out_q is not None:
                     out_q[pp].EnQue(dst)
                 for j, qs in frees:                         # release copy-in slots after their last reader
