@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import itertools
+import linecache
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,11 +58,13 @@ from ascend_lab.ascendc import (
     TBuf,
     TPipe,
     TQue,
+    errors,
     float_,
     half,
     launch,
     sanitizer,
 )
+from ascend_lab.ascendc.trace import Warning_
 from ascend_lab.base.platform import get_soc
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA
 from ascend_lab.ops import kernel_args, standalone
@@ -83,6 +88,31 @@ USABLE_950 = 253952
 
 def ceil32(n: int) -> int:
     return -(-n // 32) * 32
+
+
+_PART = re.compile(r"\[(\d+), (\d+)\) = (\d+) B of (.+)")
+
+
+def accounts_for_every_byte(message: str) -> tuple[int, int, list[tuple[int, int, str]]]:
+    """An overrun message, checked to add up: (bytes accessed, bytes inside the buffer, [(start, end, what lies
+    there)]) -- the access range equals the buffer's part plus the parts past it, which tile [buffer end, end)."""
+    m = re.match(r"(?:reads|writes) \d+ elements \((\d+) B\) at UB \[(\d+), (\d+)\) of \S+, which holds \d+ "
+                 r"elements at \[(\d+), (\d+)\): (\d+) B inside it, (\d+) B past its end -- (.*)$", message)
+    assert m, message
+    total, a, b, t0, t1, inside, past = (int(g) for g in m.groups()[:7])
+    assert b - a == total and t0 == a and t1 - t0 == inside and inside + past == total, message
+    parts = []
+    at = t1
+    for piece in m.group(8).split("; "):
+        pm = _PART.fullmatch(piece)
+        assert pm, piece
+        lo, hi, nbytes = int(pm[1]), int(pm[2]), int(pm[3])
+        assert lo == at and hi - lo == nbytes, message
+        what = pm[4]
+        parts.append((lo, hi, "free UB" if what == "free UB" else what))
+        at = hi
+    assert at == b, message
+    return total, inside, parts
 
 
 # --- harness -----------------------------------------------------------------------------------------------
@@ -343,9 +373,71 @@ def k_deque_empty(x, y, z, workspace, tiling):
 
 
 def test_deque_of_an_empty_queue():
-    # the error names the loop tile the DeQue waited for (the queue's first, allocated but never EnQue'd)
+    # the error names the loop tile the DeQue waited for (the queue's first, allocated but never EnQue'd), the block,
+    # and -- a kernel of plain functions -- the function whose DeQue found nothing
     e = expect_error("deque-empty", "DeQue", 2, 0, kernel=k_deque_empty, block_dim=3)
-    assert "inQueueX for tile 0" in str(e) and "tile 0 was allocated (AllocTensor) but never EnQue'd" in str(e)
+    assert "tile 0: the stage that calls inQueueX.AllocTensor allocated inQueueX[0] but never EnQue'd it before " \
+           "k_deque_empty's DeQue on inQueueX" in str(e), str(e)
+
+
+class KernelForgetsEnQue:
+    """A learner's staged kernel (CopyIn / Compute / CopyOut, BUFFER_NUM = 2) whose CopyIn skips the EnQue on tile 3."""
+
+    def __init__(self, skip: int | None):
+        self.skip = skip
+        self.pipe = TPipe()
+        self.inQueueX = TQue(VECIN, 2)
+        self.outQueueZ = TQue(VECOUT, 2)
+        self.xGm, self.zGm = GlobalTensor(float_), GlobalTensor(float_)
+
+    def Init(self, x, z):
+        self.xGm.SetGlobalBuffer(x, 512)
+        self.zGm.SetGlobalBuffer(z, 512)
+        self.pipe.InitBuffer(self.inQueueX, 2, 256)
+        self.pipe.InitBuffer(self.outQueueZ, 2, 256)
+
+    def Process(self):
+        for i in range(8):
+            self.CopyIn(i)
+            self.Compute()
+            self.CopyOut(i)
+
+    def CopyIn(self, i):
+        x = self.inQueueX.AllocTensor(float_)
+        DataCopy(x, self.xGm[i * 64], 64)
+        if i != self.skip:
+            self.inQueueX.EnQue(x)
+
+    def Compute(self):
+        x = self.inQueueX.DeQue(float_)
+        z = self.outQueueZ.AllocTensor(float_)
+        Muls(z, x, np.float32(2.0), 64)
+        self.outQueueZ.EnQue(z)
+        self.inQueueX.FreeTensor(x)
+
+    def CopyOut(self, i):
+        z = self.outQueueZ.DeQue(float_)
+        DataCopy(self.zGm[i * 64], z, 64)
+        self.outQueueZ.FreeTensor(z)
+
+
+def k_forgets_enque(x, y, z, workspace, tiling, *, skip: int | None = 3):
+    op = KernelForgetsEnQue(skip)
+    op.Init(x, z)
+    op.Process()
+
+
+def test_a_missing_enque_names_the_tile_the_stage_and_the_block():
+    e = expect_error("deque-empty", "DeQue", 0, 3, kernel=k_forgets_enque, block_dim=1, n=512)
+    assert e.detail.startswith("tile 3: CopyIn allocated inQueueX[1] but never EnQue'd it before Compute's DeQue "
+                               "on inQueueX"), e.detail
+    assert "self.inQueueX.EnQue(...) at the end of CopyIn, after MTE2's copy-in" in e.detail, e.detail
+    # the learner's line: the DeQue in Compute, in this file
+    assert e.line is not None and e.line.function == "Compute" and "self.inQueueX.DeQue(float_)" in e.line.code
+    assert e.line.place.startswith("tests/test_sanitizer.py, line ") or e.line.place.endswith(
+        f"test_sanitizer.py, line {e.line.lineno}")
+    assert str(e).endswith(f"at {e.line}")
+    run(kernel=k_forgets_enque, block_dim=1, n=512, skip=None)      # the same kernel with its EnQue runs
 
 
 def k_use_after_free(x, y, z, workspace, tiling, *, how: str):
@@ -523,8 +615,9 @@ def k_overrun(x, y, z, workspace, tiling, *, layout: str, count: int):
 def test_vector_write_overrunning_into_another_buffer_is_an_error():
     # block 1 of the queue ends at 512 B; 96 floats from its start at 256 B reach 640 B: 128 B into tmpBuf
     e = expect_error("ub-overrun", "Duplicate", 1, 1, kernel=k_overrun, layout="neighbour", count=96)
-    msg = str(e)
-    assert "outQueueZ[1]" in msg and "tmpBuf" in msg and "128 B" in msg and "holds only 64" in msg, msg
+    assert e.detail == ("writes 96 elements (384 B) at UB [256, 640) of outQueueZ[1], which holds 64 elements at "
+                        "[256, 512): 256 B inside it, 128 B past its end -- [512, 640) = 128 B of tmpBuf"), e.detail
+    assert accounts_for_every_byte(e.detail) == (384, 256, [(512, 640, "tmpBuf")])
 
 
 def test_vector_write_overrunning_into_free_ub_is_a_warning():
@@ -532,7 +625,8 @@ def test_vector_write_overrunning_into_free_ub_is_a_warning():
     w = [w for w in kr.trace.warnings if w.kind == "ub-overrun"]
     assert len(w) == 1, kr.trace.warnings
     assert (w[0].core, w[0].tile, w[0].instr) == (1, 1, "Duplicate")
-    assert "writes 128 B past the end of outQueueZ[1] (into free UB)" in w[0].message
+    assert accounts_for_every_byte(w[0].message) == (384, 256, [(512, 640, "free UB")]), w[0].message
+    assert w[0].message.startswith("writes 96 elements (384 B) at UB [256, 640) of outQueueZ[1]")
 
 
 def k_copy_overrun(x, y, z, workspace, tiling):
@@ -548,7 +642,8 @@ def k_copy_overrun(x, y, z, workspace, tiling):
 
 def test_copy_in_overrunning_its_block_into_the_next_is_an_error():
     e = expect_error("ub-overrun", "DataCopy", 1, 0, kernel=k_copy_overrun)
-    assert "inQueueX[0]" in str(e) and "inQueueX[1]" in str(e) and "256 B" in str(e)
+    assert accounts_for_every_byte(e.detail) == (512, 256, [(256, 512, "inQueueX[1]")]), e.detail
+    assert e.detail.startswith("writes 128 elements (512 B) at UB [0, 512) of inQueueX[0], which holds 64 elements")
 
 
 def k_enque_tbuf(x, y, z, workspace, tiling):
@@ -581,7 +676,8 @@ def test_vector_read_overrunning_into_another_buffer_is_only_a_warning():
     kr, *_ = run(kernel=k_read_overrun)
     w = [w for w in kr.trace.warnings if w.kind == "ub-overrun"]
     assert [(x.core, x.instr) for x in w] == [(1, "Muls")]
-    assert "reads 256 B past the end of srcBuf (into nextBuf)" in w[0].message
+    assert accounts_for_every_byte(w[0].message) == (512, 256, [(256, 512, "nextBuf")]), w[0].message
+    assert w[0].message.startswith("reads 128 elements (512 B) at UB [0, 512) of srcBuf")
 
 
 # --- through the aclnn layer: status 361001, never an exception -------------------------------------------------
@@ -695,9 +791,11 @@ def test_threshold_grad_v2d_int8_full_tile_overruns_tmp2_into_free_ub():
     over = [w for w in r.trace.warnings if w.kind == "ub-overrun"]
     assert over, r.trace.warnings
     writes = [w for w in over if w.message.startswith("writes")]
-    assert writes and all(f"writes {tile * 4 - tile * 2} B past the end of tmpQueue2 (into free UB)" == w.message
+    tmp2 = r.trace.ub_layout[0][-1]
+    end = tmp2.offset + tmp2.size
+    assert writes and all(accounts_for_every_byte(w.message) == (tile * 4, tile * 2, [(end, end + tile * 2, "free UB")])
                           for w in writes), writes
-    assert all("tmpQueue2" in w.message and "free UB" in w.message for w in over)
+    assert all("of tmpQueue2, which holds" in w.message for w in over)
     # and the plan: tmp2 really is the last buffer, and the overrun stays below the Select scratch at 184 KB
     # (kernel_flavours §4: about 179712 B), which this kernel's Select mode 1 writes
     layout = r.trace.ub_layout[0]
@@ -729,8 +827,14 @@ def test_hardsigmoid_grad_bf16_full_tile_compare_reads_past_tmp(soc):
         out = args[2][0].numpy().copy()
     over = [w for w in kr.warnings if w.kind == "ub-overrun"]
     assert len(over) == 2 * 3                                        # two compares per full tile
-    assert all(w.instr == "CompareScalar" and w.message == "reads 128 B past the end of tmpBuf (into maskBuf)"
-               for w in over), over
+    layout = {b.name: b for b in kr.trace.ub_layout[0]}
+    tmp_end, mask = layout["tmpBuf"].offset + layout["tmpBuf"].size, layout["maskBuf"]
+    assert mask.offset == tmp_end and mask.size >= 128
+    assert all(w.instr == "CompareScalar" and w.message.startswith("reads ") for w in over), over
+    for w in over:                       # 128 B past tmpBuf, all of them in maskBuf
+        total, inside, parts = accounts_for_every_byte(w.message)
+        assert total - inside == 128 and inside == layout["tmpBuf"].size
+        assert parts == [(tmp_end, tmp_end + 128, "maskBuf")]
     np.testing.assert_array_equal(out.view(np.uint16), golden.hard_sigmoid_grad(g, g).view(np.uint16))
 
 
@@ -899,7 +1003,9 @@ def test_kernel_code_dividing_by_a_zero_tiling_field_is_a_finding(named):
     e = info.value
     assert e.kind == "tiling-zero" and e.core == 1 and e.instruction == "k_tile_loop", str(e)
     assert not isinstance(e, ZeroDivisionError) and e.__cause__ is None
-    assert "test_sanitizer.py:" in str(e) and "td.ubFactor" in str(e)             # the line that divided
+    assert f"in k_tile_loop, line {e.line.lineno}: `" in e.detail and "td.ubFactor" in e.detail  # the line that divided
+    assert ".py" not in e.detail and e.line.function == "k_tile_loop" and "td.ubFactor" in e.line.code
+    assert str(e).endswith(f"\n  at {e.line}") and "test_sanitizer.py, line" in str(e)   # the file: the learner's
     if named:
         assert "TileLoop divides by ubFactor = 0 from its tiling" in str(e) and "blockFactor=256" in str(e)
     else:
@@ -1180,3 +1286,160 @@ def test_the_real_kernels_keep_clear_of_the_new_findings():
                 _, oracle = oracle_of(r)
                 assert (r.out.view(np.uint32) == oracle(g, x).view(np.uint32)).all(), (soc, kernel, n)
     assert ran >= 24, ran
+
+
+# --- issue 12 item 4: every kind its own hint; no library path in any message --------------------------------------
+def _clauses(text: str) -> set[str]:
+    """The clauses of a hint long enough to be a recipe (split at ; : ( ) and ', or' / ', and' / '. ')."""
+    return {c.strip() for c in re.split(r"[;:()]|, (?:or|and) |\. ", text) if len(c.strip()) > 25}
+
+
+def test_each_finding_kind_has_its_own_hint():
+    hints = {kind: f.hint for kind, f in sanitizer.FINDINGS.items()}
+    assert all(h and h.strip() for h in hints.values())
+    assert len(set(hints.values())) == len(hints)
+    for (a, ha), (b, hb) in itertools.combinations(hints.items(), 2):
+        assert ha not in hb and hb not in ha, (a, b)
+        assert not _clauses(ha) & _clauses(hb), (a, b, _clauses(ha) & _clauses(hb))
+        assert ha != sanitizer.FINDINGS[b].meaning
+
+
+#: (kind, message, hint, learner's line) of every finding made while this module's tests ran (the fixture below)
+SEEN: list[tuple[str, str, str, object]] = []
+
+
+class _RecordedError(KernelError):
+    def __init__(self, message, **kw):
+        super().__init__(message, **kw)
+        SEEN.append((self.kind, self.detail, self.hint, self.line))
+
+
+def _recorded_warning(*args):
+    w = Warning_(*args)
+    SEEN.append((w.kind, w.message, sanitizer.explain(w.kind).hint, w.line))
+    return w
+
+
+@pytest.fixture(autouse=True)
+def _record_findings(monkeypatch):
+    monkeypatch.setattr(sanitizer, "KernelError", _RecordedError)
+    monkeypatch.setattr(sanitizer, "Warning_", _recorded_warning)
+
+
+def _package_files() -> set[str]:
+    return {p.name for p in ASCENDC.parents[0].rglob("*.py")} - {"__init__.py"}
+
+
+def test_no_message_or_hint_names_a_library_path():
+    """A battery of provoked findings (this module's tests, run before this one, and a few more here: the package's
+    own kernels with their warnings, a zero tile through ThresholdGradV2D, a learner's class missing an EnQue): no
+    message or hint names the package's folder, site-packages or one of the package's .py files."""
+    for provoke in (lambda: test_hardsigmoid_grad_bf16_full_tile_compare_reads_past_tmp("Ascend910B4"),
+                    test_a_zero_tile_through_the_threshold_kernel_names_its_field,
+                    test_a_missing_enque_names_the_tile_the_stage_and_the_block,
+                    lambda: test_kernel_code_dividing_by_a_zero_tiling_field_is_a_finding(True),
+                    test_vector_read_overrunning_into_another_buffer_is_only_a_warning,
+                    lambda: test_gm_access_inside_the_padding_is_a_warning(True)):
+        provoke()
+    kinds = {k for k, *_ in SEEN}
+    assert {"deque-empty", "tiling-zero", "ub-overrun", "gm-padding"} <= kinds, kinds
+    package = str(ASCENDC.parents[0])
+    files = _package_files()
+    assert "sanitizer.py" in files and "experimental.py" in files
+    for kind, message, hint, _ in SEEN + [(k, "", f.hint, None) for k, f in sanitizer.FINDINGS.items()]:
+        for text in (message, hint):
+            assert "ascend_lab/" not in text and package not in text and "site-packages" not in text, (kind, text)
+            assert not [f for f in files if f in text], (kind, text)
+    # where a finding names a line, it is this file's (the learner's here), never the library's
+    lines = [line for *_, line in SEEN if line is not None]
+    assert lines and all(line.filename == __file__ and "ascend_lab" not in str(line) for line in lines), lines
+    # the package's own kernels name no line at all
+    assert any(line is None and kind == "ub-overrun" for kind, _, _, line in SEEN)
+
+
+# --- issue 12 item 2 (package side): a finding names the learner's line, as a notebook names it -------------------
+_CELL = """\
+import numpy as np
+from ascend_lab.ascendc import VECIN, VECOUT, DataCopy, GlobalTensor, Muls, TPipe, TQue, float_
+
+
+class KernelInACell:
+    def __init__(self, n):
+        self.n = n
+        self.pipe = TPipe()
+        self.inQueueX = TQue(VECIN, 1)
+        self.outQueueZ = TQue(VECOUT, 1)
+        self.xGm = GlobalTensor(float_)
+
+    def Run(self, x):
+        self.xGm.SetGlobalBuffer(x, 256)
+        self.pipe.InitBuffer(self.inQueueX, 1, 256)
+        self.pipe.InitBuffer(self.outQueueZ, 1, 256)
+        t = self.inQueueX.AllocTensor(float_)
+        DataCopy(t, self.xGm, 64)
+        self.inQueueX.EnQue(t)
+        t = self.inQueueX.DeQue(float_)
+        z = self.outQueueZ.AllocTensor(float_)
+        Muls(t, t, np.float32(2.0), self.n)
+        return z.Nope
+
+
+def entry(x, y, z, workspace, tiling, *, count):
+    KernelInACell(count).Run(x)
+"""
+
+
+def _cell(filename: str):
+    linecache.cache[filename] = (len(_CELL), None, _CELL.splitlines(keepends=True), filename)
+    ns: dict = {}
+    exec(compile(_CELL, filename, "exec"), ns)
+    return ns["entry"]
+
+
+MULS = "Muls(t, t, np.float32(2.0), self.n)"           # 96 floats into a 64-float block: into outQueueZ[0]
+MULS_LINE = _CELL.splitlines().index(f"        {MULS}") + 1
+
+
+@pytest.mark.parametrize("filename, place", [
+    ("/tmp/ipykernel_4242/2771517352.py", "your notebook cell"),
+    ("<ipython-input-7-5c5f0e0a7e3b>", "your notebook cell"),
+    ("<lab5.md cell 12>", "lab5.md cell 12"),
+])
+def test_a_finding_in_a_notebook_cell_names_the_cell_and_line(filename, place):
+    e = expect_error("ub-overrun", "Muls", 0, 0, kernel=_cell(filename), count=96, block_dim=1)
+    assert e.line == errors.SourceLine(filename, MULS_LINE, "Run", MULS)
+    assert str(e.line) == f"{place}, line {MULS_LINE}, in Run: {MULS}"
+    assert str(e).endswith(f"\n  at {place}, line {MULS_LINE}, in Run: {MULS}")
+    assert filename not in str(e) or filename.startswith("<")
+
+
+def test_any_error_in_a_learners_kernel_names_their_line():
+    """Not only findings: an AttributeError in the learner's kernel is traced to their line by learner_line(exc)."""
+    with pytest.raises(AttributeError) as info:
+        run(kernel=_cell("/tmp/ipykernel_4242/1.py"), count=64, block_dim=1)
+    line = errors.learner_line(info.value)
+    assert line is not None and line.function == "Run" and line.code == "return z.Nope"
+    assert line.place == f"your notebook cell, line {MULS_LINE + 1}"
+
+
+def test_a_registered_library_folder_names_no_line(tmp_path):
+    """The labs' kit registers its folder: a finding in its own kernels names no line (and no path)."""
+    folder = tmp_path / "kit"
+    folder.mkdir()
+    path = folder / "kernels.py"
+    path.write_text(_CELL)
+    entry = _cell(str(path))
+    assert expect_error("ub-overrun", "Muls", 0, 0, kernel=entry, count=96, block_dim=1).line.filename == str(path)
+    errors.add_library_dir(folder)
+    try:
+        e = expect_error("ub-overrun", "Muls", 0, 0, kernel=entry, count=96, block_dim=1)
+        assert e.line is None and "\n  at" not in str(e) and "kernels.py" not in str(e)
+    finally:
+        errors._library_dirs.remove(str(folder.resolve()))
+        errors._verdicts.clear()
+
+
+def test_warnings_carry_the_learners_line():
+    kr, *_ = run(kernel=k_read_overrun)
+    (w,) = [w for w in kr.trace.warnings if w.kind == "ub-overrun"]
+    assert w.line is not None and w.line.function == "k_read_overrun" and w.line.code.startswith("Muls(d.Get")

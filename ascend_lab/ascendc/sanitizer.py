@@ -37,7 +37,9 @@ vsel through CMPMASK per repeat instead of calling the AscendC API.
 
 from __future__ import annotations
 
+import inspect
 import linecache
+import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, fields, is_dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,7 +48,7 @@ import numpy as np
 
 from ..base.platform import NpuArch
 from ..dtypes import bfloat16 as _BF16
-from .errors import KernelError
+from .errors import FROM_STACK, KernelError, SourceLine, learner_line
 from .trace import Warning_
 
 if TYPE_CHECKING:        # annotations only: core, tensor and pipe import this module
@@ -171,7 +173,8 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "argument of the kernel lies (two tensors in one allocation): that padding is not free, the write "
             "overwrites the other argument's data",
             f"give each tensor its own allocation rounded up to {GM_PADDING} bytes (one aclrtMalloc per tensor, as the "
-            "aclnn graph's tensors have), or copy exactly the tensor's bytes (DataCopyPad with the exact blockLen)"),
+            "aclnn graph's tensors have), or end the last tile's copy-out at the tensor's last byte so nothing lands "
+            "in the padding the next argument occupies"),
     Finding("misaligned-copy", _E,
             "a DataCopy whose length is not a multiple of 32 bytes (the hardware silently drops the tail), a "
             "UB address that is not 32-byte aligned, or a DataCopyPad blockLen that is not a multiple of "
@@ -243,29 +246,34 @@ def explain(kind: str) -> Finding:
 
 # --- reporting ----------------------------------------------------------------------------------------
 def stop(kind: str, message: str, *, instruction: str, core: int | None = None,
-         tile: int | None = None) -> KernelError:
+         tile: int | None = None, line: SourceLine | None = FROM_STACK) -> KernelError:
     """The error that stops a kernel on a ``kind`` finding (the caller raises it, so the traceback ends at
-    the instruction). Its text is ``[kind] message (instruction ..., core ..., tile ...)``; ``hint``
-    carries the catalogue's advice."""
+    the instruction). Its text is ``[kind] message (instruction ..., core ..., tile ...)`` and the learner's line
+    (``line``; by default the innermost frame of the learner's kernel on the stack, looked up now -- a finding is
+    rare, so the walk costs nothing per instruction); ``hint`` carries the catalogue's advice."""
     finding = explain(kind)
     if not finding.stops:
         raise ValueError(f"{kind} is a warning, not an error: report it with sanitizer.warn")
-    return KernelError(message, instruction=instruction, core=core, tile=tile, kind=kind, hint=finding.hint)
+    if line is FROM_STACK:
+        line = learner_line(sys._getframe(1))
+    return KernelError(message, instruction=instruction, core=core, tile=tile, kind=kind, hint=finding.hint,
+                       line=line)
 
 
 def warn(ctx: CoreContext, instr: str, tile: int | None, kind: str, message: str) -> None:
-    """Record a finding the hardware tolerates as a warning (always, trace or not). Under a ``strict``
-    policy (see ``launch``) a finding the policy names stops the kernel right here."""
+    """Record a finding the hardware tolerates as a warning (always, trace or not), with the learner's line. Under
+    a ``strict`` policy (see ``launch``) a finding the policy names stops the kernel right here."""
     finding = explain(kind)
     if not finding.warns:
         raise ValueError(f"{kind} stops the kernel: raise sanitizer.stop(...) instead of warning")
-    w = Warning_(ctx.core, tile, instr, kind, message)
+    line = learner_line(sys._getframe(1))
+    w = Warning_(ctx.core, tile, instr, kind, message, line)
     ctx.trace.warnings.append(w)
     if ctx.strict is not None:
         why = ctx.strict(w)
         if why:
             raise KernelError(f"{message} -- {why}", instruction=instr, core=ctx.core, tile=tile, kind=kind,
-                              hint=finding.hint)
+                              hint=finding.hint, line=line)
 
 
 # --- launch and UB plan -------------------------------------------------------------------------------
@@ -302,7 +310,8 @@ def _kernel_frames(tb: Any) -> list[tuple[str, str, int, str]]:
 def zero_division(ctx: CoreContext, kernel: str, exc: ZeroDivisionError) -> KernelError:
     """A Python ``ZeroDivisionError`` raised by kernel code becomes a ``tiling-zero`` finding: it names the kernel,
     the core, the line that divided and the tiling field that is 0 (the first 0 field named on the innermost
-    line that names one; every 0 field when no line does)."""
+    line that names one; every 0 field when no line does). The line is named as the learner's when it is theirs
+    (file or cell and line), else by its function and line only: a message never shows a library path."""
     td = ctx.tiling_data
     zeros = zero_fields(td)
     frames = _kernel_frames(exc.__traceback__)
@@ -314,7 +323,8 @@ def zero_division(ctx: CoreContext, kernel: str, exc: ZeroDivisionError) -> Kern
             at, culprit = frame, named[0]
             break
     func, filename, line, source = at
-    where = f"{filename.rsplit('/', 1)[-1]}:{line} `{source}`"
+    mine = learner_line(exc)                 # the error's own "at <file or cell, line>" names a learner's file
+    where = f"in {func}, line {line}: `{source}`"
     if culprit is not None:
         what = f"{kernel} divides by {culprit} = 0 from its tiling ({where})"
     elif zeros:
@@ -323,7 +333,7 @@ def zero_division(ctx: CoreContext, kernel: str, exc: ZeroDivisionError) -> Kern
         what = f"{kernel} divides by zero ({where})"
     tiling = f"; the tiling is {td!r}" if td is not None else ""
     return stop("tiling-zero", f"{what}{tiling}: a tile of 0 elements, which the host tiling should have refused",
-                instruction=func, core=ctx.core, tile=ctx.current_tile)
+                instruction=func, core=ctx.core, tile=ctx.current_tile, line=mine)
 
 
 def check_ub_plan(ctx: CoreContext, name: str, start: int, nbytes: int) -> None:
@@ -403,17 +413,73 @@ def check_enque(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
                    "before enqueuing more", instruction="EnQue", core=ctx.core, tile=t.tile)
 
 
+def _kernel_method(queue: Any) -> tuple[Any, str, str] | None:
+    """(kernel object, the attribute holding ``queue``, the method running now) of the innermost frame on the stack
+    whose ``self`` holds ``queue`` -- the stage of the kernel that made the call. Only walked when a finding is made."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if owner is not None and owner is not queue:
+            attr = next((k for k, v in getattr(owner, "__dict__", {}).items() if v is queue), None)
+            if attr is not None:
+                return owner, attr, frame.f_code.co_name
+        if frame.f_code.co_name == "launch" and frame.f_code.co_filename.endswith("launcher.py"):
+            return None                      # past the kernel: its caller launched it
+        frame = frame.f_back
+    return None
+
+
+def _method_calling(cls: type, needle: str, prefer_not: str = "") -> str | None:
+    """The name of the method of ``cls`` (its own or inherited) whose source contains ``needle``
+    (``inQueueX.AllocTensor``); one other than ``prefer_not`` when there are several."""
+    found = []
+    for klass in cls.__mro__[:-1]:
+        for name, fn in vars(klass).items():
+            if not inspect.isfunction(fn) or name in found:
+                continue
+            try:
+                source = inspect.getsource(fn)
+            except (OSError, TypeError):
+                continue
+            if needle in source:
+                found.append(name)
+    others = [n for n in found if n != prefer_not]
+    return (others or found or [None])[0]
+
+
 def check_deque(ctx: CoreContext, queue: Any) -> None:
-    """DeQue: something was enqueued. The error names the loop tile the DeQue waited for: the queue's tiles are
-    numbered by its AllocTensor calls, and its k-th DeQue takes tile k."""
-    if not queue.fifo:
-        tile = queue.deques
-        if queue.allocs > tile:
-            why = f"tile {tile} was allocated (AllocTensor) but never EnQue'd"
-        else:
-            why = f"tile {tile} was never even allocated on it"
-        raise stop("deque-empty", f"DeQue of an empty queue {queue.name} for tile {tile}: {why} (a missing EnQue?)",
-                   instruction="DeQue", core=ctx.core, tile=tile)
+    """DeQue: something was enqueued. The error names the loop tile the DeQue waited for (the queue's tiles are
+    numbered by its AllocTensor calls, and its k-th DeQue takes tile k), the block that tile was allocated in, and
+    the kernel's stages: the method that allocated it without an EnQue and the method whose DeQue found nothing."""
+    if queue.fifo:
+        return
+    tile = queue.deques
+    blocks = queue.blocks
+    held = [b for b in blocks if not b.free]
+    block = None
+    if held:
+        block = blocks[tile % len(blocks)] if not blocks[tile % len(blocks)].free else held[0]
+    where = _kernel_method(queue)
+    producer = "MTE2's copy-in" if queue.is_vecin else "the vector computation"
+    if where is not None:
+        owner, attr, consumer = where
+        allocator = _method_calling(type(owner), f"{attr}.AllocTensor", prefer_not=consumer)
+        enque = f"self.{attr}.EnQue(...)"
+    else:                                    # a kernel written as plain functions: name the one that DeQues
+        mine = learner_line(sys._getframe(1))
+        consumer = mine.function if mine is not None else "the consumer"
+        allocator, enque = None, f"{queue.name}.EnQue(...)"
+    if queue.allocs > tile and block is not None:
+        stage = allocator or f"the stage that calls {queue.name}.AllocTensor"
+        message = (f"tile {tile}: {stage} allocated {queue.name}[{block.index}] but never EnQue'd it before "
+                   f"{consumer}'s DeQue on {queue.name}, which found the queue empty: call {enque} at the end of "
+                   f"{stage}, after {producer} that fills the tensor")
+    else:
+        stage = allocator or "the producer stage"
+        message = (f"tile {tile}: {consumer} DeQues {queue.name}, but no stage allocated, filled and EnQue'd tile "
+                   f"{tile} on it first ({queue.allocs} AllocTensor call{'s' if queue.allocs != 1 else ''} so far): "
+                   f"{stage} must AllocTensor, fill and {enque} tile {tile} before {consumer} runs")
+    raise stop("deque-empty", message, instruction="DeQue", core=ctx.core, tile=tile)
 
 
 def check_free(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
@@ -527,18 +593,43 @@ def ub_span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str | Non
         raise stop("ub-out-of-bounds", f"{count} elements from {t.buffer} run past the end of the Unified Buffer "
                    f"({end} > {ctx.ub_capacity} B)", instruction=instr, core=ctx.core, tile=t.tile)
     other = ctx.region_at(t.offset + t.nbytes, end, exclude=-1)
-    over = end - (t.offset + t.nbytes)
+    what = _overrun_text(ctx, t, count, write)
     if write and other is not None and other.name != t.buffer:
-        hit = min(end, other.end) - max(t.offset + t.nbytes, other.start)
-        raise stop("ub-overrun", f"writes {count} elements into {t.buffer}, which holds only {t.size}: the write "
-                   f"runs {over} B past its end and {hit} B of it land in {other.name}", instruction=instr,
-                   core=ctx.core, tile=t.tile)
-    into = other.name if other is not None else "free UB"
-    warn(ctx, instr, ctx.current_tile if t.tile is None else t.tile, "ub-overrun",
-         f"{'writes' if write else 'reads'} {over} B past the end of {t.buffer} (into {into})")
+        raise stop("ub-overrun", what, instruction=instr, core=ctx.core, tile=t.tile)
+    warn(ctx, instr, ctx.current_tile if t.tile is None else t.tile, "ub-overrun", what)
     ub_access(t, t.offset * 8, end * 8, item * 8, instr, write, pipe or _pipe_of(instr, write),
               None if result is None else t.offset * 8 + max(result, 0) * item * 8)
     return ctx.ub[t.offset:end].view(t.dtype)
+
+
+def beyond(ctx: CoreContext, start: int, end: int, own: str = "") -> list[str]:
+    """What lies in UB ``[start, end)``, every byte accounted for: each buffer's part and the free bytes between
+    and after them, in address order (``own``: the buffer whose rest this is, so named)."""
+    parts: list[str] = []
+    at = start
+    for r in sorted(ctx.regions, key=lambda r: r.start):
+        lo, hi = max(r.start, start), min(r.end, end)
+        if lo >= hi:
+            continue
+        if lo > at:
+            parts.append(f"[{at}, {lo}) = {lo - at} B of free UB")
+        name = f"the rest of {r.name} itself" if r.name == own else r.name
+        parts.append(f"[{lo}, {hi}) = {hi - lo} B of {name}")
+        at = hi
+    if at < end:
+        parts.append(f"[{at}, {end}) = {end - at} B of free UB")
+    return parts
+
+
+def _overrun_text(ctx: CoreContext, t: LocalTensor, count: int, write: bool) -> str:
+    """An overrun, byte by byte: the access, the tensor's range, the bytes inside it, the bytes past it and what
+    lies there (the parts add up to the access)."""
+    item = t.dtype.itemsize
+    start, t_end, end = t.offset, t.offset + t.nbytes, t.offset + count * item
+    verb = "writes" if write else "reads"
+    return (f"{verb} {count} elements ({count * item} B) at UB [{start}, {end}) of {t.buffer}, which holds {t.size} "
+            f"elements at [{start}, {t_end}): {t_end - start} B inside it, {end - t_end} B past its end -- "
+            + "; ".join(beyond(ctx, t_end, end, own=t.buffer)))
 
 
 # --- API limits per architecture and the Select scratch (kernel_flavours §4, §6) -----------------------------
@@ -946,8 +1037,16 @@ def scalar_access(t: LocalTensor, i: int, write: bool) -> None:
         raise stop("scalar-after-free", f"{instr}({i}) on {t.buffer} after FreeTensor released it", instruction=instr,
                    core=ctx.core, tile=tile)
     if not 0 <= i < t.size:
-        raise stop("ub-overrun", f"{instr}({i}) on {t.buffer}, which holds {t.size} elements", instruction=instr,
-                   core=ctx.core, tile=tile)
+        item = t.dtype.itemsize
+        a, b = t.offset + i * item, t.offset + (i + 1) * item
+        if i < 0 or b > ctx.ub_capacity:
+            there = "outside the Unified Buffer"
+        else:
+            there = "; ".join(beyond(ctx, a, b, own=t.buffer))
+        raise stop("ub-overrun", f"{instr}({i}) on {t.buffer}, which holds {t.size} elements at UB [{t.offset}, "
+                   f"{t.offset + t.nbytes}): element {i} is the {item} B at [{a}, {b}), "
+                   f"{'before its start' if i < 0 else f'{b - t.offset - t.nbytes} B past its end'} -- {there}",
+                   instruction=instr, core=ctx.core, tile=tile)
     item = t.dtype.itemsize * 8
     a = t.offset * 8 + i * item
     r = t.region

@@ -38,12 +38,14 @@ class Event:
 @dataclass(frozen=True)
 class Warning_:
     """A sanitizer finding the hardware tolerates (GM padding, UB overrun into free space, partial repeat).
-    ``ascendc.sanitizer.explain(w.kind)`` says what the kind means and what to do about it."""
+    ``ascendc.sanitizer.explain(w.kind)`` says what the kind means and what to do about it; ``line`` is the
+    learner's line that made it (an ``errors.SourceLine``; None in a library kernel)."""
     core: int
     tile: int | None
     instr: str
     kind: str                 # "gm-padding", "ub-overrun", "partial-repeat" (sanitizer.FINDINGS)
     message: str
+    line: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
