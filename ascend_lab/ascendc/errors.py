@@ -84,13 +84,14 @@ class SourceLine:
 
     @property
     def place(self) -> str:
-        """Where, for a reader: a notebook cell as a cell, a named cell (``<lab5.md cell 7>``) by its name, a
-        file by its path (relative to the working directory when under it)."""
+        """Where, for a reader: a notebook cell as a cell, code compiled under a name of its own
+        (``<lab5.md cell 7>``) by that name, as a traceback shows it, a file by its path (relative to the working
+        directory when under it)."""
         name = self.filename
         if "ipykernel_" in name or name.startswith("<ipython-input"):
             where = "your notebook cell"
-        elif name.startswith("<") and name.endswith(">"):
-            where = name[1:-1]
+        elif name.startswith("<"):
+            where = name
         else:
             try:
                 where = os.path.relpath(name)
