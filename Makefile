@@ -8,9 +8,12 @@ STAMP  := $(VENV)/.installed
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 # The site's browser assets (MathJax, ipywidgets html-manager), fetched by scripts/vendor.sh, which pins them.
 VENDOR := _vendor/.vendor-stamp
+# pyodide's core for the live tiling page, fetched by scripts/vendor_pyodide.sh (pinned), and the package's
+# numpy-free tiling modules + compile facts beside it (scripts/live_tiling_bundle.py, rebuilt every time).
+PYODIDE := _vendor_pyodide/.vendor-stamp
 LAB_STAMP := $(VENV)/.lab-installed
 
-.PHONY: venv vendor chromium book test test-site lint bench lab clean
+.PHONY: venv vendor chromium book test test-site lint bench lab clean live-tiling
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,21 +27,27 @@ venv: $(STAMP)
 $(VENDOR): scripts/vendor.sh ascend_lab/ascendc/timeline.py
 	bash scripts/vendor.sh _vendor
 
-vendor: $(VENDOR)
+$(PYODIDE): scripts/vendor_pyodide.sh
+	bash scripts/vendor_pyodide.sh _vendor_pyodide
+
+live-tiling: $(STAMP) $(PYODIDE)
+	$(PY) scripts/live_tiling_bundle.py _vendor_pyodide/live-tiling
+
+vendor: $(VENDOR) $(PYODIDE)
 
 ## Debian's Chromium at /usr/bin/chromium for the browser test (apt-get as root; never `playwright install`).
 chromium:
 	bash scripts/ensure_chromium.sh
 
 ## Build the static site into _build/html: every chapter executed, warnings are errors, offline-clean.
-book: $(STAMP) $(VENDOR)
+book: $(STAMP) $(VENDOR) live-tiling
 	rm -rf _build/html _build/jupyter_execute _build/.doctrees
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
 ## Run the whole test suite, in this order:
 ##   set-up (venv, vendored assets, chromium) -> ruff -> unit + property tests and every chapter and lab under nbval
 ##   -> the book build (same as `make book`) -> the browser tests of _build/html (tests/test_site*.py).
-test: $(STAMP) $(VENDOR) chromium
+test: $(STAMP) $(VENDOR) live-tiling chromium
 	$(PY) -m ruff check .
 	$(PYTEST) tests chapters labs --ignore-glob='tests/test_site*.py' --nbval-lax --nbval-current-env --nbval-cell-timeout=300
 	$(MAKE) --no-print-directory book

@@ -1,0 +1,239 @@
+// Live tiling (chapter "Live tiling"): ascend_lab's own host tiling, run in the reader's browser by pyodide.
+//
+// The page has <div id="live-tiling"> with the controls; this script (a classic script, so that nothing is
+// fetched over file://, where Chromium refuses WebAssembly modules) loads the vendored pyodide core from
+// _static/pyodide/, unpacks _static/live-tiling/ascend_lab_live.zip (the package's numpy-free tiling modules,
+// built from the source at book build) and calls ascend_lab.ops.live_tiling.compute on every change of an input.
+// Nothing is requested from another host. Over file:// it only says why the live panel is off.
+(function () {
+  "use strict";
+  const root = document.getElementById("live-tiling");
+  if (!root) return;
+  const script = document.currentScript;
+  const staticBase = new URL(".", script ? script.src : document.baseURI);
+  const $ = (sel) => root.querySelector(sel);
+  const status = $("#lt-status");
+  const t0 = performance.now();
+
+  function say(text, cls) {
+    status.textContent = text;
+    status.className = "lt-status " + (cls || "");
+  }
+
+  if (location.protocol === "file:") {
+    root.dataset.state = "file";
+    say("The live panel is off: this page was opened from disk (file://). It runs Python compiled to " +
+        "WebAssembly (pyodide) in your browser, and browsers load WebAssembly and module scripts only from a " +
+        "web server. Serve the site (for example `python -m http.server -d _build/html`, then open " +
+        "http://127.0.0.1:8000/chapters/075_live_tiling.html) and reload; meanwhile the precomputed explorer " +
+        "below shows the same tilings for a few fixed inputs.", "lt-off");
+    return;
+  }
+
+  const PY_SETUP = `
+import json, runpy
+runpy.run_path("/home/pyodide/live/ascend_lab/ops/live_boot.py")["install"]("/home/pyodide/live")
+from ascend_lab.ops import live_tiling
+FACTS = json.loads(FACTS_TEXT)
+
+def _count(text, what):
+    text = str(text).strip().replace("_", "").replace(",", "")
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a whole number, got {text!r}") from None
+
+def live(args_json):
+    a = json.loads(args_json)
+    try:
+        n = _count(a["n"], "the element count")
+        if n is None:
+            raise ValueError("type an element count")
+        r = live_tiling.compute(FACTS, a["op"], n, a["dtype"], a["soc"], _count(a["core_num"], "the core count"),
+                                _count(a["ub_size"], "the UB size"), a["kernel"] or None)
+        r["fields"] = {k: (repr(v) if isinstance(v, float) else v) for k, v in r["fields"].items()}
+        return json.dumps({"ok": r})
+    except Exception as exc:
+        return json.dumps({"error": f"{type(exc).__name__}: {exc}"})
+`;
+
+  let facts = null;
+  let live = null;
+
+  function option(sel, value, text) {
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = text;
+    sel.appendChild(o);
+  }
+
+  function fillMenus() {
+    const opSel = $("#lt-op"), socSel = $("#lt-soc"), dtSel = $("#lt-dtype");
+    for (const op of facts.ops) option(opSel, op.key, `${op.op_type} (${op.key})`);
+    for (const s of facts.socs) option(socSel, s.name, `${s.name} (${s.vector_core_num} vector cores, ` +
+                                                       `UB ${s.ub_size} B)`);
+    for (const d of facts.dtypes) option(dtSel, d, d);
+    socSel.value = "Ascend910B4";
+    dtSel.value = "float16";
+    fillKernels();
+  }
+
+  function fillKernels() {
+    const op = facts.ops.find((o) => o.key === $("#lt-op").value);
+    const kSel = $("#lt-kernel");
+    const keep = kSel.value;
+    kSel.textContent = "";
+    option(kSel, "", "the one a stock CANN runs on this SoC");
+    for (const k of op.kernels) option(kSel, k.flavour, `${k.flavour} (registered for ${k.socs.join(", ")})`);
+    kSel.value = op.kernels.some((k) => k.flavour === keep) ? keep : "";
+  }
+
+  function cell(tr, text, attrs) {
+    const td = document.createElement("td");
+    td.textContent = text;
+    for (const [k, v] of Object.entries(attrs || {})) td.setAttribute(k, v);
+    tr.appendChild(td);
+  }
+
+  function renderFields(r) {
+    const body = $("#lt-fields tbody");
+    body.textContent = "";
+    for (const [name, value] of Object.entries(r.fields)) {
+      const tr = document.createElement("tr");
+      const th = document.createElement("th");
+      th.textContent = name;
+      tr.appendChild(th);
+      cell(tr, String(value), {"data-field": name});
+      body.appendChild(tr);
+    }
+    $("#lt-struct").textContent = `${r.struct} (${r.size} bytes), blockDim and tilingKey beside it`;
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+  function el(name, attrs, parent) {
+    const e = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (parent) parent.appendChild(e);
+    return e;
+  }
+
+  function renderCores(r) {
+    const box = $("#lt-cores");
+    box.textContent = "";
+    const rows = r.rows;
+    const total = Math.max(1, ...rows.map((c) => c.offset + c.data_num));
+    const width = 760, left = 64, barH = rows.length > 40 ? 6 : 14, gap = rows.length > 40 ? 2 : 4;
+    const height = rows.length * (barH + gap) + 24;
+    const svg = el("svg", {width: width, height: height, viewBox: `0 0 ${width} ${height}`, role: "img",
+                           "aria-label": "per-core assignment", id: "lt-svg"}, box);
+    const scale = (x) => left + (width - left - 8) * x / total;
+    const segs = r.segments || [];
+    rows.forEach((c, i) => {
+      const y = 4 + i * (barH + gap);
+      const g = el("g", {"data-core": c.core, "data-offset": c.offset, "data-count": c.data_num,
+                         "data-tiles": c.tile_num}, svg);
+      if (barH >= 10 || i % 8 === 0) {
+        const t = el("text", {x: left - 6, y: y + barH - 2, "text-anchor": "end", class: "lt-label"}, g);
+        t.textContent = `core ${c.core}`;
+      }
+      const rect = el("rect", {x: scale(c.offset), y: y, height: barH,
+                               width: Math.max(1, scale(c.offset + c.data_num) - scale(c.offset)),
+                               class: c.kind === "big" ? "lt-big" : "lt-small"}, g);
+      const tip = el("title", {}, rect);
+      tip.textContent = `core ${c.core} (${c.kind}): elements [${c.offset}, ${c.offset + c.data_num}), ` +
+                        `${c.tile_num} tile(s), last ${c.tail}, ${c.bytes} B`;
+    });
+    // tile boundaries and tail tiles from the tile map's segments (ops.tile_map, as the matplotlib figure)
+    if (segs.length && segs.length <= 4000) {
+      const byCore = new Map(rows.map((c, i) => [c.core, i]));
+      for (const [core, , start, end, tail] of segs) {
+        const i = byCore.get(core);
+        if (i === undefined) continue;
+        const y = 4 + i * (barH + gap);
+        if (tail) el("rect", {x: scale(start), y: y, height: barH, width: Math.max(1, scale(end) - scale(start)),
+                             class: "lt-tail"}, svg);
+        el("line", {x1: scale(start), x2: scale(start), y1: y, y2: y + barH, class: "lt-tile"}, svg);
+      }
+    }
+    const axis = el("text", {x: left, y: height - 4, class: "lt-label"}, svg);
+    axis.textContent = `element 0 … ${total.toLocaleString("en")}`;
+    $("#lt-title").textContent = r.title || `${rows.length} cores (too many tiles to list each one)`;
+    const legend = $("#lt-legend");
+    legend.textContent = "";
+    for (const key of ["big", "small", "tail", "padding"]) {
+      const text = r.labels && r.labels[key];
+      if (!text) continue;
+      const li = document.createElement("li");
+      li.className = "lt-key-" + key;
+      li.textContent = text;
+      legend.appendChild(li);
+    }
+  }
+
+  function update() {
+    if (!live) return;
+    const args = {op: $("#lt-op").value, kernel: $("#lt-kernel").value, dtype: $("#lt-dtype").value,
+                  soc: $("#lt-soc").value, n: $("#lt-n").value, core_num: $("#lt-cores-n").value,
+                  ub_size: $("#lt-ub").value};
+    const t = performance.now();
+    const out = JSON.parse(live(JSON.stringify(args)));
+    const ms = performance.now() - t;
+    root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
+    if (out.error) {
+      root.dataset.error = out.error;
+      $("#lt-error").textContent = out.error;
+      $("#lt-result").hidden = true;
+      return;
+    }
+    delete root.dataset.error;
+    $("#lt-error").textContent = "";
+    $("#lt-result").hidden = false;
+    const r = out.ok;
+    const why = r.kernel === r.default_kernel ? "the one a stock CANN runs here" : "chosen in the menu";
+    $("#lt-which").textContent = `${r.op}, ${r.kernel} kernel (${why}${r.registered ? "" :
+      "; its op definition does NOT register it for this SoC: a what-if"}), ${r.core_num} cores, ` +
+      `UB ${r.ub_size} B — computed in ${ms.toFixed(1)} ms by ascend_lab.ops.live_tiling in this page`;
+    renderFields(r);
+    renderCores(r);
+  }
+
+  async function start() {
+    root.dataset.state = "loading";
+    say("Starting Python in this page (pyodide) …", "lt-loading");
+    try {
+      const [py, zip, factsText] = await Promise.all([
+        window.loadPyodide({indexURL: new URL("pyodide/", staticBase).href}),
+        fetch(new URL("live-tiling/ascend_lab_live.zip", staticBase)).then((r) => r.arrayBuffer()),
+        fetch(new URL("live-tiling/facts.json", staticBase)).then((r) => r.text()),
+      ]);
+      py.unpackArchive(zip, "zip", {extractDir: "/home/pyodide/live"});
+      py.globals.set("FACTS_TEXT", factsText);
+      py.runPython(PY_SETUP);
+      live = py.globals.get("live");
+      facts = JSON.parse(factsText);
+      fillMenus();
+      for (const id of ["#lt-n", "#lt-cores-n", "#lt-ub"]) $(id).addEventListener("input", update);
+      for (const id of ["#lt-dtype", "#lt-soc", "#lt-kernel"]) $(id).addEventListener("change", update);
+      $("#lt-op").addEventListener("change", () => { fillKernels(); update(); });
+      $("#lt-controls").hidden = false;
+      update();
+      const ms = performance.now() - t0;
+      root.dataset.startupMs = ms.toFixed(0);
+      root.dataset.state = "ready";
+      say(`Python ${py.version ? "(pyodide " + py.version + ") " : ""}started in ${(ms / 1000).toFixed(1)} s; ` +
+          "every change below runs the package's tiling code again.", "lt-ready");
+    } catch (exc) {
+      root.dataset.state = "failed";
+      say(`The live panel could not start (${exc}); the precomputed explorer below still works.`, "lt-off");
+    }
+  }
+
+  const loader = document.createElement("script");
+  loader.src = new URL("pyodide/pyodide.js", staticBase).href;
+  loader.onload = start;
+  loader.onerror = () => say("The live panel could not load pyodide; the precomputed explorer below still works.",
+                             "lt-off");
+  document.head.appendChild(loader);
+})();
