@@ -108,6 +108,9 @@ class TQue:
         self.deques = 0                                 # DeQue calls so far: the k-th DeQue takes tile k
         self.producer, self.consumer = _PIPES[pos]      # which pipe fills the queue, which one drains it
         self.is_vecin = pos is TPosition.VECIN
+        p, c = self.producer, self.consumer     # the trace details of the four calls, written once
+        self._details = (f"{pos.value} waits for {c} to free it", f"SetFlag {p}->{c}", f"WaitFlag {p}->{c}",
+                         f"SetFlag {c}->{p}")
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
@@ -149,7 +152,7 @@ class TQue:
         if ctx.record:
             at = ctx.pipe_free[self.producer]
             ctx.event("S", "AllocTensor", self.allocs, at, at, nbytes=b.nbytes, ub=(b.offset, b.offset + b.nbytes),
-                      buffer=t.buffer, detail=f"{self.pos.value} waits for {self.consumer} to free it")
+                      buffer=t.buffer, detail=self._details[0])
         self.allocs += 1
         return t
 
@@ -168,7 +171,7 @@ class TQue:
         if ctx.record:
             at = ctx.pipe_free[self.producer]
             ctx.event("S", "EnQue", t.tile, at, at, buffer=t.buffer,
-                      detail=f"SetFlag {self.producer}->{self.consumer}")
+                      detail=self._details[1])
         return True
 
     def DeQue(self, dtype: Any = None) -> LocalTensor:
@@ -188,7 +191,7 @@ class TQue:
         if ctx.record:
             at = ctx.pipe_free[self.consumer]
             ctx.event("S", "DeQue", t.tile, at, at, buffer=t.buffer,
-                      detail=f"WaitFlag {self.producer}->{self.consumer}")
+                      detail=self._details[2])
         if dtype is not None and dtype is not t.dtype and np.dtype(dtype) != t.dtype:
             t = t.ReinterpretCast(dtype)
         return t
@@ -206,7 +209,7 @@ class TQue:
         if ctx.record:
             ctx.event("S", "FreeTensor", t.tile, b.freed_at, b.freed_at, nbytes=b.nbytes,
                       ub=(b.offset, b.offset + b.nbytes), buffer=t.buffer,
-                      detail=f"SetFlag {self.consumer}->{self.producer}")
+                      detail=self._details[3])
 
     def VacantInQue(self) -> bool:
         return len(self.fifo) < self.depth
