@@ -243,6 +243,29 @@ def test_help_of_the_lab_modules_reveals_no_solution():
         assert not leaked, f"help() of {lab.module} shows solution lines: {leaked[:3]}"
 
 
+#: What each lab asks the learner to decide, as help() of its module must not say it.
+_DECISIONS = {
+    3: ("(9, 4)", "(8, 4)", "float32 9", "36 bytes"),
+    5: ("buffer_num = 2", "buffer_num 2", "two blocks", "double-buffered", "3 queues", "ceil_div(n", "rounded up",
+        "round it up"),
+    7: ("3 * buffer_num", "3 x buffer_num", "8 slots", "slots = 3"),
+}
+
+
+@pytest.mark.parametrize("number", sorted(_DECISIONS))
+def test_help_of_a_lab_module_does_not_make_its_decision(number):
+    """help() of lab 3 gives no (bufferNum, typeSize), lab 5 no UB plan or compare count, lab 7 no slot count;
+    the answer keys (oracles, reference tiling and measurements) are marked and, where they hold an answer,
+    out of ``__all__``."""
+    module = get(number).load()
+    text = _help(module).lower()
+    for phrase in _DECISIONS[number]:
+        assert phrase not in text, f"help(lab{number}) says {phrase!r}"
+    if number == 7:
+        assert not {"tiling", "reference_speedup", "reference_overlap"} & set(module.__all__)
+        assert all(getattr(module, n).answer_key for n in ("tiling", "reference_speedup", "reference_overlap"))
+
+
 def test_help_of_lab6_does_not_name_the_bugs():
     """Lab 6 is finding the bugs from the sanitizer's messages: its module's help names none of them."""
     text = _help(get(6).load()).lower()
@@ -722,6 +745,9 @@ def test_an_oracle_handed_back_fails_and_names_the_learners_line():
         parts = {**solutions.double_buffering(), name.removeprefix("reference_"): getattr(lab7, name)}
         report = lab7.check(lambda parts=parts: parts)
         assert not report.passed and "AnswerKeyUsed" in report.failure.error, str(report)
+    parts = {**solutions.double_buffering(), "tiling": lambda n, dt, cores, ub: lab7.tiling(n, dt, cores, ub)}
+    report = lab7.check(lambda: parts)
+    assert not report.passed and "lab7_double_buffer.tiling" in report.failure.error, str(report)
     lab8 = get(8).load()
     for name in ("oracle", "oracle_kernel", "oracle_tiling", "expected_status"):
         assert getattr(getattr(lab8, name), "answer_key", False), name
