@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.collections import PolyCollection
+from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.colors import ListedColormap, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -325,10 +325,12 @@ def draw_ub_bar(bar: D.UBBar, ax: Axes, own: bool = False, highlight: tuple[int,
         if bar.reserved:
             ax.axvline(bar.usable, color="#555555", lw=1.0, ls="--", zorder=6)
             limits = f"usable {bar.usable:,} B (dashed), " + limits
-        ax.text(bar.capacity, -0.78, limits, ha="right", va="top", fontsize=S.SMALL)
     else:
-        ax.text(hi, -0.78, f"bytes {lo:,.0f} to {hi:,.0f} of {bar.capacity:,} shown", ha="right", va="top",
-                fontsize=S.SMALL)
+        limits = f"bytes {lo:,.0f} to {hi:,.0f} of {bar.capacity:,} shown"
+    # over the capacity / usable lines, on a white ground, ending a little left of the capacity line
+    ax.annotate(limits.rstrip(), (min(bar.capacity, hi), -0.78), xytext=(-3, 0), textcoords="offset points",
+                ha="right", va="top", fontsize=S.SMALL, zorder=8,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
     if highlight is not None:
         rects(ax, highlight[0], highlight[1], 0.0, 1.42, "none", edge="black", lw=2.2, zorder=7)
     ax.set_yticks([])
@@ -394,55 +396,72 @@ def _place_ub_labels(ax: Axes) -> None:
       inside -- horizontally if the text fits the block's width, else rotated if it fits the bar's height;
     * a queue's name goes once above its blocks (on a bracket line) when its blocks are wide enough;
     * every other name becomes a callout above the bar with a leader line to its block: callouts are spread
-      sideways so that no two overlap (and none overlaps a queue name), and stacked in as many rows as they
-      need; the y range grows so that the rows fit inside the axes, under the title.
+      sideways so that no two overlap, in as many rows as they need, above the queue names; the y range grows
+      so that the rows fit inside the axes, under the title.
+
+    The placement is decided first (text sizes are measured once and cached), the y range settled, and only then
+    are the artists made -- an explorer redraws this on every update.
     """
     job = getattr(ax, "_ub_label_job", None)
     if job is None:
         return
     segs, labels, skip_reserved, block_labels, (lo, hi) = job
-    fig = ax.figure
-    renderer = fig.canvas.get_renderer()
-    for _ in range(3):                            # the rows a callout needs change the bar's height: settle it
-        _remove_ub_labels(ax)
-        rows_needed = _ub_labels_pass(ax, renderer, segs, labels, skip_reserved, block_labels, lo, hi)
-        if rows_needed is None:
-            return
+    renderer = ax.figure.canvas.get_renderer()
+    _remove_ub_labels(ax)
+    plan = None
+    for _ in range(3):                # the rows the callouts need change the bar's height in pixels: settle it
+        plan = _plan_ub_labels(ax, renderer, segs, labels, skip_reserved, block_labels, lo, hi)
+        if plan["ylim"] is None:
+            break
+        ax.set_ylim(*plan["ylim"])
+    _draw_ub_labels(ax, plan)
 
 
-def _ub_labels_pass(ax: Axes, renderer: Any, segs: list[D.UBSegment], labels: dict[str, str],
-                    skip_reserved: bool, block_labels: bool, lo: float, hi: float) -> int | None:
-    """One labelling pass; returns None when done, else the new y range was set and the pass must be redone."""
-    artists: list[Any] = []
-    ax._ub_label_artists = artists                 # filled below; removed by the next pass if this one is redone
+#: Measured (width, height) in pixels of a label text at (text, font size, dpi): the same few texts recur.
+_TEXT_SIZES: dict[tuple[str, float, float], tuple[float, float]] = {}
+
+
+def _measure(ax: Axes, renderer: Any, text: str) -> tuple[float, float]:
+    key = (text, S.SMALL, ax.figure.dpi)
+    size = _TEXT_SIZES.get(key)
+    if size is None:
+        t = ax.text(0, 0, text, fontsize=S.SMALL)
+        box = t.get_window_extent(renderer)
+        t.remove()
+        size = _TEXT_SIZES[key] = (box.width, box.height)
+        if len(_TEXT_SIZES) > 4096:
+            _TEXT_SIZES.clear()
+    return size
+
+
+def _plan_ub_labels(ax: Axes, renderer: Any, segs: list[D.UBSegment], labels: dict[str, str],
+                    skip_reserved: bool, block_labels: bool, lo: float, hi: float) -> dict[str, Any]:
+    """Where each label goes in the axes' current geometry; ``ylim`` is the y range the callout rows need when it
+    differs from the current one (then plan again), else None."""
     to_px = ax.transData.transform
     ax_box = ax.get_window_extent(renderer)
-    y_px = lambda y: float(to_px((lo, y))[1])          # noqa: E731 -- a one-line helper read four times below
-    bar_h_px = y_px(0.65) - y_px(-0.65)
+
+    def y_px(y: float) -> float:
+        return float(to_px((lo, y))[1])
 
     def width_px(a: float, b: float) -> float:
         a, b = max(a, lo), min(b, hi)
         return float(to_px((b, 0))[0] - to_px((a, 0))[0]) if b > a else 0.0
 
-    def measure(text: str, rotation: float = 0.0) -> tuple[float, float]:
-        t = ax.text(0, 0, text, fontsize=S.SMALL, rotation=rotation)
-        box = t.get_window_extent(renderer)
-        t.remove()
-        return box.width, box.height
+    bar_h_px = y_px(0.65) - y_px(-0.65)
+    inside_labels: list[tuple[float, str, str, float]] = []      # (x, text, colour, rotation)
 
     def inside(seg: D.UBSegment, lines: list[str], color: str) -> bool:
         w_px = width_px(seg.start, seg.end)
         mid = (max(seg.start, lo) + min(seg.end, hi)) / 2
         for k in range(len(lines), 0, -1):
             text = "\n".join(lines[:k])
-            tw, th = measure(text)
+            tw, th = _measure(ax, renderer, text)
             if w_px >= tw + 2 * _LABEL_PAD and bar_h_px >= th + 2 * _LABEL_PAD:
-                artists.append(ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5,
-                                       color=color))
+                inside_labels.append((mid, text, color, 0.0))
                 return True
             if w_px >= th + 2 * _LABEL_PAD and bar_h_px >= tw + 2 * _LABEL_PAD:
-                artists.append(ax.text(mid, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5,
-                                       color=color, rotation=90))
+                inside_labels.append((mid, text, color, 90.0))
                 return True
         return False
 
@@ -471,53 +490,59 @@ def _ub_labels_pass(ax: Axes, renderer: Any, segs: list[D.UBSegment], labels: di
         elif not inside(seg, [name, f"{seg.size:,} B"], color) and seg.kind != "free":
             callouts.append((mid, name))
 
-    # queue names over their blocks: a row just above the bar (callouts go above it), when the blocks span the name
-    group_row_y = 0.72
+    group_labels: list[tuple[float, float, str]] = []            # (start, end, queue name) over their blocks
     for base, members in groups.items():
         g_lo, g_hi = max(min(m.start for m in members), lo), min(max(m.end for m in members), hi)
-        tw, _ = measure(base)
-        span_px = width_px(g_lo, g_hi)
-        if span_px >= tw + 2 * _LABEL_PAD:
-            x = (g_lo + g_hi) / 2
-            artists.append(ax.text(x, group_row_y, base, ha="center", va="bottom", fontsize=S.SMALL, zorder=5))
-            artists.append(ax.hlines(0.68, g_lo + (g_hi - g_lo) * 0.02, g_hi - (g_hi - g_lo) * 0.02,
-                                     colors="black", lw=0.6))
+        if width_px(g_lo, g_hi) >= _measure(ax, renderer, base)[0] + 2 * _LABEL_PAD:
+            group_labels.append((g_lo, g_hi, base))
         else:
             callouts.append(((g_lo + g_hi) / 2, base))
 
-    if callouts:
-        callouts.sort()
-        sizes = [measure(text) for _, text in callouts]
-        line_h = max(h for _, h in sizes)
-        left, right = ax_box.x0 + _LABEL_PAD, ax_box.x1 - _LABEL_PAD
-        rows = _pack_rows([float(to_px((x, 0))[0]) for x, _ in callouts], [w for w, _ in sizes], left, right)
-        n_rows = max(r for r, _ in rows) + 1
-        # rows above the queue-name row: row r's text sits at base + r * pitch (pixels above the bar top)
-        pitch = line_h + 2 * _LABEL_PAD
-        need_px = (n_rows + 1) * pitch + _LABEL_PAD       # queue-name row + callout rows + a margin
-        y0, y1 = ax.get_ylim()
-        have_px = ax_box.y1 - y_px(0.65)
-        if have_px + 0.5 < need_px:
-            frac = need_px / ax_box.height                 # the part of the axes above the bar top the rows need
-            if frac >= 0.75:
-                frac = 0.75
-            top = (0.65 - frac * y0) / (1 - frac)
-            if abs(top - y1) > 1e-6:
-                ax.set_ylim(y0, top)
-                return n_rows
-        base_px = y_px(0.65) + pitch + _LABEL_PAD
-        inv = ax.transData.inverted().transform
-        xs, ys = [], []
-        for (x_data, text), (row, cx) in zip(callouts, rows, strict=True):
-            ty = base_px + row * pitch
-            tx_data, ty_data = inv((cx, ty))
-            artists.append(ax.text(tx_data, ty_data, text, ha="center", va="bottom", fontsize=S.SMALL, zorder=5))
-            xs.append((x_data, tx_data))
-            ys.append(ty_data)
-        for (x_data, tx_data), ty_data in zip(xs, ys, strict=True):
-            artists.append(ax.plot([x_data, x_data, tx_data], [0.66, 0.7, ty_data - 0.02], color="black", lw=0.6,
-                                   zorder=4, solid_capstyle="butt")[0])
-    return None
+    plan: dict[str, Any] = {"inside": inside_labels, "groups": group_labels, "callouts": [], "ylim": None}
+    if not callouts:
+        return plan
+    callouts.sort()
+    sizes = [_measure(ax, renderer, text) for _, text in callouts]
+    pitch = max(h for _, h in sizes) + 2 * _LABEL_PAD
+    rows = _pack_rows([float(to_px((x, 0))[0]) for x, _ in callouts], [w for w, _ in sizes],
+                      ax_box.x0 + _LABEL_PAD, ax_box.x1 - _LABEL_PAD)
+    n_rows = max(r for r, _ in rows) + 1
+    need_px = (n_rows + 1) * pitch + _LABEL_PAD         # the queue-name row, the callout rows, a margin
+    y0, y1 = ax.get_ylim()
+    if ax_box.y1 - y_px(0.65) + 0.5 < need_px:
+        frac = min(need_px / ax_box.height, 0.75)      # the part of the axes above the bar top the rows need
+        top = (0.65 - frac * y0) / (1 - frac)
+        if abs(top - y1) > 1e-6:
+            plan["ylim"] = (y0, top)
+            return plan
+    base_px = y_px(0.65) + pitch + _LABEL_PAD
+    inv = ax.transData.inverted().transform
+    for (x_data, text), (row, cx) in zip(callouts, rows, strict=True):
+        tx, ty = inv((cx, base_px + row * pitch))
+        plan["callouts"].append((x_data, float(tx), float(ty), text))
+    return plan
+
+
+def _draw_ub_labels(ax: Axes, plan: dict[str, Any]) -> None:
+    artists: list[Any] = []
+    for x, text, color, rotation in plan["inside"]:
+        artists.append(ax.text(x, 0, text, ha="center", va="center", fontsize=S.SMALL, zorder=5, color=color,
+                               rotation=rotation))
+    if plan["groups"]:
+        for g_lo, g_hi, base in plan["groups"]:
+            artists.append(ax.text((g_lo + g_hi) / 2, 0.72, base, ha="center", va="bottom", fontsize=S.SMALL,
+                                   zorder=5))
+        margin = [(g_hi - g_lo) * 0.02 for g_lo, g_hi, _ in plan["groups"]]
+        artists.append(ax.hlines([0.68] * len(margin), [g[0] + m for g, m in zip(plan["groups"], margin, strict=True)],
+                                 [g[1] - m for g, m in zip(plan["groups"], margin, strict=True)], colors="black",
+                                 lw=0.6))
+    if plan["callouts"]:
+        segments = []
+        for x_data, tx, ty, text in plan["callouts"]:
+            artists.append(ax.text(tx, ty, text, ha="center", va="bottom", fontsize=S.SMALL, zorder=5))
+            segments.append([(x_data, 0.66), (x_data, 0.7), (tx, ty - 0.02)])
+        artists.append(ax.add_collection(LineCollection(segments, colors="black", linewidths=0.6, zorder=4)))
+    ax._ub_label_artists = artists
 
 
 def _pack_rows(centres: list[float], widths: list[float], left: float, right: float) -> list[tuple[int, float]]:
