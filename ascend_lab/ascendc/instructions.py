@@ -537,12 +537,21 @@ def _pack(cond: np.ndarray, item: int) -> np.ndarray:
 def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE, count: int) -> None:
     """Bit i of dst (a uint8 bit-mask, little-endian) = src[i] <mode> scalar, over whole 256-B repeats (on the
     950 over ``count`` elements exactly, the tail predicate-masked). ``Compares`` in today's API."""
-    _check_local("CompareScalar", dst, src)
+    if not (dst.__class__ is src.__class__ is LocalTensor):
+        _check_local("CompareScalar", dst, src)
     ctx = src.ctx
-    sanitizer.check_compare(ctx, "CompareScalar", _tile_of(src, dst), src.dtype, int(mode))
-    n = sanitizer.whole_repeats(ctx, "CompareScalar", src, int(count))
+    mode = int(mode)
+    key = ("CompareScalar", src.dtype, mode)           # the API limits depend on nothing else (as in Compare)
+    if key not in ctx.api_checked:
+        sanitizer.check_compare(ctx, "CompareScalar", _tile_of(src, dst), src.dtype, mode)
+        ctx.api_checked.add(key)
+    count = int(count)
+    per = REPEAT_BYTES // src.dtype.itemsize
+    # whole_repeats and _pack, their common case (whole repeats: nothing to warn about, no tail bits) inline
+    n = count if not count % per else sanitizer.whole_repeats(ctx, "CompareScalar", src, count)
     s = _scalar(src.dtype, scalar)
-    packed = _pack(_CMP_FN[int(mode)](_span(src, n, "CompareScalar", False), s), src.dtype.itemsize)
+    cond = _CMP_FN[mode](_span(src, n, "CompareScalar", False), s)
+    packed = np.packbits(cond, bitorder="little") if not n % per else _pack(cond, src.dtype.itemsize)
     _mask_span(dst, packed.size * 8, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {_show(s)}", src,
