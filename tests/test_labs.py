@@ -451,6 +451,8 @@ def test_lab6_skeletons_are_the_broken_kernels_the_notebook_shows():
         assert skeleton.failure.kernel.kind == shown.failure.kernel.kind
         assert skeleton.failure.kernel.message == shown.failure.kernel.message
         assert "06_sanitizer.md cell" in skeleton.failure.where           # the learner's own line
+        text = str(skeleton)
+        assert "ascend_lab/" not in text and "labkit/" not in text and ".py" not in text, text
     kinds = {key: lab6.check_kernel(key, cls).failure.kernel.kind for key, cls in lab6.BROKEN.items()}
     assert kinds == {"A": "ub-overflow", "B": "misaligned-copy", "C": "alloc-exhausted"}
 
@@ -470,6 +472,7 @@ def test_strict_policy_names_the_learners_line():
     assert fault.kind == "gm-padding" and fault.instruction == "DataCopy" and fault.core == 39
     assert "writes 28 B past the logical end of gradInput" in fault.message
     assert report.failure.where.startswith("<lab5 cell>, line 6, in CopyOut")
+    assert "ascend_lab/" not in str(report) and "raised in" not in str(report)      # no library internals
     # without strict mode the same kernel only leaves a warning in the trace
     run, _ = lab5.run(_learner(source, "PaddedOut", "<lab5 cell>"), 1000, "float32", record=False)
     assert {w.kind for w in run.warnings} == {"gm-padding"}

@@ -332,13 +332,18 @@ def _frame_text(frame: traceback.FrameSummary) -> str:
 
 
 def _traceback_where(exc: BaseException) -> str:
-    """The traceback's last line, plus the last line in the learner's own code when that differs."""
+    """The traceback's last line, plus the last line in the learner's own code when that differs. For a
+    sanitizer finding (KernelError) only the learner's line: where the simulator noticed is no place to fix
+    anything, so a finding never points into the library (and names no line for a kernel the learner did
+    not write)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() != _THIS_FILE]
     if not frames:
         return ""
     last = frames[-1]
-    text = _frame_text(last)
     yours = next((f for f in reversed(frames) if not _in_library(f.filename)), None)
+    if isinstance(exc, KernelError):
+        return _frame_text(yours) if yours is not None else ""
+    text = _frame_text(last)
     if yours is not None and yours is not last:
         text = f"{_frame_text(yours)}\n(raised in {text})"
     return text
