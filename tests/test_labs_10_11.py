@@ -230,3 +230,24 @@ def test_lab11_measure_refuses_inside_the_grading():
     report = lab11.check(searching)
     assert not report.passed and "may not call lab11.measure" in report.failure.error
     lab11.measure(2, 1024)           # outside the grading it runs again
+
+
+@pytest.mark.parametrize(("buffer_num", "ub_factor"), [(1, 128), (2, 1280), (3, 4096), (4, 9600), (4, 12_800)])
+def test_lab11_plan_bytes_is_what_the_kernels_init_lays_out(buffer_num, ub_factor):
+    """lab11.plan_bytes (the legality rule and the 'B over' message) equals the end of the UB plan the kernel's own
+    Init builds in a plan-only launch, over-capacity plans included."""
+    from ascend_lab.ascendc import launch
+    from ascend_lab.ops.hard_sigmoid_grad import op_host
+    from ascend_lab.ops.kernel_args import gm_from_array
+
+    n = lab11.SIZES[0]
+    soc = standalone.make_soc(lab11.SOC)
+    td0 = standalone.tiling_for("hard_sigmoid_grad", n, "float16", soc, kernel="experimental")
+    td = op_host.HardSigmoidGradTilingData(totalLength=n, blockFactor=td0.blockFactor, ubFactor=ub_factor,
+                                           alpha=td0.alpha, beta=td0.beta, blockDim=td0.blockDim,
+                                           tilingKey=td0.tilingKey)
+    entry, template = standalone.kernel_entry("hard_sigmoid_grad", td, "float16", buffer_num, kernel="experimental")
+    args = [gm_from_array(None, name, n * 2) for name in ("gradOutput", "self", "gradInput")]
+    run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=False, tiling_data=td, cores=[0],
+                 plan_only=True, **template)
+    assert max(b.offset + b.size for b in run.trace.ub_layout[0]) == lab11.plan_bytes(buffer_num, ub_factor)

@@ -48,7 +48,7 @@ __all__ = [
 FUNCTION = "KernelThresholdGradV2DInt8"
 TITLE = "Lab 10 \u00b7 The int8 ThresholdGradV2D kernel"
 SOC = "Ascend910B4"
-#: Vector instructions one tile needs: widen the feature, compare, widen the gradient, select, narrow.
+#: The most vector instructions per tile the checker accepts.
 MAX_VECTOR = 5
 SENTINEL = 0xFF
 #: What a Select in mode 1/2 leaves free on A2 (the library's scratch at TMP_UB_OFFSET = 184 KB).
