@@ -23,7 +23,7 @@ from ascend_lab.ascendc import (
     launch,
     ub_banks,
 )
-from ascend_lab.ascendc.cost_model import vector_cycles
+from ascend_lab.ascendc.cost_model import vector_cycles, without_bank_conflicts
 from ascend_lab.ascendc.ub_banks import Access, instruction_beats, repeat_beats
 from ascend_lab.base.platform import NpuArch, get_soc, socs
 from ascend_lab.ops.kernel_args import gm_from_array
@@ -221,3 +221,11 @@ def test_add_event_records_conflicts_and_costs_them():
 def test_no_conflicts_on_a_soc_without_a_bank_model():
     ev, _ = run_add(4096, 8192, 16384, soc="Ascend910A")
     assert ev.bank_conflicts == 0 and ev.end - ev.start == pytest.approx(vector_cycles("Add", 2, 4096))
+
+
+def test_without_bank_conflicts_costs_every_repeat_one_beat():
+    with without_bank_conflicts():
+        free, _ = run_add(16384, 2 * 16384, 128 * 1024)
+    assert free.bank_conflicts == 0 and free.end - free.start == pytest.approx(vector_cycles("Add", 2, 16384))
+    again, _ = run_add(16384, 2 * 16384, 128 * 1024)            # back on once the block ends
+    assert again.bank_conflicts == 16384 * 2 // 256

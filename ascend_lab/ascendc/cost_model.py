@@ -29,7 +29,9 @@ predicts ~(268 MB + 134 MB) / 1.6 TB/s = 252 us of MTE2 time vs 250.5 us measure
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from typing import Any
@@ -127,8 +129,9 @@ class CostModel:
     @cached_property
     def vector_memo(self) -> dict[tuple[Any, ...], tuple[float, int]] | None:
         """The vector instructions' (cycles, bank-conflict beats) by instruction, count and operand layout, shared by
-        every launch on this SoC's architecture (:data:`VECTOR_MEMO`); None where no bank model applies."""
-        return VECTOR_MEMO.get(self.soc.npu_arch)
+        every launch on this SoC's architecture (:data:`VECTOR_MEMO`); None where no bank model applies (or inside
+        :func:`without_bank_conflicts`)."""
+        return VECTOR_MEMO.get(self.soc.npu_arch) if _banks_on else None
 
     def us(self, cycles: float) -> float:
         return cycles / self.soc.clock_mhz
@@ -163,6 +166,21 @@ def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0
     same few tile sizes and layouts, and this runs for every vector instruction of every tile."""
     k, b = _vector_coeffs(api, itemsize)
     return b + k * n * beats_per_repeat
+
+
+_banks_on = True
+
+
+@contextlib.contextmanager
+def without_bank_conflicts() -> Iterator[None]:
+    """Launches started inside cost every vector instruction as if its repeats were conflict-free (one beat each):
+    the what-if "how much do this layout's UB bank conflicts cost?" (``ub_banks``). Events then record 0."""
+    global _banks_on
+    before, _banks_on = _banks_on, False
+    try:
+        yield
+    finally:
+        _banks_on = before
 
 
 def clear_caches() -> None:
