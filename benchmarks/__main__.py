@@ -64,6 +64,8 @@ def print_summary(rows: list[dict]) -> None:
             times = (f"sim {s['median_s']:.4f} [{s['min_s']:.4f}-{s['max_s']:.4f}] s, "
                      f"numpy {b['median_s']:.4f} [{b['min_s']:.4f}-{b['max_s']:.4f}] s, ")
         value = f"{r['ratio']:.0f} ms" if "ms" in r["limit"] else f"{r['ratio']:.2f}x"
+        if r.get("sim_s", {}).get("cpu_ratio_vs_numpy") is not None:
+            value += f" (CPU time {r['sim_s']['cpu_ratio_vs_numpy']:.2f}x)"
         print(f"  {r['target']:<40} {times}{value} (target {r['limit']}): {r['verdict']}")
     missed = [r["target"] for r in rows if r["verdict"] != "PASS"]
     print(f"  {'MISSED: ' + ', '.join(missed) if missed else 'every target met'}   ({load_text()})")

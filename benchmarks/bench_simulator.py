@@ -124,14 +124,16 @@ def run_kernel_phase(g: np.ndarray, x: np.ndarray, soc: str, trace: bool) -> Sel
                 raise RuntimeError(f"aclrtCreateStream failed with {ret}")
             with options(trace=trace):
                 gc.collect()
+                c0 = time.process_time()
                 t0 = time.perf_counter()
                 status = aclnn.aclnnHardsigmoidBackward(ws, ws_size, executor, stream)
                 rt.aclrtSynchronizeStream(stream)
                 dt = time.perf_counter() - t0
+                cpu = time.process_time() - c0
             if status:
                 raise RuntimeError(f"phase 2 failed: {aclnn.describe(status)}")
             del executor
-            return SelfTimed(dt, t_out.numpy().copy())
+            return SelfTimed(dt, t_out.numpy().copy(), cpu)
         finally:
             if stream is not None:
                 rt.aclrtDestroyStream(stream)
