@@ -619,17 +619,17 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         lanes = None
     else:
         raw = _mask_span(sel_mask, count, "Select", False)
-        if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE:     # one gather: mask byte -> 8 all-ones/all-zeros lanes
-            bits = None
+        if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE or mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
+            bits = None                                 # one gather: mask byte -> 8 all-ones/all-zeros lanes
             lanes = _lane_masks(dst.dtype.itemsize).take(raw, axis=0).reshape(-1)[:count]
         else:
             bits = np.unpackbits(raw, count=count, bitorder="little")
     ui = _UINT[dst.dtype.itemsize]
-    # bits are 0/1 bytes; an integer multiply of the raw element bits by them is exactly "bits & mask"
+    # lanes are all-ones where the mask bit is 1, all-zeros elsewhere: ``a & lanes`` keeps a's raw bits there
     a = _span(src0, count, "Select", False).view(ui)
     if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
         other_bits = np.asarray(_scalar(dst.dtype, src1)).view(ui)[()]
-        rest = None if other_bits == 0 else np.multiply(np.subtract(1, bits, dtype=np.uint8), other_bits, dtype=ui)
+        rest = None if other_bits == 0 else np.bitwise_and(np.invert(lanes), other_bits)
         label = lambda: _show(_scalar(dst.dtype, src1))  # noqa: E731
     else:
         if src1.__class__ is not LocalTensor:
@@ -650,7 +650,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
             np.bitwise_and(np.bitwise_xor(a, b), lanes, out=lanes)
             np.bitwise_xor(lanes, b, out=d)
     else:
-        np.multiply(a, bits, out=d, dtype=ui)                # bit 1 -> src0 ...
+        np.bitwise_and(a, lanes, out=d)                      # bit 1 -> src0 ...
         if rest is not None:
             np.bitwise_or(d, rest, out=d)                    # ... bit 0 -> src1
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
