@@ -197,6 +197,12 @@ def test_pictures_of_your_kernel(steps):
     assert len(images) == steps.tiles * len(ORDER) and images[0].value[:4] == b"\x89PNG"
     fig = steps.plot_ub_layout()
     assert "core 1" in fig.axes[0].get_title(loc="left")
+    # occupancy: the TBuf always, each queue block (one in, one out per tile) from its AllocTensor to its FreeTensor;
+    # at its peak the core holds the TBuf and at least one block
+    occ = viz.occupancy(steps.run, 1)
+    assert occ.static_bytes == TILE * 4 and len(occ.intervals) == 2 * steps.tiles
+    assert occ.peak >= TILE * 4 * 2
+    assert steps.plot_ub_occupancy().axes and steps.plot_pipeline().axes
 
 
 def test_bad_arguments_say_what_to_fix():
