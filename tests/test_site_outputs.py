@@ -1,0 +1,71 @@
+"""No stray outputs in the built site (issue 12 item 7): no code cell of any page shows a bare ``0``, ``None``,
+``[]``, ``<Figure size ...>`` or another repr that only says a cell's last line returned something nobody meant to
+show (a status code, the result of ``ax.set_xlim``, an empty list of handles).
+
+It reads the built HTML (``SITE`` from tests/test_site.py: ``_build/html``, or ``ASCEND_LAB_SITE`` for a private
+build) and, like the browser tests, FAILS when there is no built site. A cell that means to show such a value
+says what it is (``print(f"status {ret}")``) or ends with ``;``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from test_site import SITE, site  # noqa: F401  (the fixture is used by name)
+
+#: The text of an output cell as myst-nb writes it: the execute_result (``text_plain``) or printed (``stream``) text.
+_OUTPUT = re.compile(
+    r'<div class="output (?P<kind>text_plain|stream)[^"]*">\s*<div class="highlight">\s*<pre>(?:<span></span>)?'
+    r"(?P<text>.*?)</pre>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+#: Outputs that are never meant: an empty or null value, or the repr of a plotting object.
+_STRAY = re.compile(
+    r"""(?x)
+    -?0 | None | \[\] | \{\} | \(\) | '' | "" | set\(\) | True | False
+    | <Figure\ size\ [^>]*>                      # a matplotlib Figure's repr (the picture is elsewhere or nowhere)
+    | <(?:matplotlib|Axes|AxesSubplot)[^>]*>    # an Axes, an artist, a Line2D ...
+    | \[<matplotlib[^\]]*\]                     # the list plt.plot returns
+    | Text\(.*\) | (?:Text|Line2D)\b.*         # ax.set_title(...), ax.text(...)
+    | <[\w.]+\ object\ at\ 0x[0-9a-f]+>         # a default object repr
+    """)
+
+
+def stray_outputs(page_html: str) -> list[str]:
+    """The output texts of a page that are stray values (each as shown, unescaped)."""
+    found = []
+    for m in _OUTPUT.finditer(page_html):
+        text = html.unescape(_TAG.sub("", m.group("text"))).strip()
+        if m.group("kind") == "stream" and text not in ("None", "[]", "{}"):
+            continue                              # printed text is meant, unless it prints nothing of use
+        if _STRAY.fullmatch(text):
+            found.append(text)
+    return found
+
+
+def _cell(text: str, kind: str = "text_plain") -> str:
+    return (f'<div class="cell_output docutils container"><div class="output {kind} highlight-myst-ansi notranslate">'
+            f'<div class="highlight"><pre><span></span>{html.escape(text)}\n</pre></div></div></div>')
+
+
+@pytest.mark.parametrize("text", ["0", "None", "[]", "{}", "<Figure size 640x480 with 1 Axes>",
+                                  "[<matplotlib.lines.Line2D at 0x7f>]", "Text(0.5, 1.0, 'x')",
+                                  "<ascend_lab.viz.Thing object at 0x7f3a2c>"])
+def test_the_detector_finds_stray_outputs(text):
+    assert stray_outputs("<p>x</p>" + _cell(text)) == [text]
+
+
+@pytest.mark.parametrize("text", ["161002", "status 0", "KernelSteps(core 0)", "0.5", "[1, 2]",
+                                  "array([0, 0])", "aclnnStatus 0 (ACLNN_SUCCESS)"])
+def test_the_detector_leaves_meant_outputs(text):
+    assert stray_outputs(_cell(text)) == [] and stray_outputs(_cell(text, "stream")) == []
+
+
+def test_no_stray_outputs_in_the_site(site):  # noqa: F811  (pytest fixture)
+    pages = [p for p in site.pages if "cell_output" in site.html[p]]
+    assert pages, f"no page of {SITE} has an output cell: is it the built book?"
+    stray = {p: found for p in site.pages if (found := stray_outputs(site.html[p]))}
+    assert not stray, ("stray output cells (end the cell with ';' or show the value with a label): "
+                       + "; ".join(f"{p}: {found}" for p, found in stray.items()))
