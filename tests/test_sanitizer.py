@@ -383,8 +383,8 @@ def test_deque_of_an_empty_queue():
 class KernelForgetsEnQue:
     """A learner's staged kernel (CopyIn / Compute / CopyOut, BUFFER_NUM = 2) whose CopyIn skips the EnQue on tile 3."""
 
-    def __init__(self, skip: int | None):
-        self.skip = skip
+    def __init__(self, skip: int | None, skip_out: int | None = None):
+        self.skip, self.skip_out = skip, skip_out
         self.pipe = TPipe()
         self.inQueueX = TQue(VECIN, 2)
         self.outQueueZ = TQue(VECOUT, 2)
@@ -412,7 +412,8 @@ class KernelForgetsEnQue:
         x = self.inQueueX.DeQue(float_)
         z = self.outQueueZ.AllocTensor(float_)
         Muls(z, x, np.float32(2.0), 64)
-        self.outQueueZ.EnQue(z)
+        if self.inQueueX.deques - 1 != self.skip_out:
+            self.outQueueZ.EnQue(z)
         self.inQueueX.FreeTensor(x)
 
     def CopyOut(self, i):
@@ -421,8 +422,8 @@ class KernelForgetsEnQue:
         self.outQueueZ.FreeTensor(z)
 
 
-def k_forgets_enque(x, y, z, workspace, tiling, *, skip: int | None = 3):
-    op = KernelForgetsEnQue(skip)
+def k_forgets_enque(x, y, z, workspace, tiling, *, skip: int | None = 3, skip_out: int | None = None):
+    op = KernelForgetsEnQue(skip, skip_out)
     op.Init(x, z)
     op.Process()
 
@@ -438,6 +439,12 @@ def test_a_missing_enque_names_the_tile_the_stage_and_the_block():
         f"test_sanitizer.py, line {e.line.lineno}")
     assert str(e).endswith(f"at {e.line}")
     run(kernel=k_forgets_enque, block_dim=1, n=512, skip=None)      # the same kernel with its EnQue runs
+    # the output side: Compute forgets the EnQue of tile 2's result, CopyOut's DeQue finds nothing
+    e = expect_error("deque-empty", "DeQue", 0, 2, kernel=k_forgets_enque, block_dim=1, n=512, skip=None, skip_out=2)
+    assert e.detail.startswith("tile 2: Compute allocated outQueueZ[0] but never EnQue'd it before CopyOut's DeQue "
+                               "on outQueueZ"), e.detail
+    assert "self.outQueueZ.EnQue(...) at the end of Compute, after the vector computation" in e.detail, e.detail
+    assert e.line.function == "CopyOut"
 
 
 def k_use_after_free(x, y, z, workspace, tiling, *, how: str):
