@@ -1,0 +1,125 @@
+"""Browser test of the live tiling page (chapters/075_live_tiling, issue 13 item 3) in the built site.
+
+Over http://127.0.0.1 (the site served on loopback): the page starts pyodide from the site's own files within
+5 s, and after typing an element count (and choosing op, kernel, dtype, SoC, core count, UB size) it shows the
+TilingData and the per-core assignment that ``ascend_lab`` computes in this process -- errors included, with the
+package's message. Over file://: the live panel stays off and says why, the precomputed explorer is there, and
+the console stays clean. Fixtures (the site, Chromium, the loopback server, the request log) are test_site's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from test_site import SHOTS, _file_url, _open, _settle, browser, http_base, site  # noqa: F401  (pytest fixtures)
+
+import ascend_lab  # noqa: F401  (the registry's operators)
+from ascend_lab import tiling
+from ascend_lab.base.platform import get_soc
+from ascend_lab.ops import registry
+from ascend_lab.ops.l0_kernel import dispatch
+
+PAGE = "chapters/075_live_tiling.html"
+STARTUP_LIMIT_S = 5.0
+
+# (op, kernel ("" = what a stock CANN runs), dtype, SoC, N as typed, core count, UB bytes ("" = the SoC's))
+CASES = [
+    ("hard_sigmoid_grad", "", "float16", "Ascend950PR", "123457", "", ""),
+    ("threshold_grad_v2_d", "", "int8", "Ascend910B4", "1_000_003", "7", "65536"),
+    ("threshold_grad_v2_d", "", "float32", "Ascend950PR", "100000", "", ""),
+    ("relu_grad", "experimental", "bfloat16", "Ascend950PR", "5000", "", ""),
+    ("relu_grad", "", "float16", "Ascend910B4", "3000000000", "", ""),          # past the TBE int32 variables
+    ("hard_sigmoid_grad", "main", "float32", "Ascend950PR", "4096", "", "100"),  # UB too small for main950
+]
+
+
+def _text(value: object) -> str:
+    """How the page prints a field: ints as they are, floats as Python's repr, scalarData as hex."""
+    if isinstance(value, bytes):
+        return value.hex()
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _expected(op: str, kernel: str, dtype: str, soc: str, n: str, cores: str, ub: str) -> dict:
+    spec = registry.get(op)
+    flavour = kernel or dispatch(spec, get_soc(soc))[0].flavour
+    count = int(n.replace("_", ""))
+    try:
+        td = tiling.compute(op, count, dtype, int(cores) if cores else None, int(ub) if ub else None, soc=soc,
+                            kernel=flavour)
+    except (TypeError, ValueError) as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    rows = spec.kernel(flavour).core_ranges(td, dtype, count, tiles=False)
+    return {"kernel": flavour, "fields": {k: _text(v) for k, v in td.as_dict().items()},
+            "rows": [(r["core"], r["offset"], r["data_num"], r["tile_num"]) for r in rows]}
+
+
+def _shown(page) -> dict:
+    root = page.locator("#live-tiling")
+    error = root.get_attribute("data-error")
+    if error:
+        return {"error": error}
+    fields = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#lt-fields td[data-field]')]
+                               .map(td => [td.dataset.field, td.textContent]))""")
+    rows = page.evaluate("""() => [...document.querySelectorAll('#lt-svg g[data-core]')].map(g =>
+                              [+g.dataset.core, +g.dataset.offset, +g.dataset.count, +g.dataset.tiles])""")
+    which = page.inner_text("#lt-which")
+    return {"kernel": which.split(", ")[1].split(" ")[0], "fields": fields, "rows": [tuple(r) for r in rows]}
+
+
+def _enter(page, op: str, kernel: str, dtype: str, soc: str, n: str, cores: str, ub: str) -> None:
+    """Set every control as a reader would; the last change must trigger a new computation."""
+    before = int(page.get_attribute("#live-tiling", "data-updates") or 0)
+    page.select_option("#lt-op", op)
+    page.select_option("#lt-kernel", kernel)
+    page.select_option("#lt-dtype", dtype)
+    page.select_option("#lt-soc", soc)
+    page.fill("#lt-cores-n", cores)
+    page.fill("#lt-ub", ub)
+    page.fill("#lt-n", "")
+    page.locator("#lt-n").type(n)                      # typed key by key: one computation per keystroke
+    page.wait_for_function(f"() => +document.querySelector('#live-tiling').dataset.updates >= {before + len(n)}")
+
+
+def test_live_tiling_over_http(site, browser, http_base):  # noqa: F811
+    assert PAGE in site.pages, f"{PAGE} is not in the built site (is it in _toc.yml?)"
+    t0 = time.perf_counter()
+    page, log = _open(browser, http_base + PAGE, (http_base,))
+    try:
+        page.wait_for_selector('#live-tiling[data-state="ready"], #live-tiling[data-state="failed"]',
+                               timeout=60_000)
+        startup = time.perf_counter() - t0
+        assert page.get_attribute("#live-tiling", "data-state") == "ready", page.inner_text("#lt-status")
+        reported = int(page.get_attribute("#live-tiling", "data-startup-ms")) / 1000
+        print(f"live tiling start-up: {startup:.2f} s from navigation, {reported:.2f} s reported by the page")
+        # the page opens on the default inputs, already computed by the package's code
+        assert page.locator("#lt-fields td[data-field]").count() > 0
+        for case in CASES:
+            _enter(page, *case)
+            want, got = _expected(*case), _shown(page)
+            assert got == want, case
+            if "rows" in want:                         # the bars cover [0, N) once, core after core
+                assert sum(r[2] for r in got["rows"]) == int(case[4].replace("_", ""))
+                assert all(a[1] + a[2] == b[1] for a, b in itertools.pairwise(got["rows"]))
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "live_tiling.png"), full_page=True)
+    finally:
+        page.close()
+    assert not log.problems(), log.problems()
+    assert startup < STARTUP_LIMIT_S, f"the live panel took {startup:.2f} s to start (limit {STARTUP_LIMIT_S} s)"
+
+
+def test_live_tiling_over_file_says_why(site, browser):  # noqa: F811
+    page, log = _open(browser, _file_url(PAGE), ())
+    try:
+        _settle(page, site.html[PAGE])
+        page.wait_for_timeout(500)
+        assert page.get_attribute("#live-tiling", "data-state") == "file"
+        status = page.inner_text("#lt-status")
+        assert "file://" in status and "web server" in status and "precomputed explorer" in status
+        assert page.locator("#lt-controls").is_hidden()
+        assert page.locator("img.widget-image").count() > 0, "the precomputed explorer is missing"
+    finally:
+        page.close()
+    assert not log.problems(), log.problems()
