@@ -116,7 +116,9 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
         rd = srcs if reads is None else reads
         m = -1 if mask is None else mask.offset
         n = len(rd)
-        if n == 1:
+        if n == 0:                                     # Duplicate
+            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
+        elif n == 1:
             s = rd[0]
             key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset, s.dtype.itemsize)
         elif n == 2:
