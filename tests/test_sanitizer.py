@@ -383,8 +383,8 @@ def test_deque_of_an_empty_queue():
 class KernelForgetsEnQue:
     """A learner's staged kernel (CopyIn / Compute / CopyOut, BUFFER_NUM = 2) whose CopyIn skips the EnQue on tile 3."""
 
-    def __init__(self, skip: int | None, skip_out: int | None = None):
-        self.skip, self.skip_out = skip, skip_out
+    def __init__(self, skip: int | None, skip_out: int | None = None, free: bool = True):
+        self.skip, self.skip_out, self.free = skip, skip_out, free
         self.pipe = TPipe()
         self.inQueueX = TQue(VECIN, 2)
         self.outQueueZ = TQue(VECOUT, 2)
@@ -414,7 +414,8 @@ class KernelForgetsEnQue:
         Muls(z, x, np.float32(2.0), 64)
         if self.inQueueX.deques - 1 != self.skip_out:
             self.outQueueZ.EnQue(z)
-        self.inQueueX.FreeTensor(x)
+        if self.free:
+            self.inQueueX.FreeTensor(x)
 
     def CopyOut(self, i):
         z = self.outQueueZ.DeQue(float_)
@@ -422,8 +423,9 @@ class KernelForgetsEnQue:
         self.outQueueZ.FreeTensor(z)
 
 
-def k_forgets_enque(x, y, z, workspace, tiling, *, skip: int | None = 3, skip_out: int | None = None):
-    op = KernelForgetsEnQue(skip, skip_out)
+def k_forgets_enque(x, y, z, workspace, tiling, *, skip: int | None = 3, skip_out: int | None = None,
+                    free: bool = True):
+    op = KernelForgetsEnQue(skip, skip_out, free)
     op.Init(x, z)
     op.Process()
 
@@ -445,6 +447,16 @@ def test_a_missing_enque_names_the_tile_the_stage_and_the_block():
                                "on outQueueZ"), e.detail
     assert "self.outQueueZ.EnQue(...) at the end of Compute, after the vector computation" in e.detail, e.detail
     assert e.line.function == "CopyOut"
+
+
+def test_a_missing_freetensor_names_the_tile_and_the_stages():
+    e = expect_error("alloc-exhausted", "AllocTensor", 0, 2, kernel=k_forgets_enque, block_dim=1, n=512, skip=None,
+                     free=False)
+    assert e.detail == ("AllocTensor on inQueueX for tile 2: all 2 blocks still hold earlier tiles (blocks "
+                        "inQueueX[0], inQueueX[1]) -- a missing FreeTensor? On the device this spins forever; "
+                        "CopyIn allocates, Compute DeQues: call self.inQueueX.FreeTensor(...) in Compute once it is "
+                        "done with the tensor"), e.detail
+    assert e.line.function == "CopyIn" and "AllocTensor" in e.line.code
 
 
 def k_use_after_free(x, y, z, workspace, tiling, *, how: str):

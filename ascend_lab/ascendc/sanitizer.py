@@ -392,9 +392,21 @@ def check_tbuf_get(ctx: CoreContext, name: str | None, dtype: np.dtype, n: int, 
 
 
 def alloc_exhausted(ctx: CoreContext, name: str | None, blocks: int, tile: int) -> KernelError:
-    return stop("alloc-exhausted", f"AllocTensor on {name}: all {blocks} buffers are still in use (a missing "
-                f"FreeTensor?) -- on the device this spins forever", instruction="AllocTensor", core=ctx.core,
-                tile=tile)
+    """AllocTensor with every block of the queue in use. Names the tile, the tiles still held and, for a kernel
+    class, the stage that allocates and the stage that should have freed (the one that DeQues the queue)."""
+    queue = sys._getframe(1).f_locals.get("self")              # TQue.AllocTensor's own queue
+    held = sorted({b.index for b in getattr(queue, "blocks", []) if not b.free})
+    message = (f"AllocTensor on {name} for tile {tile}: all {blocks} blocks still hold earlier tiles (blocks "
+               f"{', '.join(f'{name}[{i}]' for i in held) or 'all'}) -- a missing FreeTensor? On the device this "
+               "spins forever")
+    where = _kernel_method(queue) if queue is not None else None
+    if where is not None:
+        owner, attr, allocator = where
+        consumer = _method_calling(type(owner), f"{attr}.DeQue", prefer_not="")
+        if consumer is not None:
+            message += (f"; {allocator} allocates, {consumer} DeQues: call self.{attr}.FreeTensor(...) in "
+                        f"{consumer} once it is done with the tensor")
+    return stop("alloc-exhausted", message, instruction="AllocTensor", core=ctx.core, tile=tile)
 
 
 def check_enque(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
