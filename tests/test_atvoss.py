@@ -119,6 +119,27 @@ def test_tiling_key_layout():
         tiling_key(200, 1)
 
 
+def test_one_dim_tiling_counts_every_input_of_the_dag():
+    """TemplateOp.tiling(n) gives each of the DAG's inputs n elements, however many there are (three here):
+    the same tiling as the inputs' shapes spelled out, and not the two-input tiling of the same n."""
+    from ascend_lab.atvoss import CopyInBrc, CopyOut, Dag, In, Mul
+    from ascend_lab.atvoss.kernel import TemplateOp
+
+    def dag3(_dt: object) -> Dag:
+        a, b, c = (CopyInBrc(In(i, F32)) for i in range(3))
+        return Dag([CopyOut(0, Mul(Mul(a, b), c))], "Mul3")
+
+    def dag2(_dt: object) -> Dag:
+        return Dag([CopyOut(0, Mul(CopyInBrc(In(0, F32)), CopyInBrc(In(1, F32))))], "Mul2")
+
+    soc = get_soc("Ascend950PR")
+    op3, op2 = TemplateOp("Mul3", dag3, {F32: 3}), TemplateOp("Mul2", dag2, {F32: 3})
+    n = 10**6
+    td = op3.tiling(n, F32, soc.vector_core_num, soc.ub_size)
+    assert td == op3.tiling_for_shapes([(n,)] * 3, (n,), F32, soc.vector_core_num, soc.ub_size)
+    assert td != op2.tiling(n, F32, soc.vector_core_num, soc.ub_size)
+
+
 @pytest.mark.parametrize("dt, n, a, ub_former, ub_tail, bf, bt, block_num, pool, key", [
     (F32, 10**6, 8, 7936, 64, 2, 1, 64, 253952, 196615),
     (F16, 65, 10, 192, 65, 1, 1, 1, 7680, 65543),

@@ -52,10 +52,12 @@ class TemplateOp:
                                      dtype_id=self.dtype_ids[dt], scalars=self.scalars(attrs))
 
     def tiling(self, n: int, dtype: Any, core_num: int, ub_size: int, **attrs: Any) -> TilingData:
-        """The tiling for two inputs of ``n`` elements each (the registry's one-dimensional call)."""
+        """The tiling for every input of the op's DAG holding ``n`` elements (the registry's one-dimensional
+        call), however many inputs the DAG has."""
         if n <= 0:
             raise TilingError(f"{self.name}: the template's tiling fails on an empty tensor (dimLength is zero)")
-        return self.tiling_for_shapes([(n,), (n,)], (n,), dtype, core_num, ub_size, **attrs)
+        inputs = self.dag_for(self.dtype(dtype)).input_size
+        return self.tiling_for_shapes([(n,)] * inputs, (n,), dtype, core_num, ub_size, **attrs)
 
     def template_args(self, td: TilingData, dtype: Any, buffer_num: int = 2) -> dict[str, Any]:
         """``BroadcastSch<schMode, Dag>``: the DAG of the dtype, the schMode the key selects, the struct.
