@@ -12,8 +12,12 @@ The run-time rules are public and reproduced exactly (:func:`elewise_tiling`, ci
 lines). The compile-time count is **a model**: the shipping ``elewise_schedule.py`` walks the graph and
 adds temporaries we cannot see for these kernels, so ``coexist`` follows §5.5's PROPOSAL --
 ``#inputs + #outputs + 1``, ``+1`` when a cast to fp32 is live -- with ``maxUb = floor(floor(UB /
-coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2) and UB the platform's whole UB
-(262144 on 910A/310P, 196608 on A2/A3). The UI labels it "TBE (modelled schedule)".
+coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2). UB is the ``ub_size`` the caller
+passes, and every caller in the package (the aclnn path's L0 node, ``ops.standalone``, the live tiling page)
+passes ``GetCoreMemSize(UB)`` (``SocInfo.core_mem_size_ub``: 262144 on 910A/310P, 196352 on A2/A3, where
+CANN's platform layer keeps 256 B back), the figure every other tiling in the package sees. §5.5's PROPOSAL
+says the platform's whole UB (196608 on A2/A3); what the TBE compiler divides is not public, and one UB
+figure for every flavour keeps their tilings comparable. The UI labels it "TBE (modelled schedule)".
 
 **Broadcasting** (ThresholdGradV2D and ReluGrad are classified ``ELEWISE_WITH_BROADCAST``, §5.2/§5.3): the
 real run-time tiling is ``op_tiling/broadcast_v3.cc`` (canndev mirror @0231fcc2). Its ``BroadcastTiling``
