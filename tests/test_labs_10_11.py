@@ -137,6 +137,8 @@ def test_lab10_sanitizer_stops_carry_the_labs_lesson(kernel, kind, lesson):
 def test_lab10_wrong_bytes_are_named(kernel, words):
     text = _failure_text(lab10.check(kernel))
     assert words in text and "inputs there:" in text, text
+    # the report quotes the learner's own lines (this file), not the library's
+    assert "your lines:" in text and "test_labs_10_11.py, line " in text and "ascend_lab/" not in text, text
 
 
 def test_lab10_published_path_passes_the_numbers_but_not_the_instruction_budget():

@@ -24,9 +24,11 @@ page and this module show neither.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -206,8 +208,34 @@ def _variants(grad: np.ndarray, feature: np.ndarray, t: float) -> dict[_Variant,
     return out
 
 
+#: Where in the learner's class each mistake lives: the source text its lines contain.
+_THRESHOLD = ("td.threshold", "CompareScalar(", "Compare(")
+_WHERE = {"half": _THRESHOLD, "trunc": _THRESHOLD, "round": _THRESHOLD, "ceil": _THRESHOLD,
+          "ge": ("CompareScalar(", "Compare("), "ge-floor": ("CompareScalar(", "Compare("), "swap": ("Select(",),
+          "sentinel": ("tileNum", "TailDataNum", "tailDataNum", "range(")}
+
+
+def _your_lines(kernel: Any, needles: Sequence[str], limit: int = 3) -> str:
+    """The learner's lines (in their class's methods) that contain one of ``needles``, as ``"line N: code"``
+    with the cell or file they are in; "" when the source cannot be read (a class built at run time)."""
+    found: list[tuple[str, int, str]] = []
+    for name, fn in vars(kernel).items() if isinstance(kernel, type) else ():
+        if not inspect.isfunction(fn):
+            continue
+        try:
+            lines, start = inspect.getsourcelines(fn)
+            where = inspect.getsourcefile(fn) or "?"
+        except (OSError, TypeError):
+            continue
+        where = "your notebook cell" if "ipykernel_" in where else Path(where).name
+        for k, line in enumerate(lines):
+            if any(nd in line for nd in needles) and not line.lstrip().startswith("#"):
+                found.append((where, start + k, f"{where}, line {start + k}, in {name}: {line.strip()}"))
+    return "\n".join(text for _, _, text in sorted(found)[:limit])
+
+
 def _explain_wrong(expected: np.ndarray, got: np.ndarray, grad: np.ndarray, feature: np.ndarray, t: float,
-                   ranges: list[dict[str, Any]]) -> str:
+                   ranges: list[dict[str, Any]], kernel: Any = None) -> str:
     bad = np.flatnonzero(expected.view(np.uint8) != got.view(np.uint8))
     text = ""
     first = int(bad[0])
@@ -220,11 +248,14 @@ def _explain_wrong(expected: np.ndarray, got: np.ndarray, grad: np.ndarray, feat
             if last[1] <= first < last[1] + last[2] and r["tile_num"] > 0:
                 text += (f"; element {first} is in the LAST tile of core {r['core']} ({r['kind']} core: tile "
                          f"{last[0]} of {r['tile_num']}, {last[2]} elements = its tailDataNum)")
+                lines = _your_lines(kernel, _WHERE["sentinel"])
+                text += f"\nyour lines:\n{lines}" if lines else ""
                 break
         return text
     for variant, out in _variants(grad, feature, t).items():
         if np.array_equal(out, got):
-            return text + "\n" + variant.text
+            lines = _your_lines(kernel, _WHERE.get(variant.name, ()))
+            return text + "\n" + variant.text + (f"\nyour lines:\n{lines}" if lines else "")
     return text
 
 
@@ -247,7 +278,10 @@ def _case(name: str, covers: Sequence[str], n: int, threshold: float, *, core_nu
     ranges = op_host.core_ranges(td, "int8", n)
     locate = locator(ranges)
 
+    context: dict[str, Any] = {}
+
     def call(kernel: Any, _inputs: dict[str, Any]) -> np.ndarray:
+        context["kernel"] = kernel
         try:
             return _launch(kernel, td, grad, feature, soc)[1]
         except KernelError as err:
@@ -258,7 +292,7 @@ def _case(name: str, covers: Sequence[str], n: int, threshold: float, *, core_nu
         why = compare_arrays(exp, got, locate=locate)
         if why is None or not isinstance(got, np.ndarray) or got.shape != exp.shape:
             return why
-        return why + _explain_wrong(exp, got, grad, feature, threshold, ranges)
+        return why + _explain_wrong(exp, got, grad, feature, threshold, ranges, context.get("kernel"))
 
     shown = {"N": n, "threshold": threshold, "soc": soc.name, "cores": soc.vector_core_num,
              "UB (GetCoreMemSize)": soc.core_mem_size_ub,
@@ -282,7 +316,10 @@ def _plan(run: KernelRun, core: int = 0) -> list[Any]:
 def _efficiency_case() -> Case:
     n, threshold = 20_000, 99.99
 
+    context: dict[str, Any] = {}
+
     def call(kernel: Any, _inputs: dict[str, Any]) -> Any:
+        context["kernel"] = kernel
         r, _ = run(kernel, n, threshold, core_num=1)
         return r
 
@@ -296,7 +333,8 @@ def _efficiency_case() -> Case:
                 f"suffice. Your widest compute type is {widest}. Every int8 value is exact in half, and so is "
                 "every integer a compare of integers needs: if the value you compare against is exact in half "
                 "and splits the int8 values where the float threshold does, half is enough for the compare AND "
-                "the select, and each widening or narrowing costs one instruction less")
+                "the select, and each widening or narrowing costs one instruction less"
+                + (f"\nyour lines:\n{lines}" if (lines := _your_lines(context.get("kernel"), ("Cast(",), 4)) else ""))
 
     def show(r: Any) -> str:
         if isinstance(r, str):
