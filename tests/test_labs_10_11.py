@@ -253,3 +253,14 @@ def test_lab11_plan_bytes_is_what_the_kernels_init_lays_out(buffer_num, ub_facto
     run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=False, tiling_data=td, cores=[0],
                  plan_only=True, **template)
     assert max(b.offset + b.size for b in run.trace.ub_layout[0]) == lab11.plan_bytes(buffer_num, ub_factor)
+
+
+def test_lab11_slow_report_quotes_the_learners_line_but_not_the_best_plan():
+    def choose_plan(n):
+        return 2, 15_872
+
+    report = lab11.check(choose_plan)
+    (_, best_u), _ = lab11.best_plan(lab11.SIZES[0])
+    why = report.failure.why
+    assert "your line: test_labs_10_11.py, line " in why and "return 2, 15_872" in why, why
+    assert f"ubFactor {best_u:,}" not in why and "at most" in why

@@ -18,9 +18,11 @@ much, which pipe is the bottleneck and which way to move.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -196,7 +198,7 @@ def _busy(run: KernelRun) -> dict[str, float]:
 
 
 def _verdict(g: _Graded, n: int) -> str | None:
-    (b_best, u_best), best = best_plan(n)
+    (_, u_best), best = best_plan(n)
     b, u = g.plan
     slower = g.cycles / best - 1
     if slower <= TOLERANCE:
@@ -206,8 +208,8 @@ def _verdict(g: _Graded, n: int) -> str | None:
     share = int(_tiling(n).blockFactor)
     tiles = -(-share // u)
     text = (f"your plan (BUFFER_NUM {b}, ubFactor {u:,}) takes {g.cycles:,.0f} cycles on core 0; the best legal plan "
-            f"the checker found, (BUFFER_NUM {b_best}, ubFactor {u_best:,}), takes {best:,.0f}. Yours is "
-            f"{slower:.1%} slower (the target is within {TOLERANCE:.0%})."
+            f"the checker found takes {best:,.0f}. Yours is {slower:.1%} slower (the target is within "
+            f"{TOLERANCE:.0%}: at most {best * (1 + TOLERANCE):,.0f} cycles)."
             f"\ncore 0 with your plan: {tiles} tile{'s' if tiles != 1 else ''} of up to {u:,} elements; busy "
             + ", ".join(f"{p} {busy[p]:,.0f}" for p in PIPES)
             + f" of {g.cycles:,.0f} cycles: {neck} is the bottleneck pipe, and the gap between its busy time and "
@@ -229,9 +231,24 @@ def _verdict(g: _Graded, n: int) -> str | None:
     return text
 
 
+def _return_line(fn: Any) -> str:
+    """The learner's last ``return`` line in ``choose_plan`` (cell or file, line, code), or ""."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        where = inspect.getsourcefile(fn) or "?"
+    except (OSError, TypeError):
+        return ""
+    where = "your notebook cell" if "ipykernel_" in where else Path(where).name
+    hits = [(start + k, line.strip()) for k, line in enumerate(lines) if line.strip().startswith("return")]
+    return f"{where}, line {hits[-1][0]}: {hits[-1][1]}" if hits else ""
+
+
 def _case(n: int, name: str, hint: str) -> Case:
+    context: dict[str, Any] = {}
+
     def call(fn: Callable[[int], Any], _inputs: dict[str, Any]) -> _Graded:
         global _grading
+        context["fn"] = fn
         _grading = True
         try:
             plan = fn(n)
@@ -250,7 +267,9 @@ def _case(n: int, name: str, hint: str) -> Case:
     def compare(_exp: Any, g: Any) -> str | None:
         if not isinstance(g, _Graded):
             return f"could not grade {g!r}"
-        return g.problem or _verdict(g, n)
+        why = g.problem or _verdict(g, n)
+        line = _return_line(context.get("fn"))
+        return why + (f"\nyour line: {line}" if why and line else "") if why else None
 
     def show(g: Any) -> str:
         if isinstance(g, str):
