@@ -10,12 +10,18 @@ import numpy as np
 import pytest
 
 from ascend_lab.ascendc import (
+    CMPMODE,
+    SELMODE,
     VECCALC,
     VECIN,
     VECOUT,
     Add,
+    Cast,
+    CompareScalar,
     DataCopy,
+    Duplicate,
     GlobalTensor,
+    Select,
     TBuf,
     TPipe,
     TQue,
@@ -24,6 +30,7 @@ from ascend_lab.ascendc import (
     ub_banks,
 )
 from ascend_lab.ascendc.cost_model import vector_cycles, without_bank_conflicts
+from ascend_lab.ascendc.numerics import RoundMode
 from ascend_lab.ascendc.ub_banks import Access, instruction_beats, repeat_beats
 from ascend_lab.base.platform import NpuArch, get_soc, socs
 from ascend_lab.ops.kernel_args import gm_from_array
@@ -229,3 +236,47 @@ def test_without_bank_conflicts_costs_every_repeat_one_beat():
     assert free.bank_conflicts == 0 and free.end - free.start == pytest.approx(vector_cycles("Add", 2, 16384))
     again, _ = run_add(16384, 2 * 16384, 128 * 1024)            # back on once the block ends
     assert again.bank_conflicts == 16384 * 2 // 256
+
+
+# --- every operand an instruction touches is counted -------------------------------------------------------------
+def k_ops(a, workspace, tiling, *, n, at):
+    """Cast, CompareScalar and a tensor-tensor Select on sub-tensors of one TBuf at the byte offsets ``at``."""
+    pipe = TPipe()
+    buf = TBuf(VECCALC, name="buf")
+    pipe.InitBuffer(buf, 96 * 1024)
+    raw = buf.Get(np.uint8)
+    h = raw[at["h"]].ReinterpretCast(half)
+    f0, f1, f2 = (raw[at[k]].ReinterpretCast(np.float32) for k in ("f0", "f1", "f2"))
+    m = raw[at["m"]]
+    Duplicate(h, 1.5, n)
+    Duplicate(f1, 2.0, n)
+    Cast(f0, h, RoundMode.CAST_NONE, n)
+    CompareScalar(m, f0, 1.0, CMPMODE.GT, n)
+    Select(f2, m, f0, f1, SELMODE.VSEL_TENSOR_TENSOR_MODE, n)
+
+
+@pytest.mark.parametrize("soc", ["Ascend910B4", "Ascend950PR"])
+@pytest.mark.parametrize("layout", [
+    {"h": 0, "f0": 8192, "f1": 16384, "f2": 32768, "m": 49152},          # everything 512-B aligned: conflicts
+    {"h": 256, "f0": 8192 + 256, "f1": 16384, "f2": 65536 + 256, "m": 49152 + 64},
+])
+def test_each_instruction_counts_all_its_operands(soc, layout):
+    n = 1024
+    args = [gm_from_array(np.zeros(8, np.float32), "a")]
+    run = launch(k_ops, 1, args, b"", get_soc(soc), outputs=(), record=True, n=n, at=layout)
+    arch = get_soc(soc).npu_arch
+    ev = {e.instr: e for e in run.trace.events if e.pipe == "V" and e.instr != "Duplicate"}
+    want = {
+        "Cast": ub_banks.count_form(arch, 64, n, ((layout["f0"], 32, True), (layout["h"], 16, False))),
+        "CompareScalar": ub_banks.count_form(arch, 64, n, ((layout["m"], 1, True), (layout["f0"], 32, False))),
+        "Select": ub_banks.count_form(arch, 64, n, ((layout["f2"], 32, True), (layout["f0"], 32, False),
+                                                    (layout["f1"], 32, False), (layout["m"], 1, False))),
+    }
+    assert set(ev) == set(want)
+    for instr, beats in want.items():
+        assert ev[instr].bank_conflicts == beats.conflicts, instr
+        assert ev[instr].end - ev[instr].start == pytest.approx(vector_cycles(instr, 4, n, beats.per_repeat))
+    if layout["h"] == 0:          # the aligned layout conflicts somewhere on both architectures
+        assert sum(e.bank_conflicts for e in ev.values()) > 0
+    if soc == "Ascend950PR":      # two sources + a mask + a write: never one beat on the 950
+        assert ev["Select"].bank_conflicts >= beats.repeats
