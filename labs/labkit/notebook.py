@@ -9,6 +9,8 @@ Every lab notebook (``labs/NN_*.md``, MyST Markdown) tags its code cells by role
     is nbclient's skip tag) nor by nbval (``nbval-skip``). The untouched skeleton must *fail* the lab's
     checker; ``tests/test_labs.py`` proves it by running the ``lab-setup`` cells and then the skeleton
     cells in a fresh namespace (:func:`exec_cells`) and calling ``check`` on the function they define.
+    A skeleton cell that does not define the checked function may run everywhere instead (lab 6's broken
+    kernels): the visible cell below it reports on the learner's own class, in the book as in Jupyter.
 ``hide-cell`` (the solution)
     shows the reference solution from :mod:`labkit.solutions` (:func:`show_source`), asserts
     that it passes, and -- in the built book, where the skeleton did not run -- binds the learner's
