@@ -7,8 +7,10 @@ with the ops-nn experimental custom package installed):
 * **numpy baseline**: the kernel's formula written as plain numpy in float32
   (``t = x*alpha; t += beta; r = g*alpha; out = np.where((t > 0) & (t < 1), r, 0)``), evaluated in this
   process on the same inputs (generated, hence touched, before any timing), interleaved with the simulator
-  runs by :mod:`benchmarks.measure`: numpy, whole call, numpy, kernel phase, numpy, ... A fresh-process numpy
-  median is printed beside it for context; it is never the baseline.
+  runs by :mod:`benchmarks.measure`: numpy, whole call, numpy, kernel phase, numpy, ... (each timed numpy run
+  follows one untimed numpy call, so it does not pay for memory the simulator run just churned: see
+  ``measure.interleaved``). A fresh-process numpy median is printed beside it for context; it is never the
+  baseline.
 * **whole call**: ``al.hardsigmoid_backward(g, x)`` (upload, phase 1, phase 2, copy back), tracing off and on.
 * **kernel phase**: only ``aclnnHardsigmoidBackward(workspace, size, executor, stream)`` + stream sync, i.e.
   the executor running the L0 graph (phase 2); device tensors and phase 1 are set up outside the timer.
@@ -281,8 +283,8 @@ def main(argv: list[str] | None = None) -> int:
         "load": {"before": load_before, "after": load_after},
         "numpy_baseline": {**base.as_dict(), "where": "this process, interleaved with the simulator runs",
                            "fresh_process_median_s": base_fresh},
-        "method": "k interleaved rounds (numpy before every simulator run) after one untimed warm-up round; "
-                  "ratio = median(sim) / median(numpy in this process)",
+        "method": "k interleaved rounds (numpy before every simulator run, each timed numpy run after one untimed "
+                  "numpy call) after one untimed warm-up round; ratio = median(sim) / median(numpy in this process)",
         "simulator": results,
         "memory": {"peak_bytes": peak, "input_bytes": input_bytes, "ratio_vs_inputs": mem_ratio,
                    "target_ratio": TARGET_MEMORY, "met": mem_met, "verdict": verdict(mem_met)},

@@ -110,12 +110,21 @@ class Interleaved:
 
 
 def interleaved(candidates: Mapping[str, Callable[[], Any]], k: int,
-                baseline: Callable[[], Any] | None = None, warmup: int = 1) -> Interleaved:
+                baseline: Callable[[], Any] | None = None, warmup: int = 1,
+                baseline_settle: int = 1) -> Interleaved:
     """Run ``k`` rounds of ``baseline, candidate_1, baseline, candidate_2, ...``; time every call.
 
     The baseline runs immediately before each candidate, so it gets ``k * len(candidates)`` runs and each
     candidate run has a numpy neighbour measured under the same load. ``warmup`` untimed rounds come first
-    (imports, first-call caches, the allocator)."""
+    (imports, first-call caches, the allocator).
+
+    ``baseline_settle`` untimed baseline calls precede each timed one. Why: numpy's temporaries here are fresh
+    64 MiB mappings backed by transparent huge pages, and the first numpy call after a simulator run often pays
+    for the kernel compacting the memory the simulator just churned (measured on this machine: the first numpy
+    run after a simulator run took up to 2-3x the CPU time of the next). That cost is the simulator's doing,
+    not numpy's; charging it to the baseline would flatter the simulator. With the settle call the baseline is
+    numpy's steady cost in this process -- the stricter baseline. 0 times the call straight after the
+    candidate."""
     if k < 1:
         raise ValueError(f"k must be a positive number of repetitions, got {k}")
     names = list(candidates)
@@ -134,6 +143,8 @@ def interleaved(candidates: Mapping[str, Callable[[], Any]], k: int,
     for _ in range(k):
         for name in names:
             if baseline is not None:
+                for _ in range(baseline_settle):
+                    baseline()
                 dt, cpu, last[BASELINE] = _time_once(baseline)
                 series[BASELINE].runs.append(dt)
                 series[BASELINE].cpu.append(cpu)

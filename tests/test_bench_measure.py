@@ -10,7 +10,7 @@ from benchmarks.measure import BASELINE, SelfTimed, Series, interleaved, ratio_r
 def test_baseline_runs_just_before_every_candidate_run():
     calls: list[str] = []
     m = interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, k=3,
-                    baseline=lambda: calls.append("np"), warmup=1)
+                    baseline=lambda: calls.append("np"), warmup=1, baseline_settle=0)
     timed = calls[3:]                                   # the warm-up round: np, a, b
     assert calls[:3] == ["np", "a", "b"]
     assert timed == ["np", "a", "np", "b"] * 3
@@ -40,3 +40,9 @@ def test_bad_k_and_a_candidate_named_like_the_baseline_are_refused():
         interleaved({"a": lambda: None}, k=0)
     with pytest.raises(ValueError, match="baseline"):
         interleaved({BASELINE: lambda: None}, k=1, baseline=lambda: None)
+
+
+def test_a_settle_call_precedes_each_timed_baseline_run():
+    calls: list[str] = []
+    m = interleaved({"a": lambda: calls.append("a")}, k=2, baseline=lambda: calls.append("np"), warmup=0)
+    assert calls == ["np", "np", "a"] * 2 and len(m.series[BASELINE].runs) == 2
