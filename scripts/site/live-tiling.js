@@ -1,13 +1,13 @@
 // Live tiling (chapter "Live tiling"): ascend_lab's own host tiling, run in the reader's browser by pyodide.
 //
-// The page has <div id="live-tiling"> with the controls; this script (a classic script, so that nothing is
+// The page has <div id="lt-panel"> with the controls; this script (a classic script, so that nothing is
 // fetched over file://, where Chromium refuses WebAssembly modules) loads the vendored pyodide core from
 // _static/pyodide/, unpacks _static/live-tiling/ascend_lab_live.zip (the package's numpy-free tiling modules,
 // built from the source at book build) and calls ascend_lab.ops.live_tiling.compute on every change of an input.
 // Nothing is requested from another host. Over file:// it only says why the live panel is off.
 (function () {
   "use strict";
-  const root = document.getElementById("live-tiling");
+  const root = document.getElementById("lt-panel");
   if (!root) return;
   const script = document.currentScript;
   const staticBase = new URL(".", script ? script.src : document.baseURI);
@@ -199,12 +199,29 @@ def live(args_json):
     renderCores(r);
   }
 
+  // pyodide from the memory snapshot scripts/vendor_pyodide.sh made (CPython already initialised: a fraction of
+  // the start-up time), or, should that fail, started the ordinary way.
+  async function startPyodide() {
+    const indexURL = new URL("pyodide/", staticBase).href;
+    try {
+      const resp = await fetch(new URL("pyodide/snapshot.bin.gz", staticBase));
+      if (!resp.ok) throw new Error(`snapshot: HTTP ${resp.status}`);
+      const snapshot = new Response(resp.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+      const py = await window.loadPyodide({indexURL, _loadSnapshot: snapshot});
+      root.dataset.snapshot = "1";
+      return py;
+    } catch (exc) {
+      console.warn(`live tiling: starting pyodide without its snapshot (${exc})`);
+      return window.loadPyodide({indexURL});
+    }
+  }
+
   async function start() {
     root.dataset.state = "loading";
     say("Starting Python in this page (pyodide) …", "lt-loading");
     try {
       const [py, zip, factsText] = await Promise.all([
-        window.loadPyodide({indexURL: new URL("pyodide/", staticBase).href}),
+        startPyodide(),
         fetch(new URL("live-tiling/ascend_lab_live.zip", staticBase)).then((r) => r.arrayBuffer()),
         fetch(new URL("live-tiling/facts.json", staticBase)).then((r) => r.text()),
       ]);
