@@ -45,17 +45,22 @@ from typing import Any
 import numpy as np
 
 import ascend_lab
+from ascend_lab.ascendc import errors
 from ascend_lab.ascendc.errors import KernelError
 from ascend_lab.base import log as oplog
 
 __all__ = [
     "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "Report", "answer_key", "checker_side",
-    "compare_arrays", "learner_line", "locator", "positional", "run_battery",
+    "compare_arrays", "locator", "positional", "quote_line", "run_battery",
 ]
 
-#: Code the learner did not write: the ascend_lab package and this lab kit. A traceback names the learner's
-#: own line first and shows where in these folders the error was raised.
+#: Code the learner did not write: the ascend_lab package and this lab kit. A report names the learner's own
+#: line first and shows where in these folders an error was raised. The kit registers its folder with the
+#: package, so the package's walk (``errors.learner_line``, and the line a sanitizer finding carries) skips
+#: the kit's checkers and reference kernels as it skips the package: a finding raised while the kit runs the
+#: learner's code names the learner's line, never a kit file.
 _LIBRARY_DIRS = (Path(ascend_lab.__file__).resolve().parent, Path(__file__).resolve().parent)
+errors.add_library_dir(_LIBRARY_DIRS[1])
 _THIS_FILE = Path(__file__).resolve()
 _MAX_TEXT = 600
 
@@ -307,57 +312,45 @@ def _show(case: Case, value: Any) -> str:
     return _short(repr(value))
 
 
-def _library_dir(filename: str) -> Path | None:
-    """The library folder (``ascend_lab/`` or ``labkit/``) holding ``filename``, or None for the learner's code."""
-    try:
-        path = Path(filename).resolve()
-    except (OSError, ValueError):
-        return None
-    return next((d for d in _LIBRARY_DIRS if path.is_relative_to(d)), None)
-
-
-def _in_library(filename: str) -> bool:
-    return _library_dir(filename) is not None
-
-
-def _frame_text(frame: traceback.FrameSummary) -> str:
-    name = frame.filename
-    folder = _library_dir(name)
-    if folder is not None:
-        name = str(Path(name).resolve().relative_to(folder.parent))
-    elif "ipykernel_" in name:        # IPython names a notebook cell /tmp/ipykernel_<pid>/<hash>.py
-        name = "your notebook cell"
+def _library_place(frame: traceback.FrameSummary) -> str:
+    """A frame in the library, named from the library's own folder (``ascend_lab/opdev/...``): where an error
+    was raised, shown under the learner's line as context, never as the place to fix."""
+    path = Path(frame.filename).resolve()
+    folder = next((d for d in _LIBRARY_DIRS if path.is_relative_to(d)), None)
+    name = str(path.relative_to(folder.parent)) if folder is not None else frame.filename
     code = (frame.line or "").strip()
     return f"{name}, line {frame.lineno}, in {frame.name}" + (f": {code}" if code else "")
 
 
 def _traceback_where(exc: BaseException) -> str:
-    """The traceback's last line, plus the last line in the learner's own code when that differs. For a
-    sanitizer finding (KernelError) only the learner's line: where the simulator noticed is no place to fix
-    anything, so a finding never points into the library (and names no line for a kernel the learner did
-    not write)."""
+    """The learner's line behind ``exc`` (``errors.learner_line``: the package's walk, which skips the
+    package and this kit), plus the traceback's last line when that is in the library. For a sanitizer
+    finding (KernelError) only the learner's line: where the simulator noticed is no place to fix anything,
+    so a finding never points into the library (and names no line for a kernel the learner did not write)."""
+    yours = errors.learner_line(exc)
+    if isinstance(exc, KernelError):
+        return str(yours) if yours is not None else ""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).resolve() != _THIS_FILE]
     if not frames:
         return ""
     last = frames[-1]
-    yours = next((f for f in reversed(frames) if not _in_library(f.filename)), None)
-    if isinstance(exc, KernelError):
-        return _frame_text(yours) if yours is not None else ""
-    text = _frame_text(last)
-    if yours is not None and yours is not last:
-        text = f"{_frame_text(yours)}\n(raised in {text})"
-    return text
+    if not errors.in_library(last.filename):            # raised in the learner's own code: that line alone
+        return str(yours) if yours is not None else ""
+    text = _library_place(last)
+    return f"{yours}\n(raised in {text})" if yours is not None else text
 
 
-def learner_line(obj: Any, needle: str) -> str:
-    """``"<file>, line N: <code>"`` of the first line of ``obj``'s source (a method the learner wrote) that
-    contains ``needle``, named as a traceback names it (a Jupyter cell is "your notebook cell"); "" when the
-    source is not to be had or ``obj`` is library code (a report must not point into the library)."""
+def quote_line(obj: Any, needle: str) -> str:
+    """``"<place>, line N, in <function>: <code>"`` of the first line of ``obj``'s source (a method the learner
+    wrote) that contains ``needle``: a report quoting the learner's own line when nothing raised (the line
+    that lays out the plan, say). Named as :class:`errors.SourceLine` names it (a Jupyter cell is "your
+    notebook cell"); "" when the source is not to be had or ``obj`` is library code (a report must not point
+    into the library). Not :func:`errors.learner_line`, which finds the line behind an error or a frame."""
     import inspect  # only for the reports that quote a line
 
     func = getattr(obj, "__func__", obj)
     code = getattr(func, "__code__", None)
-    if code is None or _in_library(code.co_filename):
+    if code is None or errors.in_library(code.co_filename):
         return ""
     try:
         lines, first = inspect.getsourcelines(func)
@@ -365,8 +358,7 @@ def learner_line(obj: Any, needle: str) -> str:
         return ""
     for offset, text in enumerate(lines):
         if needle in text:
-            frame = traceback.FrameSummary(code.co_filename, first + offset, func.__name__, line=text.strip())
-            return _frame_text(frame)
+            return str(errors.SourceLine(code.co_filename, first + offset, func.__name__, text.strip()))
     return ""
 
 

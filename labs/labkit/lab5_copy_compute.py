@@ -53,7 +53,7 @@ from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 from ascend_lab.ops.kernel_args import gm_from_array
 
-from .checker import Case, KernelFault, Report, answer_key, compare_arrays, learner_line, locator, run_battery
+from .checker import Case, KernelFault, Report, answer_key, compare_arrays, locator, quote_line, run_battery
 
 __all__ = [
     "FUNCTION", "LIMITED_ARCHS", "KernelReport", "LeakyReluGradTilingData", "STRICT", "SocLimitStop", "SocLimits",
@@ -496,7 +496,7 @@ def _plan_case(dtype: str, soc: str) -> Case:
 
     def where(fn: Any) -> str:
         init = getattr(fn, "Init", None)
-        line = learner_line(init, "InitBuffer") if init is not None else ""
+        line = quote_line(init, "InitBuffer") if init is not None else ""
         return f"\nyour plan: {line}" if line else ""
 
     def compare(_exp: Any, got: Any) -> str | None:

@@ -32,9 +32,7 @@ learner's function (:func:`declare`).
 
 from __future__ import annotations
 
-import linecache
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +40,7 @@ from typing import Any
 
 import numpy as np
 
-import ascend_lab
-from ascend_lab.ascendc import KernelRun, launch
+from ascend_lab.ascendc import KernelRun, errors, launch
 from ascend_lab.atvoss import Dag, Node, broadcast_sch, sch_mode_of
 from ascend_lab.atvoss import dag as atvoss_dag
 from ascend_lab.atvoss.kernel import TemplateOp
@@ -80,7 +77,6 @@ MIN_VECTOR_NODES = 6
 _COPY_OPS = ("CopyInBrc", "CopyOut")
 _NODE_FUNCS = frozenset({"CopyInBrc", "CopyOut", "Cast", "Duplicate", "Compare", "Select", "Mul"})
 _DAG_FILE = str(Path(atvoss_dag.__file__).resolve())
-_LIBRARY = (Path(ascend_lab.__file__).resolve().parent, Path(__file__).resolve().parent)
 
 
 # ==================================================================================================
@@ -132,7 +128,7 @@ class Declared:
 
     dtype: np.dtype
     dag: Dag | None = None
-    sites: dict[int, tuple[str, int]] = field(default_factory=dict)
+    sites: dict[int, errors.SourceLine] = field(default_factory=dict)
     problem: str = ""
     at: str = ""
     hint: str = ""
@@ -140,7 +136,7 @@ class Declared:
     def line(self, node: Any) -> str:
         """``your cell, line 7: mask = Compare(...)`` for a node of the DAG (or of the declared graph)."""
         site = self.sites.get(id(node)) or self.sites.get(id(self._original(node)))
-        return _where(*site) if site else ""
+        return _text(site)
 
     def _original(self, node: Any) -> Any:
         """The node as the learner declared it, when the template rebuilt it (a Cast to its own type was
@@ -191,24 +187,9 @@ def _declared_nodes(dag: Dag) -> list[Node]:
     return order
 
 
-def _in_library(filename: str) -> bool:
-    try:
-        path = Path(filename).resolve()
-    except (OSError, ValueError):
-        return False
-    return any(path.is_relative_to(d) for d in _LIBRARY)
-
-
-def _where(filename: str, lineno: int) -> str:
-    code = linecache.getline(filename, lineno).strip()
-    name = "your notebook cell" if "ipykernel_" in filename else Path(filename).name if Path(
-        filename).is_absolute() else filename
-    return f"{name}, line {lineno}" + (f": {code}" if code else "")
-
-
-def _learner_frame(exc: BaseException) -> str:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _in_library(f.filename)]
-    return _where(frames[-1].filename, frames[-1].lineno) if frames else ""
+def _text(line: errors.SourceLine | None) -> str:
+    """A learner's line as the reports quote it ("your notebook cell, line 7, in f: mask = Compare(...)")."""
+    return str(line) if line is not None else ""
 
 
 _CAST_HINT = ("a node's operands must share one dtype: Compare, Select and Mul do not convert. Either compute "
@@ -227,8 +208,8 @@ def declare(fn: Callable[[Any], Any], dtype: Any) -> Declared:
         code = frame.f_code
         if event == "return" and code.co_name in _NODE_FUNCS and code.co_filename == _DAG_FILE:
             caller = frame.f_back
-            if caller is not None and not _in_library(caller.f_code.co_filename):
-                found.sites[id(arg)] = (caller.f_code.co_filename, caller.f_lineno)
+            if caller is not None and not errors.in_library(caller.f_code.co_filename):
+                found.sites[id(arg)] = errors.learner_line(caller)
 
     previous = sys.getprofile()
     sys.setprofile(hook)
@@ -236,13 +217,13 @@ def declare(fn: Callable[[Any], Any], dtype: Any) -> Declared:
         dag = fn(t.type)
     except (TypeError, ValueError) as exc:
         found.problem = f"{type(exc).__name__}: {exc}"
-        found.at = _learner_frame(exc)
+        found.at = _text(errors.learner_line(exc))
         found.hint = _CAST_HINT if "share a dtype" in str(exc) else (
             "declare the DAG by its outputs: Dag([CopyOut(0, dx_node), CopyOut(1, update_node)]); every GM input "
             "In0..In2 must be read by some node on the way")
         return found
     except Exception as exc:  # the learner's own code failed: report it with their line
-        found.problem, found.at = f"{type(exc).__name__}: {exc}", _learner_frame(exc)
+        found.problem, found.at = f"{type(exc).__name__}: {exc}", _text(errors.learner_line(exc))
         return found
     finally:
         sys.setprofile(previous)
