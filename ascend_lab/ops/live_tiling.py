@@ -43,7 +43,7 @@ from .tiling_inputs import check_float, check_n, resolve_platform
 
 __all__ = ["FACTS_VERSION", "build_facts", "compute", "default_kernel"]
 
-#: Bumped when the facts' layout changes (the page refuses facts of another version).
+#: Bumped when the facts' layout changes (:func:`compute` refuses facts of another version).
 FACTS_VERSION = 1
 
 #: Past this many tiles the rows leave out the per-tile lists (``core_ranges(tiles=False)``), as the explorers do.
@@ -184,6 +184,9 @@ def compute(facts: dict[str, Any], op: str, n: int, dtype: str, soc: str, core_n
     (the per-core ``core_ranges``, tiles left out past :data:`MAX_TILES`), ``segments``/``title``/``labels`` (the
     tile map's, from ``ops.tile_map``), ``kernel``/``default_kernel``/``registered`` (whether the op definition
     registers this kernel for the SoC). Bad inputs raise as ``ascend_lab.tiling.compute`` raises."""
+    if facts.get("version") != FACTS_VERSION:
+        raise ValueError(f"facts of version {facts.get('version')!r}, this module reads version {FACTS_VERSION}: "
+                         "rebuild them (scripts/live_tiling_bundle.py)")
     entry = _op(facts, op)
     stock = entry["stock"][get_soc(soc).name]
     k = _kernel(entry, kernel if kernel is not None else stock)
