@@ -27,6 +27,14 @@ Answer keys
     learner's own code runs (inside a case), it raises :class:`AnswerKeyUsed`, so a function that hands back
     the checker's answer fails with a report that names the learner's line instead of passing.
 
+Reference solutions
+    ``labkit.solutions`` holds the book's answers. A battery run with ``refuse_reference=True`` (labs 1-9) fails
+    a function or class that comes from there -- imported and handed in -- before its first case, saying that
+    it is the reference solution, not the learner's code. A page checks the reference on purpose inside
+    :class:`reference_allowed` (its collapsed solution cell; the tests' proof that every solution passes),
+    and the book's build, which skips the skeleton cells, checks it under the learner's name through
+    :func:`reference_stand_in`; either way the passing report says that it checked the reference.
+
 Reports print as text (``str``/``repr``, for a terminal) and as HTML (``_repr_html_``, for Jupyter and
 the static book); ``bool(report)`` is ``report.passed``.
 """
@@ -51,7 +59,8 @@ from ascend_lab.base import log as oplog
 
 __all__ = [
     "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "Report", "answer_key", "checker_side",
-    "compare_arrays", "locator", "positional", "quote_line", "run_battery",
+    "compare_arrays", "is_reference", "locator", "positional", "quote_line", "reference_allowed",
+    "reference_stand_in", "run_battery",
 ]
 
 #: Code the learner did not write: the ascend_lab package and this lab kit. A report names the learner's own
@@ -108,6 +117,67 @@ def _invoke_learner(invoke: Callable[..., Any], fn: Any, inputs: dict[str, Any])
         return invoke(fn, inputs)
     finally:
         _LEARNER_RUNNING[0] = was
+
+
+# --------------------------------------------------------------------------------------------------
+# reference solutions: the book's answers, not the learner's
+# --------------------------------------------------------------------------------------------------
+_SOLUTIONS_MODULE = f"{__package__}.solutions"
+_SOLUTIONS_FILE = _LIBRARY_DIRS[1] / "solutions.py"
+#: True inside ``reference_allowed()`` (one flag, as for the answer keys).
+_REFERENCE_ALLOWED = [False]
+#: Reference solutions a page checks under the learner's name (the book's build): ``reference_stand_in``.
+_STAND_INS: list[Any] = []
+
+
+def is_reference(obj: Any) -> bool:
+    """Is ``obj`` (a function, method or class; unwrapped through ``functools.wraps`` and ``partial``) one of
+    the reference solutions -- defined in ``labkit.solutions`` or compiled from ``solutions.py``? A learner's
+    own subclass of a reference kernel is the learner's class, not the reference."""
+    for _ in range(8):                                  # a few layers of wrappers, never a cycle
+        inner = getattr(obj, "__wrapped__", None) or (obj.func if isinstance(obj, functools.partial) else None)
+        if inner is None:
+            break
+        if getattr(obj, "__module__", None) == _SOLUTIONS_MODULE:
+            return True
+        obj = inner
+    obj = getattr(obj, "__func__", obj)
+    if getattr(obj, "__module__", None) == _SOLUTIONS_MODULE:
+        return True
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return False
+    try:
+        return Path(code.co_filename).resolve() == _SOLUTIONS_FILE
+    except (OSError, ValueError):
+        return False
+
+
+class reference_allowed:
+    """Context manager: inside it a battery checks a reference solution like any code (the proof that every
+    solution passes, a page's collapsed solution cell). Its passing report says that it checked the reference."""
+
+    def __enter__(self) -> reference_allowed:
+        self._was = _REFERENCE_ALLOWED[0]
+        _REFERENCE_ALLOWED[0] = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _REFERENCE_ALLOWED[0] = self._was
+
+
+def reference_stand_in(obj: Any) -> Any:
+    """Let ``obj``, a reference solution, stand in for the learner's function where a page has none: the book's
+    build skips the skeleton cells, so its "run the checker" cell checks the reference. Returns ``obj``;
+    a battery then checks it (and says in its report that it checked the reference)."""
+    if not any(obj is known for known in _STAND_INS):
+        _STAND_INS.append(obj)
+    return obj
+
+
+def _reference_name(obj: Any) -> str:
+    obj = getattr(obj, "__wrapped__", obj)
+    return f"{_SOLUTIONS_MODULE}.{getattr(obj, '__qualname__', getattr(obj, '__name__', type(obj).__name__))}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -176,14 +246,16 @@ class Case:
 
     ``inputs`` are shown in the report and, unless ``call`` (or the battery's ``call``) says otherwise,
     passed as keyword arguments. ``covers`` are ``"group:value"`` tags (``"soc:Ascend910A"``,
-    ``"dtype:bfloat16"``, ``"topic:empty tensor"``) summarised when the battery passes.
+    ``"dtype:bfloat16"``, ``"topic:empty tensor"``) summarised when the battery passes. ``hint`` is a
+    sentence, or ``hint(fn)`` making one from the learner's code when the case fails (to point at what is
+    missing there rather than recite the whole answer).
     """
 
     name: str
     inputs: dict[str, Any]
     expected: Any
     covers: tuple[str, ...] = ()
-    hint: str = ""
+    hint: str | Callable[[Any], str] = ""
     call: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None
     compare: Callable[[Any, Any], str | None] | None = None
     show: Callable[[Any], str] | None = None
@@ -203,6 +275,7 @@ class Failure:
     where: str = ""
     kernel: KernelFault | None = None
     log: list[str] = field(default_factory=list)
+    hint: str = ""
 
 
 @dataclass
@@ -250,10 +323,10 @@ class Report:
                 rows.append(("where", f.kernel.where()))
         if f.log:
             rows.append(("your log", " | ".join(f.log[-3:])))
-        if f.case is not None and f.case.hint:
-            rows.append(("hint", f.case.hint))
+        if f.hint:
+            rows.append(("hint", f.hint))
         before = f.index - 1
-        if before:
+        if before > 0:
             covered = "; ".join(f"{g}: {len(v)}" for g, v in self.coverage.items())
             rows.append(("", f"{before} earlier case{'s' if before != 1 else ''} passed"
                              + (f" ({covered})" if covered else "") + "."))
@@ -387,8 +460,25 @@ def positional(fn: Callable[..., Any], inputs: dict[str, Any]) -> Any:
     return fn(*inputs.values())
 
 
+def _hint(case: Case, fn: Any) -> str:
+    if not callable(case.hint):
+        return case.hint
+    try:
+        return case.hint(fn)
+    except Exception:  # a hint that cannot read the learner's code says nothing rather than break the report
+        return ""
+
+
 def _run_case(fn: Callable[..., Any], case: Case, index: int,
               call: Callable[[Callable[..., Any], dict[str, Any]], Any]) -> Failure | None:
+    failure = _run_case_plain(fn, case, index, call)
+    if failure is not None:
+        failure.hint = _hint(case, fn)
+    return failure
+
+
+def _run_case_plain(fn: Callable[..., Any], case: Case, index: int,
+                    call: Callable[[Callable[..., Any], dict[str, Any]], Any]) -> Failure | None:
     expected = case.expected
     exp_text = str(expected) if isinstance(expected, (Raises, KernelFault)) else _show(case, expected)
     invoke = case.call or call
@@ -423,17 +513,28 @@ def _run_case(fn: Callable[..., Any], case: Case, index: int,
 
 def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
                 summary: Callable[[], Sequence[str]] | Sequence[str] = (),
-                call: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None) -> Report:
+                call: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None,
+                refuse_reference: bool = False) -> Report:
     """Run ``fn`` on every case; stop at the first failure. Never raises for anything ``fn`` does.
 
     ``call(fn, inputs)`` says how to invoke ``fn`` (default ``fn(**inputs)``; a case's own ``call`` wins).
     ``summary`` (lines, or a callable returning them) is added to a passing report: the worked example.
+    ``refuse_reference``: fail ``fn`` before the first case when it is a reference solution
+    (:func:`is_reference`), unless inside :class:`reference_allowed` or made a :func:`reference_stand_in`.
     """
     start = time.perf_counter()
     cases = list(cases)
     if not callable(fn):
         failure = Failure(0, None, "a function", f"{type(fn).__name__} {_short(repr(fn), 80)}",
                           why="pass your function itself, e.g. check(my_function), not its result")
+        return Report(title, len(cases), 0, failure, seconds=time.perf_counter() - start)
+    reference = is_reference(fn)
+    if reference and refuse_reference and not _REFERENCE_ALLOWED[0] and not any(fn is s for s in _STAND_INS):
+        failure = Failure(0, None, "your own function or class", _reference_name(fn),
+                          why="this is the reference solution, not your code: it was imported from "
+                              f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Check the one you wrote "
+                              "(the skeleton's cell, filled in); the reference is in the collapsed solution "
+                              "cell when you want to compare")
         return Report(title, len(cases), 0, failure, seconds=time.perf_counter() - start)
     coverage: dict[str, list[str]] = {}
     for index, case in enumerate(cases, 1):
@@ -446,6 +547,8 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
             if value not in values:
                 values.append(value)
     lines = list(summary() if callable(summary) else summary)
+    if reference:
+        lines.insert(0, f"this checked the reference solution, {_reference_name(fn)}, not code of yours")
     return Report(title, len(cases), len(cases), None, coverage, lines, time.perf_counter() - start)
 
 

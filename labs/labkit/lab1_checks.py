@@ -373,7 +373,8 @@ def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
     """Run ``fn`` (your ``softplus_backward_checks``) on the whole battery; returns the Report."""
     battery = cases(socs)
     with acl_session():
-        return run_battery(fn, battery, title=TITLE, call=_call, summary=lambda: _summary(battery))
+        return run_battery(fn, battery, title=TITLE, call=_call, summary=lambda: _summary(battery),
+                           refuse_reference=True)
 
 
 def _spec_dtype_table() -> list[tuple[str, str, str]]:

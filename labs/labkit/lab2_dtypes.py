@@ -199,4 +199,5 @@ def _summary(battery: list[Case]) -> list[str]:
 def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
     """Run ``fn`` (your ``hardsigmoid_dtype_plan``) on every dtype triple and SoC; returns the Report."""
     battery = cases(socs)
-    return run_battery(fn, battery, title=TITLE, call=positional, summary=lambda: _summary(battery))
+    return run_battery(fn, battery, title=TITLE, call=positional, summary=lambda: _summary(battery),
+                       refuse_reference=True)

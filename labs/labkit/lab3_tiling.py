@@ -263,5 +263,6 @@ def _summary(socs: list[str] | None = None) -> list[str]:
 def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
     """Run ``fn`` (your ``softplus_grad_tiling``) on the battery; returns the Report."""
     socs = None if socs is None else list(socs)
-    return run_battery(fn, cases(socs), title=TITLE, call=positional, summary=lambda: _summary(socs))
+    return run_battery(fn, cases(socs), title=TITLE, call=positional, summary=lambda: _summary(socs),
+                       refuse_reference=True)
 

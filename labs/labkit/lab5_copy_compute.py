@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ascend_lab.ascendc import GmAddr, KernelError, KernelRun, launch, reserved_ub_bytes
+from ascend_lab.ascendc import GmAddr, KernelError, KernelRun, errors, launch, reserved_ub_bytes
 from ascend_lab.base import platform
 from ascend_lab.base.platform import NpuArch, SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
@@ -297,10 +297,13 @@ class SocLimits:
         return out
 
 
-def limited_hint(soc: SocInfo, hint: str) -> str:
-    """A case's hint on a SoC of :data:`LIMITED_ARCHS`: what it lacks and what the case accepts, then ``hint``."""
+def limited_hint(soc: SocInfo, hint: str | Callable[[Any], str]) -> str | Callable[[Any], str]:
+    """A case's hint on a SoC of :data:`LIMITED_ARCHS`: what it lacks and what the case accepts, then ``hint``
+    (a sentence, or a function of the learner's code making one)."""
     if SocLimits.lacks(soc) is None:
         return hint
+    if callable(hint):
+        return lambda fn: limited_hint(soc, hint(fn))  # type: ignore[return-value]
     lacks, calls = LIMITED_ARCHS[soc.npu_arch]
     return (f"{lacks} (AscendC's Compares and Select pages): on {soc.name} a kernel that calls {calls} must be "
             f"stopped with [{_FINDING}], and one that does without them must compute every bit right"
@@ -347,7 +350,7 @@ def show_limited(value: Any) -> str:
 
 def kernel_case(name: str, covers: Iterable[str], *, entry: Callable[..., None], td: TilingData,
                 arrays: dict[str, np.ndarray], expected: np.ndarray, soc: SocInfo, show: dict[str, Any],
-                hint: str = "", template: dict[str, Any] | None = None,
+                hint: str | Callable[[Any], str] = "", template: dict[str, Any] | None = None,
                 pick: Callable[[Any], Any] = _same, limits: SocLimits | None = None) -> Case:
     """One kernel case: launch ``entry`` on ``arrays`` with ``kernel=pick(fn)`` (``fn`` is what the learner
     passed to ``check``: the kernel class, or a function handing over several pieces), compare with
@@ -437,10 +440,60 @@ def run(kernel: Any, n: int = 4096, dtype: Any = "float32", soc: str | SocInfo =
 # ==================================================================================================
 # the battery
 # ==================================================================================================
+#: What each stage of the kernel must call for the queues to carry a tile through: (call, why it is needed).
+#: The first case's hint names the first one missing from the learner's stages, not the whole recipe.
+_STAGE_CALLS = {
+    "CopyIn": (("AllocTensor", "a stage that fills a UB block takes one from its queue first"),
+               ("DataCopy", "this is the stage that moves the tile from GM into UB"),
+               ("EnQue", "the next stage's DeQue waits for the block this stage hands on")),
+    "Compute": (("DeQue", "a stage reads a block only after taking it from the stage before"),
+                ("AllocTensor", "the result needs a block of its own, taken from the output queue"),
+                ("EnQue", "the next stage's DeQue waits for the block this stage hands on"),
+                ("FreeTensor", "a block read for the last time goes back to its queue, or the next tile finds "
+                               "none free")),
+    "CopyOut": (("DeQue", "a stage reads a block only after taking it from the stage before"),
+                ("DataCopy", "this is the stage that moves the result from UB to GM"),
+                ("FreeTensor", "a block read for the last time goes back to its queue, or the next tile finds "
+                               "none free")),
+}
+
+
+def _called_names(method: Any) -> set[str] | None:
+    """The names a method of the learner's calls (``x.EnQue(...)`` -> "EnQue"), read from its code, not its
+    comments; None when the source is not to be had or the method is not the learner's."""
+    import ast
+    import inspect
+    import textwrap
+
+    func = getattr(method, "__func__", method)
+    code = getattr(func, "__code__", None)
+    if code is None or errors.in_library(code.co_filename):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    return {n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))}
+
+
+def stage_hint(kernel: Any) -> str:
+    """The first case's hint: the first call missing from one of the learner's stages and what it is for
+    (``DataCopy`` counts as present for ``DataCopyPad``); a pointer at the idea, not the recipe."""
+    for stage, calls in _STAGE_CALLS.items():
+        names = _called_names(getattr(kernel, stage, None))
+        if names is None:
+            continue
+        for call, why in calls:
+            if not any(name.startswith(call) for name in names):
+                line = quote_line(getattr(kernel, stage), "def ")
+                return f"{stage} has no {call}: {why}" + (f" ({line})" if line else "")
+    return ("each stage makes the queue calls it needs; compare the first wrong element and its inputs with the "
+            "formula, and look at the values Compute's vector instructions produce (viz.step_kernel)")
+
+
 _HINTS = {
-    "stages": "CopyIn: AllocTensor from both input queues, DataCopyPad n elements of each, EnQue both; Compute: "
-              "DeQue both, AllocTensor the output, Muls / CompareScalar / Select, EnQue the output, FreeTensor the "
-              "inputs; CopyOut: DeQue, DataCopyPad to gradInputGm[i * ubFactor], FreeTensor",
+    "stages": stage_hint,
     "multi": "several tiles per core: every tile needs its own AllocTensor/EnQue/DeQue/FreeTensor, and tile i "
              "starts at element i * ubFactor of the core's GlobalTensors",
     "tail": "the last tile of a core is shorter (n < ubFactor): copy n elements (n * sizeof(T) bytes with "
@@ -451,7 +504,7 @@ _HINTS = {
 
 
 def _case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_num: int | None = None,
-          tiling_ub: int | None = None, slope: float = 0.01, seed: int = 0, hint: str = "",
+          tiling_ub: int | None = None, slope: float = 0.01, seed: int = 0, hint: str | Callable[[Any], str] = "",
           limits: SocLimits | None = None) -> Case:
     info = standalone.make_soc(soc, core_num)
     td = tiling(n, dtype, info.vector_core_num, tiling_ub or usable_ub(info), slope)
@@ -633,4 +686,5 @@ def _summary(kernel: Any) -> list[str]:
 def check(kernel: Any, socs: Iterable[str] | None = None) -> Report:
     """Run your ``KernelLeakyReluGrad`` class over the battery; returns the Report."""
     limits = SocLimits()
-    return run_battery(kernel, cases(socs, limits), title=TITLE, summary=lambda: _summary(kernel) + limits.lines())
+    return run_battery(kernel, cases(socs, limits), title=TITLE, summary=lambda: _summary(kernel) + limits.lines(),
+                       refuse_reference=True)

@@ -580,4 +580,5 @@ def check(double_buffering: Any, socs: Iterable[str] | None = None) -> Report:
     """Run your pieces (``double_buffering() -> {"kernel", "tiling", "speedup", "overlap"}``) over the battery."""
     traces, limits = _Traces(), SocLimits()
     return run_battery(double_buffering, cases(socs, traces, limits), title=TITLE,
-                       summary=lambda: _summary(double_buffering, traces) + limits.lines())
+                       summary=lambda: _summary(double_buffering, traces) + limits.lines(),
+                       refuse_reference=True)

@@ -718,5 +718,6 @@ def check(softshrink_backward: Any, socs: Iterable[str] | None = None) -> Kernel
     limits = SocLimits()
     battery = cases(socs, limits)
     report = run_battery(softshrink_backward, battery, title=TITLE,
-                         summary=lambda: _summary(softshrink_backward, battery) + limits.lines())
+                         summary=lambda: _summary(softshrink_backward, battery) + limits.lines(),
+                         refuse_reference=True)
     return KernelReport.of(report, lambda: figures(softshrink_backward))

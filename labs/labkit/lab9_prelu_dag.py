@@ -675,4 +675,5 @@ def _summary(fn: Callable[[Any], Any], state: _State) -> list[str]:
 def check(fn: Callable[[Any], Any]) -> Report:
     """Run your ``prelu_grad_update_dag(T)`` over the battery; returns the Report."""
     state = _State()
-    return run_battery(fn, cases(state), title=TITLE, summary=lambda: _summary(fn, state))
+    return run_battery(fn, cases(state), title=TITLE, summary=lambda: _summary(fn, state),
+                       refuse_reference=True)

@@ -187,12 +187,24 @@ def softplus_grad_tiling(total_length: int, dtype: Any, core_num: int, ub_size: 
 # ==================================================================================================
 BLOCK_SIZE_512 = 512
 TG512_DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT32, DT.ACL_INT8, DT.ACL_UINT8)
-UB_NUM_F32_F16, UB_NUM_INT32, UB_NUM_BF16, UB_NUM_INT8_UINT8 = 8, 9, 11, 16
+
+
+def variant_bytes_per_element(dt: DT) -> int:
+    """The bytes the 512-byte variant's Init lays out per element of a tile of T (lab 4's page lists its
+    InitBuffer calls): three queues of BUFFER_NUM = 2 tiles of T, two 1-byte masks, Select's staging tile of T,
+    and the temporaries of the dtypes the vector unit cannot compare directly, at their own types' sizes."""
+    size = itemsize(dt)
+    queues = 3 * 2 * size
+    masks = 2 * 1
+    select = size
+    temps = {DT.ACL_BF16: 4, DT.ACL_INT32: 4, DT.ACL_INT8: 2 + 4, DT.ACL_UINT8: 2 + 4}.get(dt, 0)
+    return queues + masks + select + temps
 
 
 def threshold_grad_512_tiling(input_num: int, dtype: Any, core_num: int, ub_size: int,
                               threshold: float = 1.0) -> ThresholdGradV2DTilingData:
-    """ThresholdGradV2D's experimental tiling (cann_facts §4.1) with 512-byte blocks and new UB numbers."""
+    """ThresholdGradV2D's experimental tiling (cann_facts §4.1) with 512-byte blocks, and ubDataNumber worked
+    out from the variant kernel's UB plan."""
     dt = as_acl_dtype(dtype)
     if dt not in TG512_DTYPES:
         raise TilingError(f"no kernel for {dt.short}")
@@ -200,15 +212,9 @@ def threshold_grad_512_tiling(input_num: int, dtype: Any, core_num: int, ub_size
         raise TilingError("core_num is 0")
     if input_num == 0:
         raise TilingError("inputNum is 0")
-    if dt in (DT.ACL_FLOAT, DT.ACL_FLOAT16):
-        ub_data_number = UB_NUM_F32_F16
-    elif dt == DT.ACL_INT32:
-        ub_data_number = UB_NUM_INT32
-    elif dt == DT.ACL_BF16:
-        ub_data_number = UB_NUM_BF16
-    else:
-        ub_data_number = UB_NUM_INT8_UINT8
     input_bytes = itemsize(dt)
+    # the fewest tile-sized slices (tileDataNum * sizeof(T) bytes each) that hold everything Init lays out
+    ub_data_number = ceil_div(variant_bytes_per_element(dt), input_bytes)
     tile_block_num = (ub_size // BLOCK_SIZE_512) // ub_data_number
     if tile_block_num == 0:
         raise TilingError(f"ub_size {ub_size} B gives no block per tile")
