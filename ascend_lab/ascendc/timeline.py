@@ -78,6 +78,8 @@ function resizeCodeSection() {}
     new tr.importer.Import(model).importTracesWithProgressDialog([trace]).then(function() {
       viewer.model = model;
       viewer.viewTitle = (trace.otherData && trace.otherData.title) || '';
+      // The selection panel starts at half the frame; a third leaves room for more tracks (its handle drags).
+      if (viewer.$ && viewer.$.analysis) viewer.$.analysis.style.height = Math.round(window.innerHeight / 3) + 'px';
       document.body.setAttribute('data-timeline', 'loaded');
     }, function(err) {
       document.body.setAttribute('data-timeline', 'error');
@@ -193,7 +195,7 @@ def _script_json(data: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-def inline_html(trace: dict[str, Any], *, page: str | os.PathLike[str] | None = None, height: int = 520) -> str:
+def inline_html(trace: dict[str, Any], *, page: str | os.PathLike[str] | None = None, height: int = 640) -> str:
     """An iframe whose ``srcdoc`` is the whole viewer page with ``trace`` inside (for Jupyter: no server)."""
     text = find_page(page).read_text(encoding="utf-8")
     if _DATA_MARK not in text:
@@ -203,7 +205,7 @@ def inline_html(trace: dict[str, Any], *, page: str | os.PathLike[str] | None = 
             f'style="width:100%;height:{int(height)}px;border:1px solid #ccc"></iframe>')
 
 
-def embed_html(trace: dict[str, Any], *, static: str = "../_static", height: int = 520) -> str:
+def embed_html(trace: dict[str, Any], *, static: str = "../_static", height: int = 640) -> str:
     """A small iframe of the site's one copy of the viewer page plus the JSON, for a book page.
 
     ``static`` is the path from the page to the site's ``_static`` folder (chapters sit one folder down).
@@ -224,7 +226,7 @@ class TimelineView:
     ``_repr_html_``. ``inline=True`` carries the viewer in ``srcdoc`` (Jupyter); ``inline=False`` points at the
     site's ``_static/timeline/timeline.html`` (book pages), with ``static`` the path to ``_static``."""
 
-    def __init__(self, trace: dict[str, Any], *, title: str = "", height: int = 520, inline: bool = True,
+    def __init__(self, trace: dict[str, Any], *, title: str = "", height: int = 640, inline: bool = True,
                  static: str = "../_static", page: str | os.PathLike[str] | None = None) -> None:
         self.trace = trace
         if title:

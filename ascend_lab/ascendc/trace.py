@@ -188,7 +188,7 @@ class Trace:
         return out
 
     def show_timeline(self, *, cores: list[int] | None = None, max_events: int | None = 20_000,
-                      height: int = 520, static: str | None = None, page: str | None = None) -> TimelineView:
+                      height: int = 640, static: str | None = None, page: str | None = None) -> TimelineView:
         """The interactive timeline viewer (catapult's, vendored by ``scripts/vendor.sh``) of this trace.
 
         In Jupyter (``static=None``) the returned object's ``_repr_html_`` is an iframe holding the viewer and
