@@ -25,9 +25,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
+from ascend_lab.ascendc.errors import add_library_dir
+
 __all__ = ["LABS", "Lab", "get"]
+
+# The kit's own code (checkers, reference kernels, launch helpers) is library code to the package's walk for the
+# learner's line: a finding raised while the kit runs a learner's kernel names the learner's line, never a kit file.
+add_library_dir(Path(__file__).resolve().parent)
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,9 @@ __all__ = [
 
 #: Code the learner did not write: the ascend_lab package and this lab kit. A report names the learner's own
 #: line first and shows where in these folders an error was raised. The kit registers its folder with the
-#: package, so the package's walk (``errors.learner_line``, and the line a sanitizer finding carries) skips
-#: the kit's checkers and reference kernels as it skips the package: a finding raised while the kit runs the
-#: learner's code names the learner's line, never a kit file.
+#: package (``labkit/__init__``), so the package's walk (``errors.learner_line``, and the line a sanitizer
+#: finding carries) skips the kit's checkers and reference kernels as it skips the package.
 _LIBRARY_DIRS = (Path(ascend_lab.__file__).resolve().parent, Path(__file__).resolve().parent)
-errors.add_library_dir(_LIBRARY_DIRS[1])
 _THIS_FILE = Path(__file__).resolve()
 _MAX_TEXT = 600
 
