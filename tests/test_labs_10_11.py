@@ -1,16 +1,19 @@
 """Labs 10 and 11 (the harder labs of issue 12 item 5): the checkers' teaching messages fire on the usual mistakes,
 the book's published int8 kernel does not pass lab 10, lab 10's oracle agrees with the formula at the edges, and
-lab 11's target is the best plan of an exhaustive search and is not the tiling's own plan."""
+lab 11's target is the best plan of an exhaustive search and is not the tiling's own plan. Like labs 1-9, both refuse
+the reference solution handed in, and quote the learner's lines with the kit's one ``checker.quote_lines``."""
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
 import pytest
+from labkit import checker, solutions
 from labkit import lab10_int8_threshold as lab10
 from labkit import lab11_tuning as lab11
-from labkit import solutions
+from labkit.checker import reference_allowed
 
 from ascend_lab.ascendc import (
     CMPMODE,
@@ -262,5 +265,74 @@ def test_lab11_slow_report_quotes_the_learners_line_but_not_the_best_plan():
     report = lab11.check(choose_plan)
     (_, best_u), _ = lab11.best_plan(lab11.SIZES[0])
     why = report.failure.why
-    assert "your line: test_labs_10_11.py, line " in why and "return 2, 15_872" in why, why
+    # named as the package names a learner's line (errors.SourceLine: the file's path from the working directory)
+    assert "\nyour line: " in why and "test_labs_10_11.py, line " in why, why
+    assert ", in choose_plan: return 2, 15_872" in why, why
     assert f"ubFactor {best_u:,}" not in why and "at most" in why
+
+
+# ------------------------------------------------------------------------------------------------
+# both labs: the reference solution handed in, and the learner's lines
+# ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("lab", "reference"), [(lab10, Solution), (lab11, solutions.choose_plan)],
+                         ids=["lab10", "lab11"])
+def test_the_reference_handed_in_fails_and_passes_on_purpose(lab, reference):
+    """``from labkit.solutions import ...`` then ``check(...)`` fails before any case with the kit's message; inside
+    ``reference_allowed()`` (the page's collapsed solution cell, the tests' proof) the same object passes and the
+    report says that it checked the reference. A learner's function that merely calls the reference is graded."""
+    report = lab.check(reference)
+    assert not report.passed and report.run == 0 and report.failure.case is None, str(report)
+    assert report.failure.why.startswith("this is the reference solution, not your code"), str(report)
+    assert report.failure.got == f"labkit.solutions.{lab.FUNCTION}"
+    with reference_allowed():
+        report = lab.check(reference)
+    assert report.passed and report.run == report.total > 0, str(report)
+    said = f"this checked the reference solution, labkit.solutions.{lab.FUNCTION}, not code of yours"
+    assert report.summary[0] == said
+    if lab is lab11:                 # the learner's own function (lab 10's own subclasses are graded above)
+        report = lab11.check(lambda n: solutions.choose_plan(n))
+        assert report.passed and not report.summary[0].startswith("this checked the reference"), str(report)
+
+
+def _notebook_cell(source: str, name: str) -> dict:
+    """Run ``source`` as ``labkit.notebook.exec_cells`` runs a lab's cell: compiled under a cell's name that
+    ``linecache`` knows, so the quoted lines come from the 'notebook', not from this file."""
+    import linecache
+
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    namespace = {"Solution": Solution, "half": half, "__name__": "lab_cell"}
+    exec(compile(source, name, "exec", dont_inherit=True), namespace)
+    return namespace
+
+
+def test_lab10_quotes_the_learners_code_lines_not_their_comments():
+    """The report's "your lines" are the kit's ``checker.quote_lines``: named as the package names a learner's line
+    (cell, line, method, code), the class's own methods only, a comment that mentions the threshold left out."""
+    cell = "<10_int8_threshold_kernel.md cell 99>"
+    ns = _notebook_cell(
+        "class Mine(Solution):\n"
+        "    def Init(self, a, b, c, td):\n"
+        "        super().Init(a, b, c, td)\n"
+        "        # TODO: the compare value from td.threshold\n"
+        "        self.threshold = half.type(td.threshold)\n", cell)
+    text = _failure_text(lab10.check(ns["Mine"]))
+    assert "compares against half(threshold)" in text, text
+    assert "your lines:" in text and f"{cell}, line 5, in Init: self.threshold = half.type(td.threshold)" in text, text
+    assert "TODO" not in text and "solutions.py" not in text, text
+    # one implementation: lab 10 and lab 11 quote through the checker, they read no source of their own
+    for module in (lab10, lab11):
+        source = inspect.getsource(module)
+        assert "quote_lines(" in source and "getsourcelines" not in source and "getsourcefile" not in source
+    assert checker.quote_lines(Solution.Init, ("td.threshold",)) == []       # library code is never quoted
+
+
+def test_lab11_quotes_the_last_return_of_the_learners_rule():
+    cell = "<11_tuning.md cell 99>"
+    ns = _notebook_cell(
+        "def choose_plan(n):\n"
+        "    # return the best plan\n"
+        "    if n < 0:\n"
+        "        return 1, 128\n"
+        "    return 2, 15_872\n", cell)
+    why = lab11.check(ns["choose_plan"]).failure.why
+    assert f"your line: {cell}, line 5, in choose_plan: return 2, 15_872" in why, why

@@ -28,7 +28,7 @@ Answer keys
     the checker's answer fails with a report that names the learner's line instead of passing.
 
 Reference solutions
-    ``labkit.solutions`` holds the book's answers. A battery run with ``refuse_reference=True`` (labs 1-9) fails
+    ``labkit.solutions`` holds the book's answers. A battery run with ``refuse_reference=True`` (every lab) fails
     a function or class that comes from there -- imported and handed in -- before its first case, saying that
     it is the reference solution, not the learner's code. A page checks the reference on purpose inside
     :class:`reference_allowed` (its collapsed solution cell; the tests' proof that every solution passes),
@@ -59,7 +59,7 @@ from ascend_lab.base import log as oplog
 
 __all__ = [
     "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "Report", "answer_key", "checker_side",
-    "compare_arrays", "is_reference", "locator", "positional", "quote_line", "reference_allowed",
+    "compare_arrays", "is_reference", "locator", "positional", "quote_line", "quote_lines", "reference_allowed",
     "reference_stand_in", "run_battery",
 ]
 
@@ -411,26 +411,33 @@ def _traceback_where(exc: BaseException) -> str:
     return f"{yours}\n(raised in {text})" if yours is not None else text
 
 
-def quote_line(obj: Any, needle: str) -> str:
-    """``"<place>, line N, in <function>: <code>"`` of the first line of ``obj``'s source (a method the learner
-    wrote) that contains ``needle``: a report quoting the learner's own line when nothing raised (the line
-    that lays out the plan, say). Named as :class:`errors.SourceLine` names it (a Jupyter cell is "your
-    notebook cell"); "" when the source is not to be had or ``obj`` is library code (a report must not point
-    into the library). Not :func:`errors.learner_line`, which finds the line behind an error or a frame."""
+def quote_lines(obj: Any, needles: Sequence[str], *, skip_comments: bool = False) -> list[errors.SourceLine]:
+    """Every line of ``obj``'s source (a function or method the learner wrote) that contains one of ``needles``,
+    in source order, as :class:`errors.SourceLine` (a Jupyter cell is "your notebook cell"): the lines a report
+    quotes when nothing raised -- the line that lays out the plan, every line that sets the threshold.
+    ``skip_comments`` leaves out lines that are only a comment (a learner's TODO naming the call is not the
+    call). Empty when the source is not to be had or ``obj`` is library code (a report must not point into the
+    library). Not :func:`errors.learner_line`, which finds the line behind an error or a frame."""
     import inspect  # only for the reports that quote a line
 
     func = getattr(obj, "__func__", obj)
     code = getattr(func, "__code__", None)
     if code is None or errors.in_library(code.co_filename):
-        return ""
+        return []
     try:
         lines, first = inspect.getsourcelines(func)
     except (OSError, TypeError):
-        return ""
-    for offset, text in enumerate(lines):
-        if needle in text:
-            return str(errors.SourceLine(code.co_filename, first + offset, func.__name__, text.strip()))
-    return ""
+        return []
+    return [errors.SourceLine(code.co_filename, first + offset, func.__name__, text.strip())
+            for offset, text in enumerate(lines)
+            if any(needle in text for needle in needles) and not (skip_comments and text.lstrip().startswith("#"))]
+
+
+def quote_line(obj: Any, needle: str) -> str:
+    """``"<place>, line N, in <function>: <code>"`` of the first line of ``obj``'s source that contains ``needle``
+    (:func:`quote_lines`), or "" when there is none to quote."""
+    found = quote_lines(obj, (needle,))
+    return str(found[0]) if found else ""
 
 
 def _equal(expected: Any, got: Any, locate: Callable[[int], str] | None = None) -> str | None:

@@ -28,7 +28,6 @@ import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,7 @@ from ascend_lab.ops import standalone
 from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.ops.threshold_grad_v2_d import op_host
 
-from .checker import Case, Report, compare_arrays, locator, run_battery
+from .checker import Case, Report, compare_arrays, locator, quote_lines, run_battery
 
 __all__ = [
     "FUNCTION", "MAX_VECTOR", "SOC", "STRICT", "cases", "check", "entry", "oracle", "run", "sample", "tiling",
@@ -216,22 +215,13 @@ _WHERE = {"half": _THRESHOLD, "trunc": _THRESHOLD, "round": _THRESHOLD, "ceil": 
 
 
 def _your_lines(kernel: Any, needles: Sequence[str], limit: int = 3) -> str:
-    """The learner's lines (in their class's methods) that contain one of ``needles``, as ``"line N: code"``
-    with the cell or file they are in; "" when the source cannot be read (a class built at run time)."""
-    found: list[tuple[str, int, str]] = []
-    for name, fn in vars(kernel).items() if isinstance(kernel, type) else ():
-        if not inspect.isfunction(fn):
-            continue
-        try:
-            lines, start = inspect.getsourcelines(fn)
-            where = inspect.getsourcefile(fn) or "?"
-        except (OSError, TypeError):
-            continue
-        where = "your notebook cell" if "ipykernel_" in where else Path(where).name
-        for k, line in enumerate(lines):
-            if any(nd in line for nd in needles) and not line.lstrip().startswith("#"):
-                found.append((where, start + k, f"{where}, line {start + k}, in {name}: {line.strip()}"))
-    return "\n".join(text for _, _, text in sorted(found)[:limit])
+    """The learner's lines (in their class's own methods, comments left out) that contain one of ``needles``, one
+    a line as ``checker.quote_lines`` names it ("your notebook cell, line N, in Init: code"); "" when the source
+    cannot be read (a class built at run time) or the class is not the learner's."""
+    found = [line for fn in (vars(kernel).values() if isinstance(kernel, type) else ()) if inspect.isfunction(fn)
+             for line in quote_lines(fn, needles, skip_comments=True)]
+    found.sort(key=lambda line: (line.filename, line.lineno))
+    return "\n".join(str(line) for line in found[:limit])
 
 
 def _explain_wrong(expected: np.ndarray, got: np.ndarray, grad: np.ndarray, feature: np.ndarray, t: float,
@@ -413,5 +403,6 @@ def _summary(kernel: Any) -> list[str]:
 
 
 def check(kernel: Any) -> Report:
-    """Run your kernel class over the battery; returns the Report."""
-    return run_battery(kernel, cases(), title=TITLE, summary=lambda: _summary(kernel))
+    """Run your kernel class over the battery; returns the Report. The reference solution handed in fails before
+    the first case (``labkit.checker``'s ``reference_allowed``)."""
+    return run_battery(kernel, cases(), title=TITLE, summary=lambda: _summary(kernel), refuse_reference=True)

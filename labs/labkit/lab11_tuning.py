@@ -18,11 +18,9 @@ much, which pipe is the bottleneck and which way to move.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,7 +30,7 @@ from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host
 from ascend_lab.ops.kernel_args import gm_from_array
 
-from .checker import Case, Report, run_battery
+from .checker import Case, Report, quote_lines, run_battery
 
 __all__ = ["FUNCTION", "SIZES", "SOC", "TOLERANCE", "UNANNOUNCED", "best_plan", "cases", "check", "measure",
            "plan_bytes", "run_plan"]
@@ -232,15 +230,10 @@ def _verdict(g: _Graded, n: int) -> str | None:
 
 
 def _return_line(fn: Any) -> str:
-    """The learner's last ``return`` line in ``choose_plan`` (cell or file, line, code), or ""."""
-    try:
-        lines, start = inspect.getsourcelines(fn)
-        where = inspect.getsourcefile(fn) or "?"
-    except (OSError, TypeError):
-        return ""
-    where = "your notebook cell" if "ipykernel_" in where else Path(where).name
-    hits = [(start + k, line.strip()) for k, line in enumerate(lines) if line.strip().startswith("return")]
-    return f"{where}, line {hits[-1][0]}: {hits[-1][1]}" if hits else ""
+    """The learner's last ``return`` line in ``choose_plan``, as ``checker.quote_lines`` names it ("your notebook
+    cell, line N, in choose_plan: return ..."), or ""."""
+    returns = [line for line in quote_lines(fn, ("return",), skip_comments=True) if line.code.startswith("return")]
+    return str(returns[-1]) if returns else ""
 
 
 def _case(n: int, name: str, hint: str) -> Case:
@@ -329,5 +322,6 @@ def _summary(fn: Callable[[int], Any]) -> list[str]:
 
 
 def check(fn: Callable[[int], Any]) -> Report:
-    """Grade your ``choose_plan(n) -> (BUFFER_NUM, ubFactor)`` on the problem sizes; returns the Report."""
-    return run_battery(fn, cases(), title=TITLE, summary=lambda: _summary(fn))
+    """Grade your ``choose_plan(n) -> (BUFFER_NUM, ubFactor)`` on the problem sizes; returns the Report. The
+    reference solution handed in fails before the first case (``labkit.checker``'s ``reference_allowed``)."""
+    return run_battery(fn, cases(), title=TITLE, summary=lambda: _summary(fn), refuse_reference=True)
