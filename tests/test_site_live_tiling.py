@@ -91,6 +91,7 @@ def test_live_tiling_over_http(site, browser, http_base):  # noqa: F811
                                timeout=60_000)
         startup = time.perf_counter() - t0
         assert page.get_attribute("#lt-panel", "data-state") == "ready", page.inner_text("#lt-status")
+        assert page.get_attribute("#lt-panel", "data-snapshot") == "1", "pyodide did not start from its snapshot"
         reported = int(page.get_attribute("#lt-panel", "data-startup-ms")) / 1000
         print(f"live tiling start-up: {startup:.2f} s from navigation, {reported:.2f} s reported by the page")
         # the page opens on the default inputs, already computed by the package's code
