@@ -8,6 +8,8 @@ runtime module cites. Every test leaves the runtime finalized.
 
 from __future__ import annotations
 
+import gc
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -940,3 +942,20 @@ def test_a_reused_buffer_never_shows_its_last_owners_bytes(dev):
         assert acl.aclrtMemcpy(p, 1000, host, 1000, acl.ACL_MEMCPY_HOST_TO_DEVICE) != 0   # source too small
     assert not p.allocation.buffer.any()
     assert acl.aclrtFree(p) == 0
+
+
+def test_an_allocation_dropped_without_free_returns_its_bytes_to_the_pool_unless_a_view_holds_them():
+    rt.trim_pool()
+    alloc = rt.DeviceAllocation(4096)                    # as ops.kernel_args makes kernel arguments
+    alloc.buffer[:4] = 7
+    size = alloc.backing_bytes
+    del alloc
+    gc.collect()
+    assert rt.pool_bytes() == size                       # back in the pool for the next allocation of this size
+    again = rt.DeviceAllocation(4096)
+    assert rt.pool_bytes() == 0 and not again.buffer.any()   # reused, and its old bytes never show
+    view = again.buffer[:16]
+    del again
+    gc.collect()
+    assert rt.pool_bytes() == 0                          # a numpy view still reaches the bytes: not reused
+    assert view[:4].tolist() == [0, 0, 0, 0]

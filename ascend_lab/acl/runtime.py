@@ -302,6 +302,18 @@ class DeviceAllocation:
         if buf is not None:
             _recycle(buf)
 
+    def __del__(self) -> None:
+        # Dropped without aclrtFree (a kernel argument made by ops.kernel_args, or a leaked allocation Python
+        # reclaims): its bytes go back to the pool like a freed buffer's -- unless a numpy view still reaches them
+        # (``_recycle`` checks) -- so the next run of the same size is spared the page faults of fresh memory.
+        buf = getattr(self, "_buffer", None)
+        if buf is not None:
+            self._buffer = None
+            try:
+                _recycle(buf)
+            except (TypeError, AttributeError):   # interpreter shutdown: the module's globals may be gone
+                pass
+
     def __repr__(self) -> str:
         return f"<DeviceAllocation #{self.id} {self.size} B at {self.base_address:#x}>"
 
