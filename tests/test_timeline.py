@@ -94,6 +94,16 @@ def test_slice_args_name_instruction_tile_bytes_ub(run4):
     assert tiles == {0, 1, 2}
 
 
+def test_slices_carry_their_bank_conflicts(run4):
+    """A vector slice whose instruction paid conflict beats says how many; a conflict-free one says nothing."""
+    tr = run4.trace
+    xs = [e for e in tr.to_chrome_trace()["traceEvents"] if e["ph"] == "X"]
+    pairs = list(zip(xs, tr.events, strict=True))
+    assert any(src.bank_conflicts for _, src in pairs), "the 950 HardSigmoidGrad run should pay some conflicts"
+    for e, src in pairs:
+        assert e["args"].get("bank conflicts (beats)", 0) == src.bank_conflicts
+
+
 def test_ub_counter_follows_alloc_and_free(run4):
     tr = run4.trace
     ev = tr.to_chrome_trace()["traceEvents"]

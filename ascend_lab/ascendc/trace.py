@@ -146,6 +146,8 @@ class Trace:
         for e in events:
             args: dict[str, Any] = {"instruction": e.instr, "tile": e.tile, "bytes": e.nbytes, "count": e.count,
                                     "detail": e.detail}
+            if e.bank_conflicts:
+                args["bank conflicts (beats)"] = e.bank_conflicts
             if e.ub is not None:
                 args["ub"] = list(e.ub)
                 args["buffer"] = e.buffer
