@@ -630,7 +630,10 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     # lanes are all-ones where the mask bit is 1, all-zeros elsewhere: ``a & lanes`` keeps a's raw bits there
     a = _span(src0, count, "Select", False).view(ui)
     if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
-        other_bits = np.asarray(_scalar(dst.dtype, src1)).view(ui)[()]
+        other = _scalar(dst.dtype, src1)
+        # a numpy scalar reinterprets in one call; anything else (an ml_dtypes scalar) through a 0-d array
+        other_bits = other.view(ui) if isinstance(other, np.generic) and other.dtype.itemsize == ui.itemsize \
+            else np.asarray(other).view(ui)[()]
         rest = None if other_bits == 0 else np.bitwise_and(np.invert(lanes), other_bits)
         label = lambda: _show(_scalar(dst.dtype, src1))  # noqa: E731
     else:
@@ -644,7 +647,11 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         if lanes is None:
             lanes = bits.astype(ui)
             np.negative(lanes, out=lanes)
-        if not (np.may_share_memory(d, a) or np.may_share_memory(d, b)):
+        # every operand is a window of this core's UB at its tensor's offset: byte ranges tell whether they overlap
+        # (what np.may_share_memory would answer, without its two calls per tile)
+        nb = count * dst.dtype.itemsize
+        lo = dst.offset
+        if (lo + nb <= src0.offset or src0.offset + nb <= lo) and (lo + nb <= src1.offset or src1.offset + nb <= lo):
             np.bitwise_xor(a, b, out=d)                  # dst apart from both sources: no temporary
             np.bitwise_and(d, lanes, out=d)
             np.bitwise_xor(d, b, out=d)

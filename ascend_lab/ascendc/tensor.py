@@ -62,12 +62,13 @@ class GlobalTensor:
     Internally it keeps the allocation and byte offset directly (``xGm[i]`` is taken once per tile, so it
     must be cheap); ``addr`` rebuilds the GM_ADDR when a message needs it."""
 
-    __slots__ = ("dtype", "size", "_alloc", "_start", "_arg_start", "_arg_nbytes", "_name")
+    __slots__ = ("dtype", "size", "_alloc", "_start", "_arg_start", "_arg_nbytes", "_name", "_typed")
 
     def __init__(self, dtype: Any):
         self.dtype = np.dtype(dtype)
         self.size = 0
         self._alloc = None
+        self._typed = None
 
     def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:
         if not isinstance(addr, GmAddr):
@@ -77,6 +78,7 @@ class GlobalTensor:
         self._arg_start = addr.arg_start
         self._arg_nbytes = addr.arg_nbytes
         self._name = addr.name
+        self._typed = None          # the allocation's bytes as T, made at the first element-aligned access
         self.size = int(buffer_size)
 
     @property
@@ -102,6 +104,7 @@ class GlobalTensor:
         g._arg_start = self._arg_start
         g._arg_nbytes = self._arg_nbytes
         g._name = self._name
+        g._typed = self._typed
         size = self.size - off
         g.size = size if size > 0 else 0
         return g
@@ -118,7 +121,14 @@ class GlobalTensor:
         if not (start >= arg_start and end <= arg_start + self._arg_nbytes and not alloc.freed):
             sanitizer.check_gm(ctx, instr, tile, self._name, alloc, start, end - start, arg_start,
                                self._arg_nbytes, write)
-        return alloc.buffer[start:end].view(self.dtype)
+        item = self.dtype.itemsize
+        if start % item:                            # not element-aligned in the allocation: a view of its own
+            return alloc.buffer[start:end].view(self.dtype)
+        typed = self._typed
+        if typed is None:                           # once per GlobalTensor (xGm[i] passes it on): no view per copy
+            buf = alloc.buffer
+            typed = self._typed = buf[:buf.size - buf.size % item].view(self.dtype)
+        return typed[start // item:end // item]
 
 
 class _Life:
