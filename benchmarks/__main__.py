@@ -1,13 +1,14 @@
 """``python -m benchmarks``: the simulator benchmark (:mod:`benchmarks.bench_simulator`), the explorer-update
 benchmark (:mod:`benchmarks.bench_viz`), then one row per other kernel flavour: TBE (:mod:`benchmarks.bench_tbe`)
-and the atvoss template (:mod:`benchmarks.bench_atvoss`); last, one summary table of every target with PASS or
+and the atvoss template (:mod:`benchmarks.bench_atvoss`); the live tiling page's start-up in Chromium
+(:mod:`benchmarks.bench_live_tiling`, needs the built site); last, one summary table of every target with PASS or
 MISSED (also written to ``results/summary.json``). A missed target never changes the exit status."""
 
 import json
 import sys
 from pathlib import Path
 
-from . import bench_atvoss, bench_tbe, bench_viz
+from . import bench_atvoss, bench_live_tiling, bench_tbe, bench_viz
 from .bench_simulator import RESULTS, main
 from .measure import load_text
 
@@ -29,7 +30,7 @@ def _output(argv: list[str]) -> Path:
     return Path(argv[argv.index("--output") + 1]) if "--output" in argv[:-1] else RESULTS
 
 
-def summary(sim_json: Path, viz: dict) -> list[dict]:
+def summary(sim_json: Path, viz: dict, live: dict) -> list[dict]:
     """One row per target from the files the benchmarks just wrote (and the explorer's result)."""
     rows = []
     sim = json.loads(sim_json.read_text(encoding="utf-8"))
@@ -52,6 +53,12 @@ def summary(sim_json: Path, viz: dict) -> list[dict]:
             e = row[key]
             rows.append({"target": f"atvoss {op} {key}", "sim_s": e, "numpy_s": row["numpy"],
                          "ratio": e["ratio_vs_numpy"], "limit": f"<= {e['target_ratio']:g}x", "verdict": e["verdict"]})
+    if "median_s" in live:
+        rows.append({"target": "live tiling start-up (s)", "ratio": live["median_s"],
+                     "limit": f"<= {live['target_s']:g} s", "verdict": live["verdict"]})
+    else:
+        rows.append({"target": "live tiling start-up (s)", "ratio": float("nan"), "limit": live["why"],
+                     "verdict": live["verdict"]})
     return rows
 
 
@@ -63,11 +70,15 @@ def print_summary(rows: list[dict]) -> None:
             s, b = r["sim_s"], r["numpy_s"]
             times = (f"sim {s['median_s']:.4f} [{s['min_s']:.4f}-{s['max_s']:.4f}] s, "
                      f"numpy {b['median_s']:.4f} [{b['min_s']:.4f}-{b['max_s']:.4f}] s, ")
-        value = f"{r['ratio']:.0f} ms" if "ms" in r["limit"] else f"{r['ratio']:.2f}x"
+        value = (f"{r['ratio']:.0f} ms" if r["limit"].endswith(" ms") else
+                 f"{r['ratio']:.2f} s" if r["limit"].endswith(" s") else f"{r['ratio']:.2f}x")
         if r.get("sim_s", {}).get("cpu_ratio_vs_numpy") is not None:
             value += f" (CPU time {r['sim_s']['cpu_ratio_vs_numpy']:.2f}x)"
         print(f"  {r['target']:<40} {times}{value} (target {r['limit']}): {r['verdict']}")
-    missed = [r["target"] for r in rows if r["verdict"] != "PASS"]
+    missed = [r["target"] for r in rows if r["verdict"] == "MISSED"]
+    unmeasured = [r["target"] for r in rows if r["verdict"] not in ("PASS", "MISSED")]
+    if unmeasured:
+        print(f"  not measured: {', '.join(unmeasured)}")
     print(f"  {'MISSED: ' + ', '.join(missed) if missed else 'every target met'}   ({load_text()})")
 
 
@@ -80,7 +91,9 @@ status = max(status, bench_tbe.main(_shared(argv)))      # the TBE flavour's row
 print()
 status = max(status, bench_atvoss.main(_shared(argv)))   # the atvoss rows (main flavour, Ascend950PR)
 print()
-rows = summary(_output(argv), viz)
+live = bench_live_tiling.main(repeats=2 if "--quick" in argv else 3)
+print()
+rows = summary(_output(argv), viz, live)
 print_summary(rows)
 (_output(argv).parent / "summary.json").write_text(
     json.dumps({"load": load_text(), "rows": rows}, indent=2) + "\n", encoding="utf-8")

@@ -1,10 +1,12 @@
 """Browser test of the live tiling page (chapters/075_live_tiling, issue 13 item 3) in the built site.
 
-Over http://127.0.0.1 (the site served on loopback): the page starts pyodide from the site's own files within
-5 s, and after typing an element count (and choosing op, kernel, dtype, SoC, core count, UB size) it shows the
-TilingData and the per-core assignment that ``ascend_lab`` computes in this process -- errors included, with the
-package's message. Over file://: the live panel stays off and says why, the precomputed explorer is there, and
-the console stays clean. Fixtures (the site, Chromium, the loopback server, the request log) are test_site's.
+Over http://127.0.0.1 (the site served on loopback): the page starts pyodide from the site's own files (from its
+start-up snapshot), and after typing an element count (and choosing op, kernel, dtype, SoC, core count, UB size)
+it shows the TilingData and the per-core assignment that ``ascend_lab`` computes in this process -- errors
+included, with the package's message. The 5 s start-up target is measured by ``benchmarks/bench_live_tiling.py``
+and printed here, never asserted in a test (like every speed target). Over file://: the live panel stays off and
+says why, the precomputed explorer is there, and the console stays clean. Fixtures (the site, Chromium, the
+loopback server, the request log) are test_site's.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from ascend_lab.ops import registry
 from ascend_lab.ops.l0_kernel import dispatch
 
 PAGE = "chapters/075_live_tiling.html"
-STARTUP_LIMIT_S = 5.0
 
 # (op, kernel ("" = what a stock CANN runs), dtype, SoC, N as typed, core count, UB bytes ("" = the SoC's))
 CASES = [
@@ -108,7 +109,6 @@ def test_live_tiling_over_http(site, browser, http_base):  # noqa: F811
     finally:
         page.close()
     assert not log.problems(), log.problems()
-    assert startup < STARTUP_LIMIT_S, f"the live panel took {startup:.2f} s to start (limit {STARTUP_LIMIT_S} s)"
 
 
 def test_live_tiling_over_file_says_why(site, browser):  # noqa: F811
