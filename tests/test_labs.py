@@ -483,15 +483,12 @@ KERNEL_LAB_DTYPES = {10: {"int8"}, 11: {"float16"}}
 
 
 @pytest.mark.parametrize("lab", KERNEL_LABS, ids=[f"lab{lab.number}" for lab in KERNEL_LABS])
-def test_kernel_batteries_are_fast_and_cover_every_soc(lab):
-    import time
-
+def test_kernel_batteries_cover_every_soc(lab):
     from ascend_lab.base import platform
 
-    start = time.perf_counter()
     with reference_allowed():
         report = lab.load().check(getattr(solutions, lab.function))
-    assert report.passed and time.perf_counter() - start < 20
+    assert report.passed     # (how long a battery takes is not a test's business: no timed assertions)
     assert set(report.coverage["soc"]) == KERNEL_LAB_SOCS.get(lab.number, set(platform.socs()))
     assert KERNEL_LAB_DTYPES.get(lab.number, {"float32", "float16"}) <= set(report.coverage["dtype"])
 
