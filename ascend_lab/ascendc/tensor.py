@@ -68,7 +68,7 @@ class GlobalTensor:
         self.dtype = np.dtype(dtype)
         self.size = 0
         self._alloc = None
-        self._typed = None
+        self._typed = [None]
 
     def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:
         if not isinstance(addr, GmAddr):
@@ -78,7 +78,8 @@ class GlobalTensor:
         self._arg_start = addr.arg_start
         self._arg_nbytes = addr.arg_nbytes
         self._name = addr.name
-        self._typed = None          # the allocation's bytes as T, made at the first element-aligned access
+        self._typed = [None]        # the allocation's bytes as T, made at the first element-aligned access and
+                                    # shared with every xGm[i] made from this tensor (one view per launch, not per copy)
         self.size = int(buffer_size)
 
     @property
@@ -124,10 +125,10 @@ class GlobalTensor:
         item = self.dtype.itemsize
         if start % item:                            # not element-aligned in the allocation: a view of its own
             return alloc.buffer[start:end].view(self.dtype)
-        typed = self._typed
-        if typed is None:                           # once per GlobalTensor (xGm[i] passes it on): no view per copy
+        typed = self._typed[0]
+        if typed is None:                           # once per SetGlobalBuffer (xGm[i] shares it): no view per copy
             buf = alloc.buffer
-            typed = self._typed = buf[:buf.size - buf.size % item].view(self.dtype)
+            typed = self._typed[0] = buf[:buf.size - buf.size % item].view(self.dtype)
         return typed[start // item:end // item]
 
 
