@@ -567,10 +567,10 @@ def _plan_case(dtype: str, soc: str) -> Case:
         single = [q for q, (_, blocks, _) in queues.items() if blocks == 1]
         if single:
             return (f"{', '.join(single)}: 1 block per queue. The tiling budgets {UB_SLOTS} slots of T per element "
-                    f"(ubFactor {td.ubFactor} = usable UB / sizeof(T) / {UB_SLOTS}): three queues of two blocks and "
-                    "the mask. With one block a queue cannot take tile i + 1 while V still holds tile i, so MTE2 "
-                    "waits for V, V waits for MTE2, and the UB the host set aside for the second blocks stays empty. "
-                    "Give every queue the blocks the tiling paid for")
+                    f"(ubFactor {td.ubFactor} = usable UB / sizeof(T) / {UB_SLOTS}); count which of your buffers "
+                    "take a slot each, and you will find slots your plan leaves empty. With one block a queue cannot "
+                    "take tile i + 1 while V still holds tile i, so MTE2 waits for V and V waits for MTE2. Give "
+                    "every queue the blocks the tiling paid for")
         wrong = [f"{q} {blocks} x {bytes_} B" for q, (_, blocks, bytes_) in queues.items()
                  if blocks != 2 or bytes_ < block]
         if wrong:
@@ -585,7 +585,7 @@ def _plan_case(dtype: str, soc: str) -> Case:
             f"; {got['used']:,} B of UB laid out"
 
     return Case(f"the UB plan of your Init: 100000 {dtype} on {soc}", {"N": n, "dtype": dtype, "soc": soc,
-                     "ubFactor": td.ubFactor}, f"3 queues x 2 blocks of {block} B, as the tiling budgets",
+                     "ubFactor": td.ubFactor}, "the queue blocks the tiling budgets (from ubFactor and its slots)",
                      covers=("topic:UB plan", f"dtype:{dtype}"), call=call, compare=compare, show=show,
                      hint="count the tiling's slots: which buffers of your kernel take a slot each?")
 
