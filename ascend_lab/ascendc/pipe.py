@@ -50,6 +50,21 @@ VECIN, VECOUT, VECCALC = TPosition.VECIN, TPosition.VECOUT, TPosition.VECCALC
 _PIPES = {TPosition.VECIN: ("MTE2", "V"), TPosition.VECOUT: ("V", "MTE3"), TPosition.VECCALC: ("V", "V")}
 
 
+def _queue_info(pos: Any) -> tuple[str, str, str, tuple[str, str, str, str]] | None:
+    """(producer, consumer, position name, the trace details of AllocTensor/EnQue/DeQue/FreeTensor) of a queue
+    position, or None for one a queue cannot have. Worked out once per position: every core of a launch makes
+    its queues anew, and hashing an enum member or reading its ``value`` runs Python code."""
+    for p, info in _QUEUE_INFO:
+        if p is pos:
+            return info
+    return None
+
+
+_QUEUE_INFO = [(pos, (p, c, pos.value, (f"{pos.value} waits for {c} to free it", f"SetFlag {p}->{c}",
+                                        f"WaitFlag {p}->{c}", f"SetFlag {c}->{p}")))
+               for pos, (p, c) in _PIPES.items()]
+
+
 _U8 = np.dtype(np.uint8)
 
 
@@ -95,7 +110,8 @@ class TQue:
     """``TQue<pos, depth>``: ``self.inQueueX = TQue(VECIN, BUFFER_NUM)``."""
 
     def __init__(self, pos: TPosition, depth: int = 1, name: str | None = None):
-        if pos not in _PIPES:
+        info = _queue_info(pos)
+        if info is None:
             raise ValueError(f"TQue position must be VECIN, VECOUT or VECCALC, not {pos}")
         self.pos = pos
         self.depth = depth
@@ -106,11 +122,9 @@ class TQue:
         self.next = 0
         self.allocs = 0
         self.deques = 0                                 # DeQue calls so far: the k-th DeQue takes tile k
-        self.producer, self.consumer = _PIPES[pos]      # which pipe fills the queue, which one drains it
+        # which pipe fills the queue, which one drains it; the trace details of the four calls
+        self.producer, self.consumer, self.pos_name, self._details = info
         self.is_vecin = pos is TPosition.VECIN
-        p, c = self.producer, self.consumer     # the trace details of the four calls, written once
-        self._details = (f"{pos.value} waits for {c} to free it", f"SetFlag {p}->{c}", f"WaitFlag {p}->{c}",
-                         f"SetFlag {c}->{p}")
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
@@ -269,7 +283,7 @@ class TPipe:
             sanitizer.check_initbuffer_len(ctx, obj.name, nbytes)
             obj.ctx = ctx
             for i in range(num):
-                off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos.value)
+                off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos_name)
                 block = ctx.track(_Block(i, off, nbytes, f"{obj.name}[{i}]"))
                 ctx.regions[-1].block = block          # the sanitizer asks a region whether its block is in use
                 obj.blocks.append(block)
