@@ -121,38 +121,60 @@ class _Pool:
         self.ques: dict[tuple[int, int], TQue] = {}        # (id(node), ping/pong) -> one-block queue
         self.bufs: dict[tuple[int, int], TBuf] = {}        # temps and scalar-input slots
         self.cache: dict[int, TBuf] = {}                    # UB-broadcast: id(CopyInBrc) -> its broadcast tile
-        slots = dag.ub_broadcast_slots if ub_brc else dag.slots
-        owners: dict[int, list[tuple[str, Node, int]]] = {}
-        for node in dag.funlist:
-            s = slots.get(id(node))
-            if s is None:
-                continue
-            for slot, pp in ((s.ping, 0), (s.pong, 1)) if s.pong is not None else ((s.ping, 0),):
-                owners.setdefault(slot, []).append((s.kind, node, pp))
-            if ub_brc and id(node) in dag.cache_slots:
-                owners.setdefault(dag.cache_slots[id(node)].ping, []).append(("cache", node, 0))
-        for slot in sorted(owners):
-            kind, node, pp = owners[slot][0]
-            label = f"slot{slot}"
-            if kind == "cache":                             # persistent: kept across tiles (never released)
-                buf = TBuf(VECCALC, name=f"{label} In{node.inputs[0].index} broadcast")
-                self.pipe.InitBuffer(buf, slot_bytes)
-                self.cache[id(node)] = buf
-            elif kind == "MTE2" and node.inputs[0].index in scalar_inputs:
-                buf = TBuf(VECCALC, name=f"{label} In{node.inputs[0].index} scalar")
-                self.pipe.InitBuffer(buf, slot_bytes)
-                self.bufs[(id(node), pp)] = buf
-            elif kind in ("MTE2", "MTE3"):
-                name = (f"{label} In{node.inputs[0].index}" if kind == "MTE2" else f"{label} out") + \
-                       (" pong" if pp else " ping")
-                q = TQue(VECIN if kind == "MTE2" else VECOUT, 1, name=name)
-                self.pipe.InitBuffer(q, 1, slot_bytes)
-                self.ques[(id(node), pp)] = q
-            else:                                           # one temp slot, shared by every node given it
-                buf = TBuf(VECCALC, name=f"{label} temp")
-                self.pipe.InitBuffer(buf, slot_bytes)
-                for _, user, _ in owners[slot]:
-                    self.bufs[(id(user), 0)] = buf
+        pipe = self.pipe
+        for kind, name, keys in _pool_layout(dag, scalar_inputs, ub_brc):    # the same for every core
+            if kind == 0:                                   # a queue of one block
+                q = TQue(VECIN if keys[1] else VECOUT, 1, name=name)
+                pipe.InitBuffer(q, 1, slot_bytes)
+                self.ques[keys[0]] = q
+            else:                                           # a TBuf: a cache, a scalar input or a shared temp
+                buf = TBuf(VECCALC, name=name)
+                pipe.InitBuffer(buf, slot_bytes)
+                if kind == 1:
+                    self.cache[keys[0]] = buf
+                else:
+                    for key in keys:
+                        self.bufs[key] = buf
+
+
+_last_layout: list[tuple[Any, ...]] = []
+
+
+def _pool_layout(dag: Dag, scalar_inputs: set[int], ub_brc: bool) -> list[tuple[int, str, Any]]:
+    """The pool's buffers in UB order, without the core: (0, name, ((id(node), ping/pong), is_copy_in)) for a
+    one-block queue, (1, name, (id(CopyInBrc),)) for a UB-broadcast cache, (2, name, keys) for a TBuf given to
+    ``keys`` (a scalar input's slot, or one temp slot shared by every node given it). It depends only on the DAG,
+    which inputs are scalars and the schedule, which every core of a launch shares, so it is worked out once
+    (the last one is kept)."""
+    key = (frozenset(scalar_inputs), ub_brc)
+    if _last_layout and _last_layout[0][0] is dag and _last_layout[0][1] == key:
+        return _last_layout[0][2]
+    slots = dag.ub_broadcast_slots if ub_brc else dag.slots
+    owners: dict[int, list[tuple[str, Node, int]]] = {}
+    for node in dag.funlist:
+        s = slots.get(id(node))
+        if s is None:
+            continue
+        for slot, pp in ((s.ping, 0), (s.pong, 1)) if s.pong is not None else ((s.ping, 0),):
+            owners.setdefault(slot, []).append((s.kind, node, pp))
+        if ub_brc and id(node) in dag.cache_slots:
+            owners.setdefault(dag.cache_slots[id(node)].ping, []).append(("cache", node, 0))
+    layout: list[tuple[int, str, Any]] = []
+    for slot in sorted(owners):
+        kind, node, pp = owners[slot][0]
+        label = f"slot{slot}"
+        if kind == "cache":                             # persistent: kept across tiles (never released)
+            layout.append((1, f"{label} In{node.inputs[0].index} broadcast", (id(node),)))
+        elif kind == "MTE2" and node.inputs[0].index in scalar_inputs:
+            layout.append((2, f"{label} In{node.inputs[0].index} scalar", ((id(node), pp),)))
+        elif kind in ("MTE2", "MTE3"):
+            name = (f"{label} In{node.inputs[0].index}" if kind == "MTE2" else f"{label} out") + \
+                   (" pong" if pp else " ping")
+            layout.append((0, name, ((id(node), pp), kind == "MTE2")))
+        else:                                           # one temp slot, shared by every node given it
+            layout.append((2, f"{label} temp", tuple((id(user), 0) for _, user, _ in owners[slot])))
+    _last_layout[:] = [(dag, key, layout)]
+    return layout
 
 
 _last_blueprint: list[tuple[Any, ...]] = []
@@ -198,6 +220,21 @@ def _blueprint(dag: Dag, pool: _Pool, scalar_inputs: set[int]) -> list[tuple[Any
     return specs
 
 
+_last_kernels: list[tuple[Any, ...]] = []
+
+
+def _kernels(dag: Dag, td: Any, specs: list[tuple[Any, ...]]) -> dict[int, tuple[Any, Any]]:
+    """Each compute node's AscendC call and extra argument (:meth:`_Walker._kernel`), by ``id(node)``. They depend
+    only on the DAG and the tiling's scalars, which every core of a launch shares (``GET_TILING_DATA`` gives them
+    all one struct), so they are worked out once (the last one is kept)."""
+    if _last_kernels and _last_kernels[0][0] is dag and _last_kernels[0][1] is td and _last_kernels[0][2] is specs:
+        return _last_kernels[0][3]
+    scalars = {v.index: td.scalar(v.index, v.dtype) for v in dag.vars}
+    kernels = {id(spec[1]): _Walker._kernel(spec[1], scalars) for spec in specs if spec[0] == _Walker.COMPUTE}
+    _last_kernels[:] = [(dag, td, specs, kernels)]
+    return kernels
+
+
 class _Walker:
     """Walks ``dag.funlist`` for one tile (the body of ``BroadcastSch::Process``). The walk is planned once
     per core: each node's kind, the positions of its inputs, its ping/pong buffers and the copy-in slots
@@ -209,11 +246,12 @@ class _Walker:
                  scalar_inputs: set[int]):
         self.ins, self.outs = ins, outs
         self.scalar_values: dict[int, Any] = {}
-        scalars = {v.index: td.scalar(v.index, v.dtype) for v in dag.vars}
         ques, bufs = pool.ques, pool.bufs
         self.plan: list[tuple[Any, ...]] = []
         self.in_queues: dict[int, tuple[TQue, TQue]] = {}
-        for spec in _blueprint(dag, pool, scalar_inputs):             # the same for every core of a launch
+        specs = _blueprint(dag, pool, scalar_inputs)                  # the same for every core of a launch
+        kernels = _kernels(dag, td, specs)
+        for spec in specs:
             kind, node, nid = spec[0], spec[1], id(spec[1])
             if kind == self.COPY_BRC:                   # UB-broadcast: copy, then Broadcast into the cache
                 self.plan.append((kind, node, spec[2], (ques[(nid, 0)], ques[(nid, 1)]), pool.cache[nid]))
@@ -228,7 +266,7 @@ class _Walker:
             else:
                 _, _, inputs, frees, deques = spec
                 out_q = (ques[(nid, 0)], ques[(nid, 1)]) if (nid, 0) in ques else None
-                fn, arg = self._kernel(node, scalars)
+                fn, arg = kernels[nid]
                 self.plan.append((kind, node, inputs, tuple((j, self.in_queues[j]) for j in frees), out_q,
                                   bufs.get((nid, 0)), fn, node.dtype,
                                   tuple((j, self.in_queues[j], dt) for j, dt in deques), arg))
