@@ -220,10 +220,12 @@ def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadPara
 
 def _copy_fast(dst: Any, src: Any, nbytes: int) -> bool:
     """DataCopyPad of whole 32-byte blocks with tracing off, when every check of :func:`_copy` would pass with
-    nothing to report (the common case of every tile): a live, clean UB tensor, 32-byte aligned, held by the
-    copy's pipe or free to it, nothing poisoned pending, and the GM span inside its live tensor, element-aligned
-    (``GlobalTensor.gm_slice``'s fast answer). Then it does what :func:`_copy` would -- the same state changes
-    in the same order, the same timing -- and returns True; otherwise it changes nothing and returns False."""
+    nothing to report (the common case of every tile): a live UB tensor, 32-byte aligned, held by the copy's pipe or
+    free to it, nothing poisoned pending, clean (a copy to GM) or written by this copy (a copy to UB: the sanitizer's
+    ``ub_access`` records the write, as ``_span`` would have it do), and the GM span inside its live tensor,
+    element-aligned (``GlobalTensor.gm_slice``'s fast answer). Then it does what :func:`_copy` would -- the same
+    state changes in the same order, the same timing -- and returns True; otherwise it changes nothing and returns
+    False."""
     if dst.__class__ is LocalTensor:
         local, gm, pipe = dst, src, "MTE2"
     else:
@@ -234,21 +236,30 @@ def _copy_fast(dst: Any, src: Any, nbytes: int) -> bool:
     r = local.region
     item = local.dtype.itemsize
     count = nbytes // item
-    if (ctx.record or r is None or not r.clean or count > local.size or not local.life.alive or local.offset % 32
+    if (ctx.record or r is None or count > local.size or not local.life.alive or local.offset % 32
             or gm.dtype.itemsize != item):
         return False
     owner = r.owner
     if not (owner is None or owner == pipe) or (pipe == "MTE2" and ctx.taint is not None):
         return False
+    clean = r.clean
+    if not clean and pipe == "MTE3":                 # a read of a buffer not known clean: the sanitizer's checks
+        return False
     alloc, start, arg_start = gm._alloc, gm._start, gm._arg_start
-    typed = gm._typed[0]
     end = start + nbytes
-    if (typed is None or alloc is None or start % item or start < arg_start or end > arg_start + gm._arg_nbytes
+    if (alloc is None or start % item or start < arg_start or end > arg_start + gm._arg_nbytes
             or alloc.freed):
         return False
+    typed = gm._typed[0]
+    if typed is None:                                # gm_slice's view of the allocation, made as it makes it
+        buf = alloc.buffer
+        typed = gm._typed[0] = buf[:buf.size - buf.size % item].view(gm.dtype)
     cost = ctx.cost
     if pipe == "MTE2":
         r.owner, r.wrote = pipe, True
+        if not clean:                                # a buffer's first writes: the sanitizer records them
+            a = local.offset * 8
+            sanitizer.ub_access(local, a, a + nbytes * 8, item * 8, "DataCopyPad", True, pipe)
         local.data[:count] = typed[start // item:end // item]
         cycles = cost._in_cache.get(nbytes)
         ctx.issue("MTE2", cost.copy_in(nbytes) if cycles is None else cycles)
