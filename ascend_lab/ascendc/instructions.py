@@ -566,6 +566,7 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
 
 # --- compare and select ------------------------------------------------------------------------------
 _CMP_FN = {int(k): v for k, v in _CMP.items()}
+_DAV_3510 = NpuArch.DAV_3510          # read once (an enum member's attribute lookup, every Compare)
 _UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 
 
@@ -638,14 +639,15 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     if not (dst.__class__ is src0.__class__ is src1.__class__ is LocalTensor):
         _check_local("Compare", dst, src0, src1)
     ctx = src0.ctx
-    key = ("Compare", src0.dtype, int(mode))
+    m = int(mode)
+    key = ("Compare", src0.dtype, m)
     if key not in ctx.api_checked:
-        sanitizer.check_compare(ctx, "Compare", _tile_of(src0, src1, dst), src0.dtype, int(mode))
+        sanitizer.check_compare(ctx, "Compare", _tile_of(src0, src1, dst), src0.dtype, m)
         ctx.api_checked.add(key)
     count = int(count)
     # the 950 compares every element (whole_repeats answers count there without a finding)
-    n = count if ctx.soc.npu_arch == NpuArch.DAV_3510 else sanitizer.whole_repeats(ctx, "Compare", src0, count)
-    cond = _CMP_FN[int(mode)](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
+    n = count if ctx.soc.npu_arch == _DAV_3510 else sanitizer.whole_repeats(ctx, "Compare", src0, count)
+    cond = _CMP_FN[m](_span(src0, n, "Compare", False), _span(src1, n, "Compare", False))
     # _pack, its common case (whole repeats: no tail bits to zero) inline
     packed = (_packbits(cond, bitorder="little") if not n % (REPEAT_BYTES // src0.dtype.itemsize)
               else _pack(cond, src0.dtype.itemsize))
@@ -653,6 +655,11 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1,
                  out_bytes=packed.size)
+
+
+#: Select's modes as plain ints (an enum member's attribute lookup costs more than the compare, every tile)
+_SPR, _TS, _TT = (int(SELMODE.VSEL_CMPMASK_SPR), int(SELMODE.VSEL_TENSOR_SCALAR_MODE),
+                  int(SELMODE.VSEL_TENSOR_TENSOR_MODE))
 
 
 def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any, sel_mode: SELMODE,
@@ -678,13 +685,13 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         sanitizer.check_select(ctx, tile, dst.dtype, sel_mask.dtype, mode)
         scratch = None
         if mode:
-            scratch = select_scratch(ctx.soc, 4 if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE else dst.dtype.itemsize)
+            scratch = select_scratch(ctx.soc, 4 if mode == _TT else dst.dtype.itemsize)
             if scratch is not None and sanitizer.check_select_scratch(ctx, tile, mode, scratch):
-                _write_scratch(ctx, scratch, dst.dtype, src1 if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE else None,
+                _write_scratch(ctx, scratch, dst.dtype, src1 if mode == _TS else None,
                                sel_mask.offset)
         if scratch is None:             # no scratch on this SoC: nothing here depends on the UB plan either
             ctx.api_checked.add(key)
-    if mode == SELMODE.VSEL_CMPMASK_SPR:
+    if mode == _SPR:
         per = REPEAT_BYTES // dst.dtype.itemsize
         first = _unpackbits(_mask_span(sel_mask, per, "Select", False), count=per, bitorder="little")
         if ctx.taint is not None:          # element i uses bit i % per: repeat the poisoned bits over the count
@@ -693,7 +700,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         lanes = None
     else:
         raw = _mask_span(sel_mask, count, "Select", False)
-        if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE or mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
+        if mode == _TT or mode == _TS:
             bits = None                                 # one gather: mask byte -> 8 all-ones/all-zeros lanes
             lanes = _lane_masks(dst.dtype.itemsize).take(raw, axis=0).reshape(-1)[:count]
         else:
@@ -701,7 +708,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     ui = _UINT[dst.dtype.itemsize]
     # lanes are all-ones where the mask bit is 1, all-zeros elsewhere: ``a & lanes`` keeps a's raw bits there
     a = _span(src0, count, "Select", False).view(ui)
-    if mode == SELMODE.VSEL_TENSOR_SCALAR_MODE:
+    if mode == _TS:
         other = _scalar(dst.dtype, src1)
         # a numpy scalar reinterprets in one call; anything else (an ml_dtypes scalar) through a 0-d array
         other_bits = other.view(ui) if isinstance(other, np.generic) and other.dtype.itemsize == ui.itemsize \
@@ -714,7 +721,7 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         b = _span(src1, count, "Select", False).view(ui)
         label = lambda: src1.buffer  # noqa: E731
     d = _span(dst, count, "Select", True).view(ui)
-    if mode != SELMODE.VSEL_TENSOR_SCALAR_MODE:
+    if mode != _TS:
         # lanes all-ones where the bit is 1: b ^ ((a ^ b) & lanes) is a's bits there, b's elsewhere
         if lanes is None:
             lanes = bits.astype(ui)
@@ -737,8 +744,8 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     _vector_done(ctx, "Select", dst, count, dst.dtype.itemsize,
                  lambda: f"{dst.buffer} = mask {sel_mask.buffer} ? {src0.buffer} : {label()} "
                          f"({SELMODE(mode).name})", src0, sel_mask,
-                 reads=(src0, src1) if mode == SELMODE.VSEL_TENSOR_TENSOR_MODE else (src0,),
-                 mask=None if mode == SELMODE.VSEL_CMPMASK_SPR else sel_mask)   # mode 0: mask in CMPMASK
+                 reads=(src0, src1) if mode == _TT else (src0,),
+                 mask=None if mode == _SPR else sel_mask)   # mode 0: mask in CMPMASK
 
 
 @cache
