@@ -7,12 +7,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+from typing import Any
+
 import numpy as np
 import pytest
 from matplotlib.text import Text
 
+import ascend_lab as al
 from ascend_lab import viz
 from ascend_lab.atvoss import CopyInBrc, CopyOut, Dag, Duplicate, In, Mul
+from ascend_lab.ops import registry
 from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.relu_grad.op_kernel import main as rg
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
@@ -63,12 +67,13 @@ def test_plot_dag_renders_every_node(dag: Dag) -> None:
     assert png_bytes(fig)[:4] == b"\x89PNG"
 
 
-def test_template_lanes_count_tiles_in_program_order() -> None:
+def test_template_lanes_keep_the_traces_tiles() -> None:
     run, meta = sa.pipeline_run("threshold_grad_v2_d", 10**8, "float32", "Ascend950PR", kernel="main", max_tiles=4)
     raw = viz.lanes(run)
     ln = vd.template_lanes(run)
-    assert raw.tiles == 2 and ln.tiles == 4          # the trace numbers ping and pong blocks separately
-    assert [(b.pipe, b.start, b.end) for b in ln.bars] == [(b.pipe, b.start, b.end) for b in raw.bars]
+    assert raw.tiles == ln.tiles == 4 == run.trace.cores[0].tiles    # the trace itself numbers tiles 0..3
+    assert ln.bars == raw.bars
+    assert [b.tile for b in ln.bars] == sorted(b.tile for b in ln.bars)   # a tile's work, then the next tile's
     copies = [b for b in ln.bars if b.pipe == "MTE3"]
     assert [b.tile for b in copies] == [0, 1, 2, 3]
     for b in ln.bars:                                # a tile's copies use its ping (even) or pong (odd) slots
@@ -106,3 +111,51 @@ def test_template_tile_map_covers_the_output(case: tuple) -> None:
     assert full == {tm.tile_elems}
     assert all(s.length < tm.tile_elems for s in tm.segments if s.tail)
     assert png_bytes(vd.plot_template_tile_map(td, op, dtype, n))[:4] == b"\x89PNG"
+
+
+def _assert_tiles_in_order(run: Any, counts: list[int]) -> None:
+    """Every core's events carry tiles 0..n-1 in program order, n being that core's tile count in the tiling."""
+    trace = run.trace
+    cores = sorted({e.core for e in trace.events})
+    assert cores == list(range(len(counts)))
+    for c in cores:
+        tiles = [e.tile for e in trace.events if e.core == c]
+        assert None not in tiles, c
+        assert tiles == sorted(tiles) and set(tiles) == set(range(counts[c])), (c, tiles)
+        assert trace.cores[c].tiles == counts[c]          # one CopyOut per tile (one output)
+    # the timeline viewer's slices carry the same tiles
+    slices = [ev for ev in trace.to_chrome_trace()["traceEvents"] if ev["ph"] == "X"]
+    for c in cores:
+        tiles = [ev["args"]["tile"] for ev in slices if ev["pid"] == c]
+        assert tiles == sorted(tiles) and set(tiles) == set(range(counts[c])), c
+
+
+@pytest.mark.parametrize("op", ["threshold_grad_v2_d", "relu_grad"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("n", [3_000_001, 8_000_003])
+def test_template_trace_numbers_tiles_like_the_loop(op: str, dtype: Any, n: int) -> None:
+    """The one-dim schedules (201/202): tile i of a core -- its copies, every vector instruction (also a Duplicate
+    before the tile's first DeQue) and its queue calls -- is tile i in the trace, not the ping/pong block's count."""
+    rng = np.random.default_rng(n)
+    g, x = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    run, _ = sa.run_kernel(op, g, x, soc="Ascend950PR", kernel="main", record=True)
+    k = registry.get(op).kernel("main")
+    counts = [r["tile_num"] for r in k.core_ranges(run.tiling)]
+    assert max(counts) > 2                              # ping and pong both reused
+    _assert_tiles_in_order(run, counts)
+
+
+@pytest.mark.parametrize("shapes", [((4096, 512), (1, 512), np.float16), ((4096, 512), (1, 512), np.float32),
+                                    ((3000, 7, 129), (1, 7, 1), np.float32)], ids=str)
+def test_template_broadcast_trace_numbers_tiles_like_the_loop(shapes: tuple) -> None:
+    """The broadcast schedules (UB-broadcast 102, NDDMA 1): the same numbering, one tile per UB loop."""
+    gs, xs, dt = shapes
+    rng = np.random.default_rng(1)
+    g, x = rng.standard_normal(gs).astype(dt), rng.standard_normal(xs).astype(dt)
+    r = al.threshold_backward(g, x, 0.1, soc="Ascend950PR", trace=True)
+    assert r.ok, r.messages
+    run = r.kernel_runs[0]
+    k = registry.get("threshold_grad_v2_d").kernel("main")
+    counts = [c["tile_num"] for c in k.core_ranges(run.tiling, dt)]
+    assert max(counts) > 2
+    _assert_tiles_in_order(run, counts)

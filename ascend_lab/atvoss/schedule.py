@@ -247,6 +247,11 @@ class _Walker:
         self.ins, self.outs = ins, outs
         self.scalar_values: dict[int, Any] = {}
         ques, bufs = pool.ques, pool.bufs
+        self.ctx = current()
+        # the ping (even tiles) and pong (odd tiles) queues: each is one block, so its own AllocTensor count
+        # would number tiles 0, 0, 1, 1, ...; tile() gives each the walker's tile index instead
+        self.slot_queues: tuple[tuple[TQue, ...], tuple[TQue, ...]] = (
+            tuple(q for (_, pp), q in ques.items() if pp == 0), tuple(q for (_, pp), q in ques.items() if pp == 1))
         self.plan: list[tuple[Any, ...]] = []
         self.in_queues: dict[int, tuple[TQue, TQue]] = {}
         specs = _blueprint(dag, pool, scalar_inputs)                  # the same for every core of a launch
@@ -305,6 +310,12 @@ class _Walker:
         UB-broadcast: ``expand(node)`` gives ``fn(dst, raw)``, the Broadcast of a copied tile into the node's
         persistent slot, or None when that slot still holds this tile (then nothing is copied)."""
         pp = i & 1
+        # every event of this tile carries tile i, as a hand-written kernel's loop index: the slot queues' next
+        # AllocTensor/DeQue number (the sanitizer's too) and the vector unit's tile (a Duplicate or a TBuf temp
+        # before the tile's first DeQue would otherwise take the previous tile's)
+        self.ctx.current_tile = i
+        for q in self.slot_queues[pp]:
+            q.allocs = q.deques = i
         vals = self.vals                                # a step's entry is set before any later step reads it
         temps = self.temps
         ins = self.ins

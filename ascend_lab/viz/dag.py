@@ -6,10 +6,9 @@ run that the generic figures cannot give (tiles of a ping/pong schedule, the tem
   buffer slot (ping/pong for copies, a shared temp otherwise) and the live-buffer count; the figure draws
   exactly those nodes and edges, coloured by the pipe that fills the node's buffer (CopyIn: MTE2, compute:
   V, CopyOut: MTE3);
-* :func:`template_lanes` / :func:`plot_template_pipeline` -- the MTE2 / V / MTE3 lanes of a template run with
-  each instruction given the tile it belongs to. The template keeps one single-block queue per ping slot and
-  one per pong slot, so the trace's own tile index (a queue's allocation count) is the same for tiles 0
-  and 1; the schedule walks the DAG tile by tile, so in program order a tile ends with its CopyOut(s);
+* :func:`template_lanes` / :func:`plot_template_pipeline` -- the MTE2 / V / MTE3 lanes of a template run,
+  each instruction coloured by the tile it belongs to (the trace's own tile index: the walker numbers its
+  ping/pong queues' tiles by its loop index, as a hand-written kernel's loop does), titled with the schedule;
 * :func:`template_tile_map` / :func:`plot_template_tile_map` -- a :class:`.data.TileMap` of a
   ``BroadcastBaseTiling`` result from the op's ``core_ranges`` (one-dim 201/202 and the general broadcast
   schedules), drawn by the ordinary tile-map figure.
@@ -21,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -157,31 +156,20 @@ def _trace_of(source: Any) -> Any:
 
 
 def template_lanes(source: Any, cores: Sequence[int] | None = None) -> D.Lanes:
-    """:func:`.data.lanes` of a template run with every bar's tile counted in program order: tile t is
-    everything the core issues after the CopyOut(s) of tile t - 1 (``#outputs`` MTE3 copies per tile)."""
+    """:func:`.data.lanes` of a template run, titled with its schedule (schMode) and ping/pong slots. Every bar
+    keeps the trace's tile: the walker gives each event of tile i tile i."""
     trace = _trace_of(source)
-    dag = trace.meta.get("dag")
-    if not isinstance(dag, Dag):
+    if not isinstance(trace.meta.get("dag"), Dag):
         raise TypeError("template_lanes reads a run of the atvoss template (its trace names the DAG it walked)")
     base = D.lanes(trace, cores)
-    bars, it = [], iter(base.bars)
-    for c in base.cores:
-        done = 0
-        for e in trace.events:
-            if e.core != c:
-                continue
-            if e.pipe in D.LANE_PIPES:
-                bars.append(replace(next(it), tile=done // dag.output_size))
-            if e.pipe == "MTE3":
-                done += 1
-    tiles = 1 + max((b.tile for b in bars), default=-1)
+    tiles = base.tiles
     span = max(base.makespan.values(), default=0.0)
     flavour = trace.meta.get("kernel_flavour", "?")
     many = len(base.cores) > 1
     title = (f"{trace.kernel} ({flavour} kernel, atvoss schMode {trace.meta.get('sch_mode')}) on {trace.soc}: pipes "
              f"of core{'s' if many else ''} {', '.join(map(str, base.cores))}, {tiles} tile{'s' if tiles != 1 else ''}"
              f"{' per core' if many else ''}, even tiles in the ping slots, odd in the pong slots: {span:,.0f} cycles")
-    return D.Lanes(bars, base.cores, base.makespan, base.busy, tiles, 2, title)
+    return D.Lanes(base.bars, base.cores, base.makespan, base.busy, tiles, 2, title)
 
 
 def plot_template_pipeline(source: Any, cores: Sequence[int] | None = None, note: str = "") -> Figure:
