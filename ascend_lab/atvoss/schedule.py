@@ -42,6 +42,7 @@ around here only:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -480,34 +481,43 @@ def broadcast_sch(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> No
     raise NotImplementedError(f"schMode {sch_mode} (the non-contiguous templates 301-305) is not modelled")
 
 
+def _ub_loops(td: Any, core: int) -> Iterator[tuple[int, list[int], int, int, int]]:
+    """One core's UB loops in the NDDMA and UB-broadcast schedules (``BroadcastGetAxesIndices``): loop ``i`` of
+    ``blockFormer`` (last core ``blockTail``) is fused index ``core * blockFormer + i``, which splits into the
+    split-axis index (``ubOuter`` of them, the last ``ubTail`` long, the others ``ubFormer``) and the outer dims'
+    indices. Yields ``(i, outer, split_idx, split_len, out_off)``, ``out_off`` the output's GM offset."""
+    rank, axis = td.shapeLen, td.ubSplitAxis
+    dims = td.array("outputDims")[:rank]
+    out_strides = td.array("outputStrides")[:rank]
+    n_loops = td.blockTail if core == td.blockNum - 1 else td.blockFormer
+    first = core * td.blockFormer
+    outer_dims = dims[:axis]
+    for i in range(n_loops):
+        split_idx, rest = (first + i) % td.ubOuter, (first + i) // td.ubOuter
+        outer = [int(o) for o in np.unravel_index(rest, outer_dims)] if outer_dims else []
+        split_len = td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer
+        out_off = sum(o * s for o, s in zip(outer, out_strides, strict=False)) + \
+            split_idx * td.ubFormer * out_strides[axis]
+        yield i, outer, split_idx, split_len, out_off
+
+
 def _nddma(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor], core: int) -> None:
     """schMode 1/2 (``broadcast_sch_nddma.h``): ``blockFormer`` (last core ``blockTail``) UB loops of the
     fused outer index; the split axis is ``ubTail`` long on the last ub-outer index, ``ubFormer`` otherwise."""
     rank, axis = td.shapeLen, td.ubSplitAxis
-    dims = td.array("outputDims")[:rank]
-    out_strides = td.array("outputStrides")[:rank]
     in_strides = {node.inputs[0].index: td.array("inputBrcStrides", pos)[:rank]
                   for pos, node in enumerate(dag.copy_ins)}
-    inner = dims[axis + 1:]
+    inner = td.array("outputDims")[:rank][axis + 1:]
     pool = _Pool(dag, td.elemNum * dag.max_dtype_bytes, set())
     walker = _Walker(dag, pool, ins, outs, td, set())
-    last_core = core == td.blockNum - 1
-    n_loops = td.blockTail if last_core else td.blockFormer
-    first = core * td.blockFormer
-    outer_dims = dims[:axis]
-    for i in range(n_loops):
-        u = first + i
-        split_idx, rest = u % td.ubOuter, u // td.ubOuter
-        outer = list(np.unravel_index(rest, outer_dims)) if outer_dims else []
-        split_len = td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer
+    for i, outer, split_idx, split_len, out_off in _ub_loops(td, core):
         split_start = split_idx * td.ubFormer
         length = split_len * math.prod(inner)
-        out_off = sum(int(o) * s for o, s in zip(outer, out_strides, strict=False)) + split_start * out_strides[axis]
 
         def copy_in(node: Node, dst: LocalTensor, gm: GlobalTensor, outer: list = outer,
                     split_start: int = split_start, split_len: int = split_len, length: int = length) -> None:
             st = in_strides[node.inputs[0].index]
-            base = sum(int(o) * s for o, s in zip(outer, st, strict=False)) + split_start * st[axis]
+            base = sum(o * s for o, s in zip(outer, st, strict=False)) + split_start * st[axis]
             wdims, wst = [split_len, *inner], st[axis:]
             if all(s != 0 for s in wst) and wst == _dense(wdims):
                 _contiguous(node, dst, gm, base, length)       # nothing broadcast in this window
@@ -533,25 +543,14 @@ def _ub_broadcast(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalT
 
     The compute nodes then run on ``ubSplitSize * outputStrides[split]`` elements and CopyOut writes them."""
     rank, axis = td.shapeLen, td.ubSplitAxis
-    dims = td.array("outputDims")[:rank]
     out_strides = td.array("outputStrides")[:rank]
     brc = {id(node): (td.array("inputBrcDims", pos)[:rank], td.array("inputBrcStrides", pos)[:rank])
            for pos, node in enumerate(dag.copy_ins)}
-    inner = dims[axis + 1:]
+    inner = td.array("outputDims")[:rank][axis + 1:]
     const_rank = -1 if sch_mode == 109 else rank - axis
     pool = _Pool(dag, td.elemNum * dag.max_dtype_bytes, set(), ub_brc=True)
     walker = _Walker(dag, pool, ins, outs, td, set())
-    last_core = core == td.blockNum - 1
-    n_loops = td.blockTail if last_core else td.blockFormer
-    first = core * td.blockFormer
-    outer_dims = dims[:axis]
-    for i in range(n_loops):
-        u = first + i
-        split_idx, rest = u % td.ubOuter, u // td.ubOuter
-        outer = [int(o) for o in np.unravel_index(rest, outer_dims)] if outer_dims else []
-        split_len = td.ubTail if split_idx == td.ubOuter - 1 else td.ubFormer
-        out_off = sum(o * s for o, s in zip(outer, out_strides, strict=False)) + \
-            split_idx * td.ubFormer * out_strides[axis]
+    for i, outer, split_idx, split_len, out_off in _ub_loops(td, core):
 
         def window(node: Node, outer: list[int] = outer, split_idx: int = split_idx,
                    split_len: int = split_len) -> tuple[int, int, tuple[int, ...]]:

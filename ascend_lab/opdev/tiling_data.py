@@ -105,6 +105,32 @@ def ceil_div(x: int, y: int) -> int:
     return x if y == 0 else (x + y - 1) // y
 
 
+def block_factor_ranges(total: int, block_factor: int, ub_factor: int, block_dim: int, itemsize: int,
+                        tiles: bool = True) -> list[dict[str, Any]]:
+    """The ``core_ranges`` rows of a kernel that splits ``total`` elements into ``block_factor`` per core and
+    each core's share into tiles of ``ub_factor`` (a shorter last tile), moving exact byte counts: core ``i``
+    starts at ``block_factor * i``; cores left with nothing return at once and are not listed; ``padding`` is 0.
+    Shared by the 950 HardSigmoidGrad and the TBE elementwise schedule, whose splits are the same; each caller
+    checks ``ub_factor`` first and says why it could be 0."""
+    out = []
+    for core in range(block_dim):
+        offset = block_factor * core
+        data_num = min(block_factor, total - offset)
+        if data_num <= 0:
+            continue
+        tile_num = ceil_div(data_num, ub_factor)
+        entry: dict[str, Any] = {
+            "core": core, "kind": "big" if data_num == block_factor else "small", "offset": offset,
+            "data_num": data_num, "tile_num": tile_num, "tail": data_num - (tile_num - 1) * ub_factor,
+            "padded_end": offset + data_num, "padding": 0, "bytes": data_num * itemsize,
+        }
+        if tiles:
+            entry["tiles"] = [(i, offset + i * ub_factor, min(ub_factor, data_num - i * ub_factor))
+                              for i in range(tile_num)]
+        out.append(entry)
+    return out
+
+
 def floor_align(x: int, align: int) -> int:
     """``Ops::Base::FloorAlign``: ``x`` rounded down to a multiple of ``align``; ``FloorAlign(x, 0) == 0``."""
     return 0 if align == 0 else (x // align) * align

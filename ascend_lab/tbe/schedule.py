@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..acl.types import as_acl_dtype
 from ..acl.types import dtype_itemsize as itemsize
-from ..opdev.tiling_data import TilingData, TilingError, ceil_div, int32, require_count
+from ..opdev.tiling_data import TilingData, TilingError, block_factor_ranges, ceil_div, int32, require_count
 
 if TYPE_CHECKING:
     from .dsl import Compute
@@ -202,23 +202,7 @@ def core_ranges(td: TilingData, dtype: Any = None, n: int | None = None, *,
     if total > 0 and ub_factor <= 0:
         raise TilingError(f"ubFactor is {ub_factor}: the kernel would loop forever")
     size = itemsize(dtype) if dtype is not None else 4
-    out = []
-    for core in range(td.blockDim):
-        offset = factor * core
-        data_num = min(factor, total - offset)
-        if data_num <= 0:
-            continue
-        tile_num = ceil_div(data_num, ub_factor)
-        entry: dict[str, Any] = {
-            "core": core, "kind": "big" if data_num == factor else "small", "offset": offset,
-            "data_num": data_num, "tile_num": tile_num, "tail": data_num - (tile_num - 1) * ub_factor,
-            "padded_end": offset + data_num, "padding": 0, "bytes": data_num * size,
-        }
-        if tiles:
-            entry["tiles"] = [(i, offset + i * ub_factor, min(ub_factor, data_num - i * ub_factor))
-                              for i in range(tile_num)]
-        out.append(entry)
-    return out
+    return block_factor_ranges(total, factor, ub_factor, td.blockDim, size, tiles)
 
 
 def op_tiling(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence[str], n: int, dtype: Any,

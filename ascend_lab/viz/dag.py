@@ -35,7 +35,7 @@ from ..dtypes import as_acl_dtype, itemsize
 from ..ops import registry
 from . import data as D
 from . import style as S
-from .figures import _legend, draw_lanes, draw_tile_map, wrap
+from .figures import _legend, draw_lanes, tile_map_figure, wrap
 
 __all__ = ["DagGraph", "DagNode", "dag_graph", "plot_dag", "plot_template_pipeline", "plot_template_tile_map",
            "template_lanes", "template_tile_map"]
@@ -225,10 +225,4 @@ def template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> D.T
 
 def plot_template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> Figure:
     """:func:`template_tile_map` drawn by the ordinary tile-map figure (cores on top, each core's tiles below)."""
-    tm = template_tile_map(td, op, dtype, n)
-    with S.rc():
-        fig = S.new_figure(S.PAGE_WIDTH, 3.2 + min(len(tm.cores), 48) * 0.05)
-        top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4])
-        draw_tile_map(tm, top, bottom, own=True)
-        fig.suptitle(wrap(tm.title, fontsize=S.TITLE), fontsize=S.TITLE)
-    return fig
+    return tile_map_figure(template_tile_map(td, op, dtype, n))

@@ -148,7 +148,11 @@ def plot_tile_map(source: Any, dtype: Any = None, n: int | None = None, *, range
     ``dtype`` and ``n`` for bytes and padding (a Run supplies both). ``ranges``/``tile_field``: see
     :func:`.data.tile_map` (a tiling of an op that is not registered).
     """
-    tm = D.tile_map(source, dtype, n, ranges=ranges, tile_field=tile_field)
+    return tile_map_figure(D.tile_map(source, dtype, n, ranges=ranges, tile_field=tile_field))
+
+
+def tile_map_figure(tm: D.TileMap) -> Figure:
+    """A figure of its own for a tile map's data (cores on top, each core's tiles below), whoever computed it."""
     with S.rc():
         fig = S.new_figure(S.PAGE_WIDTH, 3.2 + min(len(tm.cores), 48) * 0.05)
         top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4])

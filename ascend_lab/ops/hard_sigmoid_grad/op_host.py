@@ -20,6 +20,7 @@ from ...opdev.op_def import Attr, Input, OpDef, Output, infer_shape_same_as_inpu
 from ...opdev.tiling_data import (
     TilingData,
     TilingError,
+    block_factor_ranges,
     ceil_div,
     float32,
     floor_align,
@@ -180,20 +181,4 @@ def core_ranges(td: TilingData, dtype: Any = None, n: int | None = None, *, tile
         raise TilingError(f"ubFactor is {ub_factor}: the kernel would loop forever; the experimental "
                           "tiling does not check this (the main-tree one fails), so pick a larger ub_size")
     size = itemsize(dtype) if dtype is not None else _ITEMSIZE_BY_KEY.get(td.tilingKey, 4)
-    out = []
-    for core in range(td.blockDim):
-        offset = factor * core
-        data_num = min(factor, total - offset)
-        if data_num <= 0:
-            continue
-        tile_num = ceil_div(data_num, ub_factor)
-        entry: dict[str, Any] = {
-            "core": core, "kind": "big" if data_num == factor else "small", "offset": offset,
-            "data_num": data_num, "tile_num": tile_num, "tail": data_num - (tile_num - 1) * ub_factor,
-            "padded_end": offset + data_num, "padding": 0, "bytes": data_num * size,
-        }
-        if tiles:
-            entry["tiles"] = [(i, offset + i * ub_factor, min(ub_factor, data_num - i * ub_factor))
-                              for i in range(tile_num)]
-        out.append(entry)
-    return out
+    return block_factor_ranges(total, factor, ub_factor, td.blockDim, size, tiles)
