@@ -60,7 +60,13 @@ upper bound).
 
 from __future__ import annotations
 
+import builtins
+import enum
+import itertools
+import keyword
+import linecache
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -138,22 +144,73 @@ def _round_up(a: int, b: int) -> int:
     return -(-a // b) * b
 
 
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """A step's tensor operand: position ``at`` in the kernel's operand list (a slot's tensor for ``at >= 0``,
+    view ``-1 - at`` of :attr:`Program.views` otherwise)."""
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Length:
+    """A step's count operand, from the tile's element count ``n``: ``-(-n // per) * scale`` -- ``n`` itself
+    (:data:`N`), whole 256-byte repeats of ``per`` elements (``Length(per, per)``) or the uint16 words of a
+    bit-mask (``Length(256, 16)``)."""
+    per: int = 1
+    scale: int = 1
+
+    def of(self, n: int) -> int:
+        return n if self.per == 1 and self.scale == 1 else -(-n // self.per) * self.scale
+
+
+N = Length()
+
+
+@dataclass(frozen=True)
+class Step:
+    """One instruction of the plan: ``fn(*args)`` per tile, each arg an :class:`Operand`, a :class:`Length` or a
+    constant (a scalar already converted to the instruction's dtype, a mode). Calling a step with the operand
+    list and ``n`` runs it -- the interpreter; :meth:`Program.kernel_source` writes the same calls out as code."""
+    fn: Callable[..., None]
+    args: tuple[Any, ...]
+
+    def __call__(self, bufs: list[Any], n: int) -> None:
+        self.fn(*[bufs[a.at] if type(a) is Operand else a.of(n) if type(a) is Length else a for a in self.args])
+
+
 @dataclass
 class Program:
     """A lowered description: the buffers (:attr:`slots`, inputs first, then the output, then temporaries)
-    and the instruction steps. ``listing`` is the plan as text (one line per instruction)."""
+    and the instruction steps. ``listing`` is the plan as text (one line per instruction);
+    :meth:`kernel_source` is the kernel's tile body as the Python the kernel runs."""
     compute: Compute
     soc: SocInfo
     slots: list[Slot] = field(default_factory=list)
-    steps: list[Callable[[list[LocalTensor], int], None]] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
     listing: list[str] = field(default_factory=list)
     #: operands seen as another element type than their slot's, as (slot, dtype): a step reads view ``k`` at
     #: ``bufs[-1 - k]`` (made once for a temporary, per tile for a queue block; see ``TbeElewiseKernel``)
     views: list[tuple[int, np.dtype]] = field(default_factory=list)
+    #: the compiled tile bodies, by which inputs broadcast (see :meth:`kernel_source`)
+    _bodies: dict[tuple[bool, ...], tuple[str, Callable[..., Any]]] = field(default_factory=dict, repr=False,
+                                                                          compare=False)
 
     @property
     def n_inputs(self) -> int:
         return len(self.compute.inputs)
+
+    def kernel_source(self, broadcast: Sequence[bool] | None = None) -> str:
+        """The Python source of this program's tile body -- ``CopyIn``, ``Compute`` and ``CopyOut`` with the
+        plan's instructions written out, bound to one kernel's queues and buffers by ``bind(self)`` -- for
+        inputs read as is, or broadcast where ``broadcast[k]`` is true. It is generated and compiled once per
+        program (as TBE's compiler emits one binary), and :class:`TbeElewiseKernel` runs it per tile."""
+        return self._body(tuple(broadcast) if broadcast is not None else (False,) * self.n_inputs)[0]
+
+    def _body(self, brc: tuple[bool, ...]) -> tuple[str, Callable[..., Any]]:
+        body = self._bodies.get(brc)
+        if body is None:
+            body = self._bodies[brc] = _compile_body(self, brc)
+        return body
 
 
 def build(compute: Compute, soc: str | SocInfo) -> Program:
@@ -243,9 +300,11 @@ class _Planner:
             self.p.views.append(key)
         return -1 - self.p.views.index(key)
 
-    def _emit(self, text: str, fn: Callable[[list[LocalTensor], int], None]) -> None:
+    def _emit(self, text: str, fn: Callable[..., None], *args: Any) -> None:
+        """One instruction: ``fn(*args)`` per tile, each arg an :class:`Operand` (a buffer), a :class:`Length`
+        (the tile's element count, or its repeats) or a constant; ``text`` is its line in the listing."""
         self.p.listing.append(text)
-        self.p.steps.append(fn)
+        self.p.steps.append(Step(fn, args))
 
     # -- one node -------------------------------------------------------------------------------------
     def _lower(self, i: int, t: Tensor) -> None:
@@ -272,12 +331,12 @@ class _Planner:
     def _op_broadcast(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         value = t.args[0]
         d, v = self._at(dst, dt), _typed(dt, value)
-        self._emit(f"Duplicate({self._name(dst)}, {value})", lambda b, n: Duplicate(b[d], v, n))
+        self._emit(f"Duplicate({self._name(dst)}, {value})", Duplicate, Operand(d), v, N)
 
     def _tensor_scalar(self, t: Tensor, dst: int, dt: np.dtype, instr: Any, src: int, value: Any) -> None:
         d, a, v = self._at(dst, dt), self._at(src, dt), _typed(dt, value)
         self._emit(f"{instr.__name__}({self._name(dst)}, {self._name(src)}, {value})",
-                   lambda b, n: instr(b[d], b[a], v, n))
+                   instr, Operand(d), Operand(a), v, N)
 
     def _op_vmuls(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         self._tensor_scalar(t, dst, dt, _TENSOR_SCALAR[t.op], self.loc[id(t.args[0])], t.args[1])
@@ -296,8 +355,8 @@ class _Planner:
             self._unsupported(t, "the simulator has no tensor-tensor Min/Max instruction; one operand must be "
                                  "a broadcast scalar (use vmins/vmaxs)")
         d, x, y = self._at(dst, dt), self._at(a, dt), self._at(b_, dt)
-        self._emit(f"Mul({self._name(dst)}, {self._name(a)}, {self._name(b_)})",
-                   lambda b, n: Mul(b[d], b[x], b[y], n))
+        self._emit(f"Mul({self._name(dst)}, {self._name(a)}, {self._name(b_)})", Mul, Operand(d), Operand(x),
+                   Operand(y), N)
 
     _op_vmin = _op_vmax = _op_vmul
 
@@ -309,12 +368,11 @@ class _Planner:
         m, si, d, sf = self._at(mask, _U8), self._at(src, iv), self._at(dst, dt), self._at(src, dt)
         zero, minus_one = iv.type(0), dt.type(-1)
         self._emit(f"CompareScalar({self._name(mask)}, {self._name(src)} as {iv.name}, 0, LT)   # sign bit",
-                   lambda b, n: CompareScalar(b[m], b[si], zero, CMPMODE.LT, -(-n // per) * per))
-        self._emit(f"Muls({self._name(dst)}, {self._name(src)}, -1)",
-                   lambda b, n: Muls(b[d], b[sf], minus_one, n))
+                   CompareScalar, Operand(m), Operand(si), zero, CMPMODE.LT, Length(per, per))
+        self._emit(f"Muls({self._name(dst)}, {self._name(src)}, -1)", Muls, Operand(d), Operand(sf), minus_one, N)
         self._emit(f"Select({self._name(dst)}, {self._name(mask)}, {self._name(dst)}, {self._name(src)}, "
                    "TENSOR_TENSOR)",
-                   lambda b, n: Select(b[d], b[m], b[d], b[sf], SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
+                   Select, Operand(d), Operand(m), Operand(d), Operand(sf), SELMODE.VSEL_TENSOR_TENSOR_MODE, N)
         self._release(mask)
 
     def _compare(self, mask: int, lhs: int, rhs: tuple[str, Any], operation: str, src_dt: np.dtype) -> None:
@@ -325,11 +383,11 @@ class _Planner:
         if kind == "scalar":
             v = _typed(src_dt, r)
             self._emit(f"CompareScalar({self._name(mask)}, {self._name(lhs)}, {r}, {mode.name})",
-                       lambda b, n: CompareScalar(b[m], b[x], v, mode, -(-n // per) * per))
+                       CompareScalar, Operand(m), Operand(x), v, mode, Length(per, per))
         else:
             y = self._at(r, src_dt)
             self._emit(f"Compare({self._name(mask)}, {self._name(lhs)}, {self._name(r)}, {mode.name})",
-                       lambda b, n: Compare(b[m], b[x], b[y], mode, -(-n // per) * per))
+                       Compare, Operand(m), Operand(x), Operand(y), mode, Length(per, per))
 
     def _op_vcmp(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         if t.attrs["mode"] != "bit":
@@ -346,26 +404,26 @@ class _Planner:
         if kx == "tensor" and ky == "scalar":
             a, w = self._at(vx, dt), _typed(dt, vy)
             self._emit(f"Select({d}, {self._name(mask)}, {self._name(vx)}, {vy}, TENSOR_SCALAR)",
-                       lambda b, n: Select(b[o], b[m], b[a], w, SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+                       Select, Operand(o), Operand(m), Operand(a), w, SELMODE.VSEL_TENSOR_SCALAR_MODE, N)
         elif kx == "tensor":
             a, c = self._at(vx, dt), self._at(vy, dt)
             self._emit(f"Select({d}, {self._name(mask)}, {self._name(vx)}, {self._name(vy)}, TENSOR_TENSOR)",
-                       lambda b, n: Select(b[o], b[m], b[a], b[c], SELMODE.VSEL_TENSOR_TENSOR_MODE, n))
+                       Select, Operand(o), Operand(m), Operand(a), Operand(c), SELMODE.VSEL_TENSOR_TENSOR_MODE, N)
         elif ky == "tensor":        # cond ? scalar : tensor  ==  ~cond ? tensor : scalar (bitwise, NaN-safe)
             inv = mask if mask_dies else self._take("mask", _U8)
             i16, m16, iu8 = self._at(inv, _U16), self._at(mask, _U16), self._at(inv, _U8)
             a, w = self._at(vy, dt), _typed(dt, vx)
             self._emit(f"Not({self._name(inv)}, {self._name(mask)})   # invert the bit-mask",
-                       lambda b, n: Not(b[i16], b[m16], -(-n // 256) * 16))
+                       Not, Operand(i16), Operand(m16), Length(256, 16))
             self._emit(f"Select({d}, {self._name(inv)}, {self._name(vy)}, {vx}, TENSOR_SCALAR)",
-                       lambda b, n: Select(b[o], b[iu8], b[a], w, SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+                       Select, Operand(o), Operand(iu8), Operand(a), w, SELMODE.VSEL_TENSOR_SCALAR_MODE, N)
             if inv != mask:
                 self._release(inv)
         else:
             v, w = _typed(dt, vx), _typed(dt, vy)
-            self._emit(f"Duplicate({d}, {vx})", lambda b, n: Duplicate(b[o], v, n))
+            self._emit(f"Duplicate({d}, {vx})", Duplicate, Operand(o), v, N)
             self._emit(f"Select({d}, {self._name(mask)}, {d}, {vy}, TENSOR_SCALAR)",
-                       lambda b, n: Select(b[o], b[m], b[o], w, SELMODE.VSEL_TENSOR_SCALAR_MODE, n))
+                       Select, Operand(o), Operand(m), Operand(o), w, SELMODE.VSEL_TENSOR_SCALAR_MODE, N)
 
     def _op_vsel(self, t: Tensor, dst: int, dt: np.dtype, dying: list[int]) -> None:
         cond = t.args[0]
@@ -386,7 +444,7 @@ class _Planner:
         mode = RoundMode[t.attrs["round"]]
         d, a = self._at(dst, dt), self._at(src, sdt)
         self._emit(f"Cast({self._name(dst)}, {self._name(src)}, {mode.name})   # {src_t.dtype} -> {t.dtype}",
-                   lambda b, n: Cast(b[d], b[a], mode, n))
+                   Cast, Operand(d), Operand(a), mode, N)
 
     _op_round = _op_cast
 
@@ -400,6 +458,174 @@ def _source(t: Tensor) -> Tensor:
 
 def _view(t: LocalTensor, dt: np.dtype) -> LocalTensor:
     return t if t.dtype is dt or t.dtype == dt else t.ReinterpretCast(dt)
+
+
+_new_tensor = object.__new__
+
+
+def _retyped(t: LocalTensor, dt: np.dtype, cache: dict[int, tuple[int, np.ndarray]]) -> LocalTensor:
+    """``t.ReinterpretCast(dt)`` for a queue block's tensor (new every tile), without ReinterpretCast's numpy
+    slicing per call: the block's bytes seen as ``dt`` are sliced once per block (``cache``, by UB offset, one
+    dict per view of the program) and every other field is set as ReinterpretCast sets it -- the same ``life``
+    (FreeTensor of ``t`` kills the view too), tile, block, queue and region. ``tests/test_tbe.py`` compares every
+    field with ReinterpretCast's."""
+    off, nbytes = t.offset, t.nbytes
+    made = cache.get(off)
+    if made is None or made[0] != nbytes:
+        made = cache[off] = (nbytes, t.ctx.ub[off:off + nbytes].view(dt))
+    v = _new_tensor(LocalTensor)
+    size = nbytes // dt.itemsize
+    v.ctx, v.dtype, v.offset, v.size, v.nbytes, v.data = t.ctx, dt, off, size, size * dt.itemsize, made[1]
+    v.buffer, v.tile, v.life, v.block, v.queue = t.buffer, t.tile, t.life, t.block, t.queue
+    v.region = t.block if t.region is None else t.region
+    return v
+
+
+# --- the generated tile body ---------------------------------------------------------------------------------
+#: Names the tile body's own code uses; a buffer, dtype or constant never takes one of them.
+_RESERVED = frozenset({"self", "i", "n", "p", "off", "bind", "CopyIn", "Compute", "CopyOut", "ubFactor",
+                       "blockOffset", "DataCopyPad", "broadcast_copy", "_retyped"}) | frozenset(dir(builtins))
+_BODY_SERIAL = itertools.count()
+
+
+class _Names:
+    """Python identifiers for the tile body: readable (a slot's name), unique, never a keyword or builtin."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set(_RESERVED)
+
+    def new(self, want: str) -> str:
+        name = re.sub(r"\W", "_", want) or "v"
+        if name[0].isdigit():
+            name = "_" + name
+        while name in self.used or keyword.iskeyword(name):
+            name += "_"
+        self.used.add(name)
+        return name
+
+
+def _body_source(prog: Program, brc: tuple[bool, ...]) -> tuple[str, dict[str, Any]]:
+    """The tile body's source and the module names it needs (instructions, dtypes, constants): the calls
+    ``TbeElewiseKernel``'s CopyIn / Compute / CopyOut make per tile, in the same order with the same arguments,
+    written out for this program (see :meth:`Program.kernel_source`)."""
+    slots, n_in = prog.slots, prog.n_inputs
+    if len(brc) != n_in:
+        raise ValueError(f"broadcast: one flag per input ({n_in}), got {list(brc)}")
+    names = _Names()
+    glob: dict[str, Any] = {"DataCopyPad": DataCopyPad, "broadcast_copy": broadcast_copy, "_retyped": _retyped}
+    by_id: dict[int, str] = {}          # function, dtype or constant object -> its module name
+    consts: list[str] = []
+
+    def module_name(obj: Any, want: str) -> str:
+        name = by_id.get(id(obj))
+        if name is None:
+            name = by_id[id(obj)] = names.new(want)
+            glob[name] = obj
+        return name
+
+    def dtype_name(dt: np.dtype) -> str:
+        return module_name(dt, dt.name)
+
+    bases = [s.name.removeprefix("inQueue_") for s in slots[:n_in]]
+    tensors = [names.new(b) for b in bases]
+    queues = [names.new(s.name) for s in slots[:n_in]]
+    gms = [names.new(b + "Gm") for b in bases]
+    out_q, out_t, out_gm = names.new("outQueue"), names.new("out"), names.new("outGm")
+    temps = [names.new(s.name) for s in slots[n_in + 1:]]
+    var: dict[int, str] = dict(enumerate([*tensors, out_t, *temps]))
+    tile_views, temp_views = [], []
+    for k, (loc, dt) in enumerate(prog.views):
+        base = tensors[loc] if loc < n_in else out_t if loc == n_in else temps[loc - n_in - 1]
+        var[-1 - k] = names.new(f"{base}_{dt.name}")
+        (tile_views if loc <= n_in else temp_views).append((-1 - k, loc, dt))
+    caches = {at: names.new(f"{var[at]}_views") for at, _, _ in tile_views}
+    in_dt = [dtype_name(np.dtype(s.dtype)) for s in slots[:n_in]]
+    out_dt = dtype_name(np.dtype(slots[n_in].dtype))
+    lengths: dict[Length, str] = {}
+
+    def arg(a: Any) -> str:
+        if type(a) is Operand:
+            return var[a.at]
+        if type(a) is Length:
+            if a == N:
+                return "n"
+            if a not in lengths:
+                lengths[a] = names.new(f"n{a.per}" if a.per == a.scale else f"n{a.per}_{a.scale}")
+            return lengths[a]
+        if isinstance(a, enum.Enum):
+            return module_name(a, a.name)
+        name = module_name(a, f"s{len(consts)}")
+        if name not in consts:
+            consts.append(name)
+        return name
+
+    calls = []
+    for step, text in zip(prog.steps, prog.listing, strict=True):
+        call = f"{module_name(step.fn, step.fn.__name__)}({', '.join(arg(a) for a in step.args)})"
+        comment = text.partition("#")[2].strip()
+        calls.append(f"{call}   # {comment}" if comment else call)
+
+    dts = sorted({s.dtype.name for s in slots[:n_in + 1]})
+    src = [f"# The tile body of TBE {prog.compute.name} ({', '.join(dts)}) for {prog.soc.name}, generated from the "
+           "program's steps",
+           "# by ascend_lab.tbe.lowering (Program.kernel_source) and compiled once: TbeElewiseKernel.Process runs "
+           "it per tile.",
+           *(f"#   {c} = {glob[c]!r} ({type(glob[c]).__name__})" for c in consts),
+           "def bind(self):",
+           '    """This kernel\'s queues, GM tensors and buffers, under the names the tile body uses."""',
+           f"    {_targets(queues)} = self.inQueues",
+           f"    {out_q} = self.outQueue",
+           f"    {', '.join(gms)}, {out_gm} = self.gms"]
+    if temps:
+        src.append(f"    {_targets(temps)} = self.temps")
+    src += [f"    {var[at]} = self.bufs[{at}]   # {temps[loc - n_in - 1]} as {dt.name}, made at Init"
+            for at, loc, dt in temp_views]
+    src.append("    ubFactor = self.ubFactor")
+    if any(brc):
+        src.append("    blockOffset = self.blockOffset")
+    for k in range(n_in):
+        if brc[k]:
+            src.append(f"    {tensors[k]}_dims, {tensors[k]}_strides = self.brc[{k}]   # output dims, input strides")
+    src += [f"    {caches[at]} = {{}}   # {var[loc]}'s blocks as {dt.name}, by UB offset" for at, loc, dt in tile_views]
+    src += ["", "    def CopyIn(self, i, n, p):", "        off = i * ubFactor"]
+    for k in range(n_in):
+        t, q = tensors[k], queues[k]
+        src.append(f"        {t} = {q}.AllocTensor({in_dt[k]})")
+        if brc[k]:
+            src.append(f"        broadcast_copy({t}, {gms[k]}, {t}_dims, {t}_strides, blockOffset + off, n)")
+        else:
+            src.append(f"        DataCopyPad({t}, {gms[k]}[off], p[{k}])")
+        src.append(f"        {q}.EnQue({t})")
+    src += ["", "    def Compute(self, n):"]
+    src += [f"        {tensors[k]} = {queues[k]}.DeQue({in_dt[k]})" for k in range(n_in)]
+    src.append(f"        {out_t} = {out_q}.AllocTensor({out_dt})")
+    src += [f"        {var[at]} = _retyped({var[loc]}, {dtype_name(dt)}, {caches[at]})" for at, loc, dt in tile_views]
+    src += [f"        {name} = -(-n // {ln.per}) * {ln.scale}" for ln, name in lengths.items()]
+    src += [f"        {c}" for c in calls]
+    src.append(f"        {out_q}.EnQue({out_t})")
+    src += [f"        {queues[k]}.FreeTensor({tensors[k]})" for k in range(n_in)]
+    src += ["", "    def CopyOut(self, i, n, p):",
+            f"        {out_t} = {out_q}.DeQue({out_dt})",
+            f"        DataCopyPad({out_gm}[i * ubFactor], {out_t}, p[{n_in}])",
+            f"        {out_q}.FreeTensor({out_t})",
+            "", "    return CopyIn, Compute, CopyOut", ""]
+    return "\n".join(src), glob
+
+
+def _targets(names: Sequence[str]) -> str:
+    """Assignment targets that unpack a list of ``len(names)`` items (``a, b`` or ``a,``)."""
+    return ", ".join(names) + ("," if len(names) == 1 else "")
+
+
+def _compile_body(prog: Program, brc: tuple[bool, ...]) -> tuple[str, Callable[..., Any]]:
+    """Generate, compile and load the tile body; its lines go to ``linecache`` so a traceback through it shows
+    them. The file name starts ``<string`` so the sanitizer counts it as library code, as the kernel's own."""
+    source, glob = _body_source(prog, brc)
+    filename = f"<string: TBE {prog.compute.name} tile body #{next(_BODY_SERIAL)}>"
+    glob["__name__"] = __name__ + ".generated"
+    exec(compile(source, filename, "exec"), glob)
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    return source, glob["bind"]
 
 
 def _typed(dt: np.dtype, value: Any) -> Any:
@@ -460,8 +686,18 @@ def broadcast_copy(dst: LocalTensor, gm: GlobalTensor, out_dims: Sequence[int], 
 
 
 # --- the kernel ------------------------------------------------------------------------------------------
+#: Run the program's steps one by one (the methods CopyIn / Compute / CopyOut below) instead of its generated
+#: tile body: the reference the tests hold the tile body to (same bits, events, cycles and findings).
+_INTERPRET = False
+
+
 class TbeElewiseKernel:
-    """The kernel TBE's elementwise schedule produces, as CopyIn/Compute/CopyOut over queues."""
+    """The kernel TBE's elementwise schedule produces, as CopyIn/Compute/CopyOut over queues.
+
+    The methods ``CopyIn``, ``Compute`` and ``CopyOut`` interpret the program (a loop over inputs, then over
+    its steps). ``Process`` runs the program's *tile body* instead (:meth:`Program.kernel_source`): the same
+    calls written out as straight-line Python, generated and compiled once per program -- as TBE's compiler
+    emits one binary -- which spares the per-tile loops, lookups and per-step closures."""
 
     def __init__(self, program: Program, buffer_num: int):
         self.program = program
@@ -491,6 +727,7 @@ class TbeElewiseKernel:
                 sizes.append(math.prod(dims))
                 if sizes[k] != td.dim0:
                     self.brc[k] = (out_dims, _broadcast_strides(dims))
+        self.broadcasts = tuple(b is not None for b in self.brc)
         for k, (gm, addr, s) in enumerate(zip(self.gms, gm_addrs, slots, strict=False)):
             if k < len(self.brc) and self.brc[k] is not None:
                 gm.SetGlobalBuffer(addr, sizes[k])          # the whole (smaller) input: tiles index into it
@@ -520,11 +757,21 @@ class TbeElewiseKernel:
     def Process(self) -> None:
         ub = self.ubFactor
         loops = -(-self.blockLength // ub)
+        if _INTERPRET:
+            for i in range(loops):
+                n = ub if i < loops - 1 else self.blockLength - ub * i
+                self.CopyIn(i, n)
+                self.Compute(n)
+                self.CopyOut(i, n)
+            return
+        copy_in, compute, copy_out = self.program._body(self.broadcasts)[1](self)
+        params = self._params
         for i in range(loops):
             n = ub if i < loops - 1 else self.blockLength - ub * i
-            self.CopyIn(i, n)
-            self.Compute(n)
-            self.CopyOut(i, n)
+            p = params(n)
+            copy_in(self, i, n, p)
+            compute(self, n)
+            copy_out(self, i, n, p)
 
     def _params(self, n: int) -> list[DataCopyParams]:
         """DataCopyParams of a tile of ``n`` elements (a core has two lengths at most; DataCopyPad only reads them)."""
