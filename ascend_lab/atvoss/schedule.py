@@ -27,6 +27,12 @@ rest of the DAG reads like any tile; an input broadcast along the split axis is 
 the outer index moves (``CopyInAndVecBrc`` skips it otherwise, the persistent slot still holds it). The pool is
 ``GetBufferNum<false, true>`` slots (``Dag.ub_broadcast_slots``).
 
+``BroadcastSch<schMode, Dag>`` is a C++ template, which the compiler turns into straight-line code for each DAG.
+Here too the walk of ``funlist`` is written out once per DAG and schedule family -- :func:`instantiation` returns
+that source, the template's *instantiation*: one AscendC call per line, compiled once and bound to each core's
+pool -- and it is what runs for every tile. :class:`_Walker` interprets the same plan step by step; it is kept as
+the reference the tests hold the instantiation to (same output bits, trace events, cycles and findings).
+
 Two places where the simulated AscendC differs from what this template needs on Ascend950, worked
 around here only:
 
@@ -41,8 +47,11 @@ around here only:
 
 from __future__ import annotations
 
+import keyword
+import linecache
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -78,7 +87,9 @@ from ..opdev.tiling_data import GET_TILING_DATA
 from .dag import Const, Dag, Node, Var
 from .tiling import advance_split
 
-__all__ = ["broadcast_sch", "gm_value", "nddma_copy"]
+__all__ = ["broadcast_sch", "gm_value", "instantiation", "nddma_copy"]
+
+_HERE = Path(__file__).resolve().parent
 
 
 def gm_value(gm: GlobalTensor, tile: int | None = None) -> Any:
@@ -239,7 +250,8 @@ def _kernels(dag: Dag, td: Any, specs: list[tuple[Any, ...]]) -> dict[int, tuple
 class _Walker:
     """Walks ``dag.funlist`` for one tile (the body of ``BroadcastSch::Process``). The walk is planned once
     per core: each node's kind, the positions of its inputs, its ping/pong buffers and the copy-in slots
-    to release after it (their last reader)."""
+    to release after it (their last reader). The generic interpreter of that plan: what the generated
+    instantiation (:func:`instantiation`) must reproduce call for call; it runs when ``_INTERPRET`` is set."""
 
     COPY_IN, SCALAR_IN, COPY_OUT, COMPUTE, COPY_BRC = range(5)
 
@@ -305,7 +317,7 @@ class _Walker:
             return Mul, None
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
 
-    def tile(self, i: int, length: int, in_copy: Any, out_offset: int, expand: Any = None) -> None:
+    def tile(self, i: int, length: int, out_offset: int, in_copy: Any = None, expand: Any = None) -> None:
         """Tile ``i`` of this core, ``length`` output elements; ``in_copy(node, dst, gm)`` fills a copy-in slot
         (None: one contiguous ``DataCopyPad`` of ``length`` elements at ``out_offset``, the one-dim schedules).
         UB-broadcast: ``expand(node)`` gives ``fn(dst, raw)``, the Broadcast of a copied tile into the node's
@@ -409,6 +421,294 @@ def _widen(t: LocalTensor, count: int) -> LocalTensor:
     return w
 
 
+# --- the template's instantiation: the tile body as straight-line code ----------------------------------------
+#: Private: run :class:`_Walker`, the generic interpreter of the plan, instead of the generated tile body (the
+#: tests run both and compare every output bit, trace event, cycle count and warning).
+_INTERPRET = False
+
+#: The schedule families and the arguments their tile body takes after ``(i, length, out_offset)``.
+_FAMILIES = {"one-dim": "", "nddma": ", in_copy", "ub-broadcast": ", in_copy, expand"}
+_MODES = {"one-dim": "201/202", "nddma": "1/2", "ub-broadcast": "101-104/109"}
+
+
+def _family(sch_mode: int) -> str:
+    if sch_mode in (201, 202):
+        return "one-dim"
+    if sch_mode in (1, 2):
+        return "nddma"
+    if sch_mode in (101, 102, 103, 104, 109):
+        return "ub-broadcast"
+    raise NotImplementedError(f"schMode {sch_mode} (the non-contiguous templates 301-305) is not modelled")
+
+
+class _Keys:
+    """The pool's queue and cache keys without a core (all that :func:`_blueprint` reads of a :class:`_Pool`)."""
+
+    def __init__(self, layout: list[tuple[int, str, Any]]):
+        self.ques = {keys[0]: None for kind, _, keys in layout if kind == 0}
+        self.cache = {keys[0]: None for kind, _, keys in layout if kind == 1}
+
+
+def _text(s: str) -> str:
+    """``s`` on one line (a node or DAG name is the DAG author's text: it goes into comments only)."""
+    return " ".join(str(s).split())
+
+
+class _Module:
+    """The generated module: its lines and the names its code reads (the AscendC calls, dtypes, modes, nodes)."""
+
+    COL = 56                                             # where the comments start
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {"DataCopyPad": DataCopyPad, "DataCopyParams": DataCopyParams,
+                                      "Duplicate": Duplicate, "Compare": Compare, "Select": Select, "Cast": Cast,
+                                      "Mul": Mul, "_widen": _widen, "gm_value": gm_value}
+
+    def name(self, name: str, value: Any) -> str:
+        """``name`` bound to ``value`` in the module (a dtype, an enum member, a node); another name if taken."""
+        base, k = name if name.isidentifier() and not keyword.iskeyword(name) else "T", 0
+        name = base
+        while name in self.names and not (self.names[name] is value or _same_dtype(self.names[name], value)):
+            k += 1
+            name = f"{base}_{k}"
+        self.names[name] = value
+        return name
+
+    @classmethod
+    def line(cls, code: str, comment: str = "") -> str:
+        return f"{code.ljust(cls.COL - 1)} # {_text(comment)}" if comment else code
+
+
+def _same_dtype(a: Any, b: Any) -> bool:
+    return isinstance(a, np.dtype) and isinstance(b, np.dtype) and a == b
+
+
+def _generate(dag: Dag, family: str, layout: list[tuple[int, str, Any]], keys: _Keys,
+              specs: list[tuple[Any, ...]]) -> tuple[str, dict[str, Any]]:
+    """(text, names) of the module defining ``BroadcastSch(ctx, In, Out, que, buf, value)`` for ``dag`` on a schedule
+    ``family``. Called once per core with that core's GM tensors and pool (``que[k]`` the ping/pong queues of step
+    ``k``, ``buf[k]`` its TBuf or ping/pong TBufs, ``value[k]`` a Duplicate's typed value), it returns ``tile``, the
+    body of ``BroadcastSch::Process`` for one tile: the AscendC calls :meth:`_Walker.tile` makes when it interprets
+    ``specs``, with the same arguments, in the same order."""
+    m = _Module()
+    line = m.line
+    f = dag.funlist
+    where: dict[Any, str] = {}                           # pool key -> the buffer's name ("slot3 temp")
+    for kind, name, k in layout:
+        if kind == 0:
+            where[k[0]] = name
+        elif kind == 1:
+            where[("cache", k[0])] = name
+        else:
+            for key in k:
+                where[key] = name
+
+    def dt(node: Node) -> str:
+        return m.name(node.dtype.name, node.dtype)
+
+    def unpack(names: list[str]) -> str:
+        return ", ".join(names) + ("," if len(names) == 1 else "")
+
+    init = [f"# BroadcastSch<schMode {_MODES[family]}, {_text(dag.name)}>, instantiated "
+            "(ascend_lab.atvoss.schedule.instantiation)",
+            "def BroadcastSch(ctx, In, Out, que, buf, value):",
+            '    """Init: bind this core\'s GM tensors and buffer pool (que[k]: step k\'s ping/pong queues,',
+            "    buf[k]: its TBuf(s), value[k]: a Duplicate's value); returns Process's body for one tile.",
+            '    TBuf::Get records nothing and takes no time, so each TBuf tensor is got once, here."""',
+            line(f"    {unpack([f'in{k}' for k in range(dag.input_size)])} = In", "GM inputs (GlobalTensor)"),
+            line(f"    {unpack([f'out{k}' for k in range(dag.output_size)])} = Out", "GM outputs")]
+    queues: list[int] = []                              # steps with ping/pong queues
+    scalars: list[int] = []                             # scalar-input steps (ping/pong TBufs)
+    body: list[str] = []
+    sizes: set[int] = set()                             # element sizes the DataCopyPad params are made for
+    for k, spec in enumerate(specs):
+        kind, node = spec[0], spec[1]
+        nid = id(node)
+        body.append(f"        # {k}: {_text(node.label())}" + (f" ({_text(node.name)})" if node.name else ""))
+        if (nid, 0) in keys.ques:
+            queues.append(k)
+            init.append(line(f"    q{k}_ping, q{k}_pong = que[{k}]", f"{where[(nid, 0)]}, {where[(nid, 1)]}"))
+        if kind == _Walker.COPY_IN:
+            body.append(f"        x{k} = q{k}.AllocTensor({dt(node)})")
+            if family == "one-dim":
+                sizes.add(node.dtype.itemsize)
+                body.append(f"        DataCopyPad(x{k}, in{spec[2]}[out_offset], p{node.dtype.itemsize})")
+            else:
+                body.append(f"        in_copy({m.name(f'n{k}', node)}, x{k}, in{spec[2]})")
+            body.append(f"        q{k}.EnQue(x{k})")
+        elif kind == _Walker.COPY_BRC:
+            init.append(line(f"    x{k} = buf[{k}].Get({dt(node)})", f"{where[('cache', nid)]}: kept across tiles"))
+            n = m.name(f"n{k}", node)
+            body += [f"        brc = expand({n})",
+                     line("        if brc is not None:", f"else x{k} still holds this tile"),
+                     f"            t = q{k}.AllocTensor({dt(node)})",
+                     f"            in_copy({n}, t, in{spec[2]})",
+                     f"            q{k}.EnQue(t)",
+                     line(f"            t = q{k}.DeQue({dt(node)})", "V waits for MTE2"),
+                     f"            brc(x{k}, t)",
+                     line(f"            q{k}.FreeTensor(t)", "the raw slot is free for the tile after next")]
+        elif kind == _Walker.SCALAR_IN:
+            scalars.append(k)
+            init += [line(f"    x{k}_ping = buf[{k}][0].Get({dt(node)})", where[(nid, 0)]),
+                     line(f"    x{k}_pong = buf[{k}][1].Get({dt(node)})", where[(nid, 1)]),
+                     line(f"    s{k} = None", f"In{spec[2]}'s one element, read on tile 0")]
+            body += [line("        if i < 2:", "a scalar input: its slot keeps the value for later tiles"),
+                     f"            if s{k} is None:",
+                     line(f"                s{k} = gm_value(in{spec[2]}, i)", "GlobalTensor::GetValue(0)"),
+                     f"            Duplicate(x{k}, s{k}, length)"]
+        elif kind == _Walker.COPY_OUT:
+            _, _, j, index, source = spec
+            sizes.add(source.dtype.itemsize)
+            body += [f"        t = q{j}.DeQue({dt(source)})",
+                     f"        DataCopyPad(out{index}[out_offset], t, p{source.dtype.itemsize})",
+                     f"        q{j}.FreeTensor(t)"]
+        else:                                           # a compute node: one AscendC instruction
+            _, _, inputs, frees, deques = spec
+            for j, _ in deques:
+                body.append(line(f"        x{j} = q{j}.DeQue({dt(f[j])})", "V waits for MTE2"))
+            if (nid, 0) in keys.ques:
+                body.append(f"        x{k} = q{k}.AllocTensor({dt(node)})")
+            else:
+                init.append(line(f"    x{k} = buf[{k}].Get({dt(node)})", where[(nid, 0)]))
+            x = [f"x{j}" for j in inputs]
+            op, a = node.op, node.attrs
+            if op == "Duplicate":
+                init.append(line(f"    value{k} = value[{k}]", f"{node.inputs[0]!r} as {node.dtype.name}"))
+                body.append(f"        Duplicate(x{k}, value{k}, length)")
+            elif op == "Compare":
+                mode = m.name(f"CMPMODE_{CMPMODE(a['mode']).name}", CMPMODE(a["mode"]))
+                per = REPEAT_BYTES // node.inputs[0].dtype.itemsize
+                body += [line(f"        w = -(-length // {per}) * {per}", "whole 256-byte repeats (module doc)"),
+                         "        if w == length:",
+                         f"            Compare(x{k}, {x[0]}, {x[1]}, {mode}, length)",
+                         "        else:",
+                         f"            Compare(x{k}, _widen({x[0]}, w), _widen({x[1]}, w), {mode}, w)"]
+            elif op == "Select":
+                mode = m.name(SELMODE(a["mode"]).name, SELMODE(a["mode"]))
+                body.append(f"        Select(x{k}, {x[0]}, {x[1]}, {x[2]}, {mode}, length)")
+            elif op == "Cast":
+                mode = m.name(RoundMode(a["mode"]).name, RoundMode(a["mode"]))
+                body.append(f"        Cast(x{k}, {x[0]}, {mode}, length)")
+            elif op == "Mul":
+                body.append(f"        Mul(x{k}, {x[0]}, {x[1]}, length)")
+            else:
+                raise NotImplementedError(f"the template has no kernel code for node {node.op}")
+            if (nid, 0) in keys.ques:
+                body.append(f"        q{k}.EnQue(x{k})")
+            for j in frees:
+                body.append(line(f"        q{j}.FreeTensor(x{j})", f"step {j}'s last reader"))
+    init.append(line("    params = {}", "DataCopyParams by tile length"))
+    head = [f"    def tile(i, length, out_offset{_FAMILIES[family]}):",
+            '        """Tile i of this core: ``length`` output elements at ``out_offset``."""']
+    if scalars:
+        head.append(f"        nonlocal {', '.join(f's{k}' for k in scalars)}")
+    picks = [f"q{k}" for k in queues] + [f"x{k}" for k in scalars]
+    head += [line("        if i & 1:", "odd tiles: the pong slots"),
+             f"            {unpack(picks)} = {', '.join(p + '_pong' for p in picks)}",
+             line("        else:", "even tiles: the ping slots"),
+             f"            {unpack(picks)} = {', '.join(p + '_ping' for p in picks)}",
+             line("        ctx.current_tile = i", "every event of this tile carries tile i: the vector unit's,")]
+    head += [line(f"        q{k}.allocs = q{k}.deques = i", "the next AllocTensor's and DeQue's") for k in queues]
+    if sizes:
+        ps = [f"p{b}" for b in sorted(sizes)]
+        made = ", ".join(f"DataCopyParams(1, length * {b}, 0, 0)" for b in sorted(sizes))
+        p = ps[0] if len(ps) == 1 else "p"
+        head += [line(f"        {p} = params.get(length)", "{blockCount, blockLen (bytes), srcStride, dstStride}"),
+                 f"        if {p} is None:",
+                 f"            {p} = params[length] = {made if len(ps) == 1 else f'({made})'}"]
+        if len(ps) > 1:
+            head.append(f"        {', '.join(ps)} = p")
+    return "\n".join([*init, "", *head, *body, "", "    return tile", ""]), m.names
+
+
+class _Instance:
+    """One instantiation: its source, its compiled ``BroadcastSch`` factory, the plan it was generated from and
+    what a core binds (the pool keys of each step's queues and TBufs, the Duplicate steps' values)."""
+
+    def __init__(self, dag: Dag, family: str, scalar_inputs: set[int]):
+        self.dag = dag
+        layout = _pool_layout(dag, scalar_inputs, family == "ub-broadcast")
+        keys = _Keys(layout)
+        self.specs = specs = _blueprint(dag, keys, scalar_inputs)
+        self.source, names = _generate(dag, family, layout, keys, specs)
+        # a file name inside the package: the sanitizer counts these frames as library code (a finding names no line
+        # of them, as none of the interpreter's), and a traceback shows the generated lines (linecache)
+        filename = str(_HERE / f"<BroadcastSch {family} {_text(dag.name)} scalars {sorted(scalar_inputs)}>")
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        namespace = {"__name__": f"{__name__}.instance", **names}
+        exec(compile(self.source, filename, "exec"), namespace)
+        self.factory = namespace["BroadcastSch"]
+        self.ques: list[tuple[int, Any, Any]] = []          # (step, ping key, pong key)
+        self.bufs: list[tuple[int, str, Any]] = []          # (step, "cache" | "pair" | "temp", key)
+        self.duplicates: list[tuple[int, int]] = []         # (step, id(node)): its value from _kernels
+        for k, spec in enumerate(specs):
+            kind, node = spec[0], spec[1]
+            nid = id(node)
+            if (nid, 0) in keys.ques:
+                self.ques.append((k, (nid, 0), (nid, 1)))
+            if kind == _Walker.COPY_BRC:
+                self.bufs.append((k, "cache", nid))
+            elif kind == _Walker.SCALAR_IN:
+                self.bufs.append((k, "pair", nid))
+            elif kind == _Walker.COMPUTE:
+                if (nid, 0) not in keys.ques:
+                    self.bufs.append((k, "temp", (nid, 0)))
+                if node.op == "Duplicate":
+                    self.duplicates.append((k, nid))
+
+    def bind(self, pool: _Pool, ins: list[GlobalTensor], outs: list[GlobalTensor], td: Any) -> Any:
+        """This core's tile body: the factory called with the core's pool and GM tensors."""
+        ques, bufs = pool.ques, pool.bufs
+        que = {k: (ques[a], ques[b]) for k, a, b in self.ques}
+        buf: dict[int, Any] = {}
+        for k, how, key in self.bufs:
+            buf[k] = pool.cache[key] if how == "cache" else (bufs[(key, 0)], bufs[(key, 1)]) if how == "pair" \
+                else bufs[key]
+        kernels = _kernels(self.dag, td, self.specs)
+        value = {k: kernels[nid][1] for k, nid in self.duplicates}
+        return self.factory(current(), ins, outs, que, buf, value)
+
+
+_instances: dict[tuple[Any, ...], _Instance] = {}
+
+
+def _instance(dag: Dag, family: str, scalar_inputs: set[int]) -> _Instance:
+    """``dag`` instantiated on a schedule family with these scalar inputs: generated and compiled once, as the
+    compiler instantiates ``BroadcastSch<schMode, Dag>`` once per DAG (a few are kept)."""
+    key = (dag, family, frozenset(scalar_inputs))
+    hit = _instances.get(key)
+    if hit is None:
+        if len(_instances) >= 64:
+            _instances.clear()
+        hit = _instances[key] = _Instance(dag, family, scalar_inputs)
+    return hit
+
+
+def instantiation(dag: Dag, sch_mode: int, scalar_inputs: Iterable[int] = ()) -> str:
+    """The Python source the simulator runs for every tile of ``dag`` on schedule ``sch_mode`` (``scalar_inputs``:
+    the GM inputs of one element, ``scalarFlag``, which only the one-dim schedules 201/202 have).
+
+    ``BroadcastSch<schMode, Dag>`` is a C++ template: the compiler turns each instantiation into straight-line
+    code for its DAG. This is that step's analogue: the walk of ``dag.funlist`` written out once, one AscendC
+    call per line, compiled once and bound to each core's buffers."""
+    family = _family(sch_mode)
+    scalars = {int(i) for i in scalar_inputs}
+    if scalars and family != "one-dim":
+        raise ValueError(f"scalar inputs (scalarFlag) exist only on the one-dim schedules 201/202, not {sch_mode}")
+    if not scalars <= set(range(dag.input_size)):
+        raise ValueError(f"scalar_inputs must be GM input indexes 0..{dag.input_size - 1}, got {sorted(scalars)}")
+    return _instance(dag, family, scalars).source
+
+
+def _tile_body(dag: Dag, family: str, pool: _Pool, ins: list[GlobalTensor], outs: list[GlobalTensor], td: Any,
+               scalar_inputs: set[int]) -> Any:
+    """This core's tile body, ``body(i, length, out_offset[, in_copy[, expand]])``: the instantiation bound to the
+    core's pool and GM tensors (or, with ``_INTERPRET``, the interpreter's :meth:`_Walker.tile`)."""
+    if _INTERPRET:
+        return _Walker(dag, pool, ins, outs, td, scalar_inputs).tile
+    return _instance(dag, family, scalar_inputs).bind(pool, ins, outs, td)
+
+
 def _globals(dag: Dag, gm_args: tuple[GmAddr, ...]) -> tuple[list[GlobalTensor], list[GlobalTensor]]:
     n_in = dag.input_size
     by_index = {n.inputs[0].index: n.dtype for n in dag.copy_ins}
@@ -463,14 +763,13 @@ def broadcast_sch(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> No
             bf, bt, ub_tail = split["blockFormer"], split["blockTail"], split["ubTail"]
         scalars = {i for i in range(dag.input_size) if td.scalarFlag >> i & 1}
         pool = _Pool(dag, tile * d, scalars)
-        walker = _Walker(dag, pool, ins, outs, td, scalars)
+        body = _tile_body(dag, "one-dim", pool, ins, outs, td, scalars)
         last_core = core == block_num - 1
         n_tiles = bt if last_core else bf
         start = bf * tile * core
         for i in range(n_tiles):
             length = ub_tail if (last_core and i == n_tiles - 1) else tile
-            off = start + i * tile
-            walker.tile(i, length, None, off)               # contiguous copies of ``length`` at ``off``
+            body(i, length, start + i * tile)               # contiguous copies of ``length`` at the offset
         return
     if sch_mode in (1, 2):
         _nddma(dag, td, ins, outs, core)
@@ -509,7 +808,7 @@ def _nddma(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor],
                   for pos, node in enumerate(dag.copy_ins)}
     inner = td.array("outputDims")[:rank][axis + 1:]
     pool = _Pool(dag, td.elemNum * dag.max_dtype_bytes, set())
-    walker = _Walker(dag, pool, ins, outs, td, set())
+    body = _tile_body(dag, "nddma", pool, ins, outs, td, set())
     for i, outer, split_idx, split_len, out_off in _ub_loops(td, core):
         split_start = split_idx * td.ubFormer
         length = split_len * math.prod(inner)
@@ -524,7 +823,7 @@ def _nddma(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor],
             else:
                 nddma_copy(dst, gm, base, wdims, list(wst))
 
-        walker.tile(i, length, copy_in, out_off)
+        body(i, length, out_off, copy_in)
 
 
 def _ub_broadcast(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor], core: int,
@@ -549,7 +848,7 @@ def _ub_broadcast(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalT
     inner = td.array("outputDims")[:rank][axis + 1:]
     const_rank = -1 if sch_mode == 109 else rank - axis
     pool = _Pool(dag, td.elemNum * dag.max_dtype_bytes, set(), ub_brc=True)
-    walker = _Walker(dag, pool, ins, outs, td, set())
+    body = _tile_body(dag, "ub-broadcast", pool, ins, outs, td, set())
     for i, outer, split_idx, split_len, out_off in _ub_loops(td, core):
 
         def window(node: Node, outer: list[int] = outer, split_idx: int = split_idx,
@@ -572,7 +871,7 @@ def _ub_broadcast(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalT
             src_shape = window(node)[2]
             return lambda out, raw: Broadcast(out, raw, dst_shape, src_shape, const_rank=const_rank)
 
-        walker.tile(i, split_len * out_strides[axis], copy_in, out_off, expand)
+        body(i, split_len * out_strides[axis], out_off, copy_in, expand)
 
 
 def _dense(dims: list[int]) -> list[int]:
