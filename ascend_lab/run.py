@@ -205,7 +205,10 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
     with platform.soc(soc), _session(), oplog.capture() as records:
         held = _Tensors()
         try:
-            tensors = {k: (None if a is None else held.upload(a, k)) for k, a in arrays.items()}
+            # the inputs are only read and the device memory is freed before this returns: their uploads lend
+            # the arrays' bytes instead of copying them (copied in only if something writes them)
+            with rt.lending_uploads():
+                tensors = {k: (None if a is None else held.upload(a, k)) for k, a in arrays.items()}
             # a user's out array is copied in (a strided view keeps the elements it does not cover); an out
             # allocated here is only written, so its device memory needs no upload
             t_out = None if out_arr is None else held.upload(out_arr, "out", copy=user_out is not None)

@@ -31,14 +31,17 @@ with a code).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import itertools
 import os
 import sys
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -268,19 +271,76 @@ class DeviceAllocation:
         self.base_address = 0x12C0_0000_0000 + next(_address) * 0x20_0000   # 2 MB huge-page spacing
         self.freed = False
         self.freed_by = ""                    # "aclrtFree" or "aclFinalize" once released
+        # copy on write (``lend``): the caller's bytes standing for the first ``size`` bytes until anything but a
+        # kernel's read needs the buffer, and the GlobalTensor view caches made over them (dropped at that point)
+        self._lent: np.ndarray | None = None
+        self._lent_views: list[list[Any]] = []
 
     @property
     def buffer(self) -> np.ndarray | None:
-        """The backing bytes (None once freed); a reused buffer's old bytes are zeroed before the first look."""
+        """The backing bytes (None once freed); a reused buffer's old bytes are zeroed before the first look,
+        lent bytes (``lend``) are copied in first."""
+        if self._lent is not None:
+            self.take_back()
         if self._stale:
             self._stale = False
             self._buffer.fill(0)
         return self._buffer
 
+    def lend(self, host: np.ndarray) -> None:
+        """Let ``host`` (``size`` bytes, uint8, C-contiguous) stand for this allocation's contents without a copy:
+        an upload that a kernel only reads then costs nothing. The bytes are copied in (copy on write) the moment
+        anything else needs the buffer -- a write, a memcpy, a look through ``buffer`` -- so every reader and
+        writer sees exactly what an upload would have left. Only for a caller that keeps ``host`` unchanged while
+        the allocation lives (``ops.standalone.run_kernel``, the convenience calls of ``ascend_lab.run``, which
+        free their device memory before they return)."""
+        if host.dtype != np.uint8 or host.ndim != 1 or host.size != self.size or not host.flags.c_contiguous:
+            raise ValueError(f"lend needs {self.size} C-contiguous uint8 bytes, got {host.dtype} {host.shape}")
+        if self._buffer is None:
+            raise ValueError(f"{self!r} is released")
+        view = host.view()
+        view.flags.writeable = False          # a write path that forgot to take the bytes back fails loudly
+        self._lent_views.clear()
+        self._lent = view
+
+    def read_bytes(self) -> np.ndarray | None:
+        """The bytes for a kernel's reads of ``[0, size)``: the lent bytes while they stand (no copy), else
+        ``buffer``. A view made from them must be registered with ``lent_view`` so that it is dropped when the
+        bytes are copied in."""
+        return self._lent if self._lent is not None else self.buffer
+
+    @property
+    def lent(self) -> bool:
+        """Whether lent bytes stand for the contents (a write must go through ``buffer`` first)."""
+        return self._lent is not None
+
+    def lent_view(self, cache: list[Any]) -> None:
+        """Register a one-element view cache (``GlobalTensor._typed``) holding a view of the lent bytes."""
+        self._lent_views.append(cache)
+
+    def take_back(self) -> None:
+        """Copy lent bytes in (the rest of a reused buffer zeroed) and drop every view made of them: from now on
+        the allocation is an ordinary one. Nothing to do when no bytes are lent."""
+        host, self._lent = self._lent, None
+        if host is None:
+            return
+        for cache in self._lent_views:
+            cache[0] = None
+        self._lent_views.clear()
+        buf = self._buffer
+        if buf is None:
+            return
+        buf[:host.size] = host
+        if self._stale:
+            self._stale = False
+            buf[host.size:] = 0
+
     def overwrite(self, offset: int, nbytes: int) -> np.ndarray:
         """The uint8 view of ``[offset, offset + nbytes)`` for a caller that writes every byte of it at once
         (an upload): a reused buffer's old bytes are zeroed everywhere else, not there. The span must lie inside
         the buffer (the caller has checked it, as ``DevicePtr.bytes`` does)."""
+        if self._lent is not None:
+            self.take_back()
         buf = self._buffer
         if buf is None or offset < 0 or nbytes < 0 or offset + nbytes > buf.size:
             raise ValueError(f"{nbytes} B at offset {offset} are outside {self!r}")
@@ -291,6 +351,11 @@ class DeviceAllocation:
         return buf[offset:offset + nbytes]
 
     @property
+    def released(self) -> bool:
+        """Whether the backing bytes are gone (freed, or the allocation is being reclaimed)."""
+        return self._buffer is None
+
+    @property
     def backing_bytes(self) -> int:
         """Host bytes behind this allocation (capacity plus the hidden guard)."""
         return self.capacity + GUARD_BYTES
@@ -298,6 +363,10 @@ class DeviceAllocation:
     def release(self, by: str) -> None:
         """Give the bytes back: from now on nothing can reach them through this allocation."""
         buf, self._buffer, self._stale = self._buffer, None, False
+        self._lent = None                     # the caller's bytes are theirs again (never pooled)
+        for cache in self._lent_views:
+            cache[0] = None
+        self._lent_views.clear()
         self.freed, self.freed_by = True, by
         if buf is not None:
             _recycle(buf)
@@ -613,9 +682,33 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
             return ACL_ERROR_INVALID_PARAM
         s = s[:count]
     if d is None:
-        d = dst.allocation.overwrite(dst.offset, count)
+        alloc = dst.allocation
+        if _lending[0] and kind == ACL_MEMCPY_HOST_TO_DEVICE and dst.offset == 0 and count == alloc.size \
+                and s.flags.c_contiguous:
+            alloc.lend(s)                   # the whole allocation stands on the caller's bytes (lending_uploads)
+            return ACL_SUCCESS
+        d = alloc.overwrite(dst.offset, count)
     d[...] = s
     return ACL_SUCCESS
+
+
+#: Whether host-to-device copies of whole allocations lend the host bytes (``lending_uploads``).
+_lending = [False]
+
+
+@contextlib.contextmanager
+def lending_uploads() -> Iterator[None]:
+    """Inside this block an ``aclrtMemcpy`` host -> device that fills a whole allocation lends it the host bytes
+    (``DeviceAllocation.lend``: copied in only when something other than a kernel's read needs them) instead of
+    copying them. What any reader or writer of the device memory sees is what the copy would have left; only
+    the host array must stay unchanged while the allocation lives, which is why only a caller that frees its
+    device memory before it returns uses it (the convenience calls of ``ascend_lab.run``, for their inputs)."""
+    previous = _lending[0]
+    _lending[0] = True
+    try:
+        yield
+    finally:
+        _lending[0] = previous
 
 
 def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:

@@ -150,11 +150,11 @@ class aclTensor:
         if not isinstance(data, DevicePtr):
             return "has no device memory (tensorData is nullptr)"
         alloc = data.allocation
-        if alloc.freed or alloc.buffer is None:
+        if alloc.freed or alloc.released:            # (not ``buffer``: that would take back lent bytes)
             return (f"points into device memory released by {alloc.freed_by or 'aclrtFree'} "
                     f"({data!r})")
         nbytes = storage_elems * item
-        if data.offset < 0 or nbytes > data.available or data.offset + nbytes > alloc.buffer.size:
+        if data.offset < 0 or nbytes > data.available or data.offset + nbytes > alloc.backing_bytes:
             return (f"has a storage of {nbytes} B that does not fit in its allocation at {data!r} "
                     f"({data.available} B left)")
         return None

@@ -22,7 +22,7 @@ from .cost_model import vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
-from .tensor import GlobalTensor, LocalTensor
+from .tensor import GlobalTensor, LocalTensor, _typed_view
 from .ub_banks import count_form
 
 
@@ -248,12 +248,11 @@ def _copy_fast(dst: Any, src: Any, nbytes: int) -> bool:
     alloc, start, arg_start = gm._alloc, gm._start, gm._arg_start
     end = start + nbytes
     if (alloc is None or start % item or start < arg_start or end > arg_start + gm._arg_nbytes
-            or alloc.freed):
+            or alloc.freed or (pipe == "MTE3" and alloc.lent)):      # a write to lent bytes: copied in first
         return False
     typed = gm._typed[0]
     if typed is None:                                # gm_slice's view of the allocation, made as it makes it
-        buf = alloc.buffer
-        typed = gm._typed[0] = buf[:buf.size - buf.size % item].view(gm.dtype)
+        typed = gm._typed[0] = _typed_view(alloc, gm._typed, gm.dtype)
     cost = ctx.cost
     if pipe == "MTE2":
         r.owner, r.wrote = pipe, True

@@ -122,14 +122,27 @@ class GlobalTensor:
         if not (start >= arg_start and end <= arg_start + self._arg_nbytes and not alloc.freed):
             sanitizer.check_gm(ctx, instr, tile, self._name, alloc, start, end - start, arg_start,
                                self._arg_nbytes, write)
+            if alloc.lent:                          # past the tensor (padding, guard): the whole buffer
+                alloc.take_back()
+        elif write and alloc.lent:                  # copy on write: the lent bytes are copied in first
+            alloc.take_back()
         item = self.dtype.itemsize
         if start % item:                            # not element-aligned in the allocation: a view of its own
             return alloc.buffer[start:end].view(self.dtype)
         typed = self._typed[0]
         if typed is None:                           # once per SetGlobalBuffer (xGm[i] shares it): no view per copy
-            buf = alloc.buffer
-            typed = self._typed[0] = buf[:buf.size - buf.size % item].view(self.dtype)
+            typed = self._typed[0] = _typed_view(alloc, self._typed, self.dtype)
         return typed[start // item:end // item]
+
+
+def _typed_view(alloc: Any, cache: list[Any], dtype: np.dtype) -> np.ndarray:
+    """The allocation's bytes seen as ``dtype`` for a GlobalTensor's view cache: the lent bytes while they stand
+    (registered, so that the cache is dropped when they are copied in), else the whole buffer."""
+    buf = alloc.read_bytes()
+    if alloc.lent:
+        alloc.lent_view(cache)
+    item = dtype.itemsize
+    return buf[:buf.size - buf.size % item].view(dtype)
 
 
 class _Life:

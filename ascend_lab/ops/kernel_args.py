@@ -29,14 +29,21 @@ def launch_options(record: bool | None, buffer_num: int | None, default_buffer_n
 
 
 def gm_from_array(arr: np.ndarray | None, name: str, arg_nbytes: int | None = None, *,
-                  nbytes: int | None = None, fill: int | None = None) -> GmAddr:
+                  nbytes: int | None = None, fill: int | None = None, lend: bool = False) -> GmAddr:
     """Device memory outside any aclnn graph, as a kernel argument: the bytes of ``arr`` (or ``nbytes``
     bytes of ``fill`` for an output). ``arg_nbytes`` is the logical size the sanitizer checks against
-    (default: the bytes stored) -- a figure may store only core 0's share of a larger tensor."""
+    (default: the bytes stored) -- a figure may store only core 0's share of a larger tensor.
+
+    ``lend=True`` lends ``arr``'s bytes instead of copying them (``DeviceAllocation.lend``: copied in only if
+    something writes them): for a caller that leaves ``arr`` unchanged until the argument is dropped."""
     size = arr.nbytes if arr is not None else int(nbytes or 0)
     alloc = DeviceAllocation(max(size, 1))
     if arr is not None:
-        alloc.overwrite(0, size)[...] = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)   # no zeroing first
+        host = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+        if lend and size and (arg_nbytes is None or arg_nbytes <= size):
+            alloc.lend(host)
+        else:
+            alloc.overwrite(0, size)[...] = host                 # no zeroing first
     elif fill is not None:
         alloc.buffer[:size] = fill
     return GmAddr(DevicePtr(alloc), name, arg_nbytes=size if arg_nbytes is None else arg_nbytes)

@@ -85,7 +85,10 @@ def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float 
                soc: str | SocInfo | None = "Ascend910B4", core_num: int | None = None, ub_size: int | None = None,
                buffer_num: int = 2, record: bool = True, snapshot: bool = False,
                cores: list[int] | None = None, kernel: str | None = None) -> tuple[KernelRun, np.ndarray]:
-    """Tile and launch ``op`` on flat copies of ``grad`` / ``feat``; returns (run, output).
+    """Tile and launch ``op`` on ``grad`` / ``feat`` flattened; returns (run, output).
+
+    The inputs' device memory is lent their bytes (copy on write, ``DeviceAllocation.lend``): the kernel reads
+    them where they are, and ``grad`` / ``feat`` stay untouched even by a kernel that writes its inputs.
 
     The output is a view of the output's device memory, not a copy (a copy of a 2**24-element result costs about
     as much as the simulated kernel's own copies): it keeps those bytes alive for as long as it lives -- the
@@ -101,8 +104,9 @@ def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float 
     dtype = as_acl_dtype(grad.dtype)
     n = grad.size
     td = tiling_for(spec, n, dtype, info, k.flavour, threshold=threshold)
-    # the output is allocated, not uploaded: its device bytes start zeroed, as an upload of zeros would leave them
-    args = [gm_from_array(grad, k.args[0]), gm_from_array(feat, k.args[1]),
+    # the inputs are lent, not copied (copied in only if the kernel writes them: the caller's arrays are not
+    # touched); the output is allocated, not uploaded: its device bytes start zeroed, as an upload of zeros would
+    args = [gm_from_array(grad, k.args[0], lend=True), gm_from_array(feat, k.args[1], lend=True),
             gm_from_array(None, k.args[2], nbytes=grad.nbytes)]
     entry, template = kernel_entry(spec, td, dtype, buffer_num, k.flavour)
     run = _named(_launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
