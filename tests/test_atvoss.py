@@ -8,11 +8,16 @@ and with a plain-numpy formula written here.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 from ascend_lab import acl, golden
+from ascend_lab.ascendc import KernelError
+from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import (
     DEFAULT_TILING_WORKSPACE_SIZE,
     BroadcastOneDimTilingData,
@@ -21,14 +26,16 @@ from ascend_lab.atvoss import (
     dimension_collapse,
     pool_bytes,
     sch_mode_of,
+    schedule,
     tiling_key,
 )
 from ascend_lab.base.platform import get_soc
 from ascend_lab.book.calls import dense_tensor
 from ascend_lab.opdev.tiling_data import TilingError
 from ascend_lab.ops import registry
+from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.ops.relu_grad.op_kernel import main as rg
-from ascend_lab.ops.standalone import run_kernel
+from ascend_lab.ops.standalone import make_soc, run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
 
 SOC = "Ascend950PR"
@@ -436,3 +443,172 @@ def test_ub_broadcast_schedule_runs(device):
     out, run = _launch("relu_grad", g, x)
     assert sch_mode_of(run.tiling.tilingKey) == 102
     assert_bits(out, golden.relu_grad_main950(g, x), "RG 102")
+
+
+# --- the instantiation: the generated tile body against the interpreter ---------------------------------------
+def _fingerprint(run, out: np.ndarray) -> dict:
+    """Everything a launch leaves: output bits, every field of every event (snapshots as bytes), cycles, the cores'
+    summaries, warnings with their lines, the UB layouts."""
+    def value(v):
+        return (v.dtype.str, v.shape, v.tobytes()) if isinstance(v, np.ndarray) else v
+
+    tr = run.trace
+    return {"out": (out.dtype.str, out.shape, np.ascontiguousarray(out).tobytes()),
+            "events": [tuple(value(getattr(e, f.name)) for f in dataclasses.fields(e)) for e in tr.events],
+            "cycles": tr.cycles, "cores": [dataclasses.astuple(c) for c in tr.cores],
+            "warnings": [(dataclasses.astuple(w), str(w.line)) for w in tr.warnings],
+            "layout": {c: [dataclasses.astuple(b) for b in bs] for c, bs in tr.ub_layout.items()}}
+
+
+def _interpreted_and_generated(monkeypatch, launch_once) -> tuple[dict, dict]:
+    got = {}
+    for interpret in (True, False):
+        monkeypatch.setattr(schedule, "_INTERPRET", interpret)
+        got[interpret] = _fingerprint(*launch_once())
+    return got[True], got[False]
+
+
+def _assert_same(ref: dict, got: dict) -> None:
+    for key in ref:
+        if key == "events":
+            assert len(got[key]) == len(ref[key])
+            bad = next((k for k, (a, b) in enumerate(zip(ref[key], got[key], strict=True)) if a != b), None)
+            assert bad is None, f"event {bad}: interpreted {ref[key][bad][:11]} generated {got[key][bad][:11]}"
+        else:
+            assert got[key] == ref[key], key
+
+
+SOC4 = make_soc(SOC, core_num=4)          # several tiles per core at small sizes: odd and even, a tail
+ONE_DIM = [("threshold_grad_v2_d", dt) for dt in (F32, F16, BF16, I32, I8)] + \
+          [("relu_grad", dt) for dt in (F32, F16, I8, I64)]
+
+
+@pytest.mark.parametrize("op, dt", ONE_DIM, ids=[f"{o}-{d}" for o, d in ONE_DIM])
+def test_instantiation_one_dim_is_the_interpreter(monkeypatch, op, dt):
+    """201 (TG) / 202 (RG): the generated body makes the interpreter's calls -- same bits, every event field,
+    cycles, warnings -- untraced, traced and with snapshots."""
+    n = 250003
+    if dt.kind == "f":
+        g, x = _grads(dt, n, 3), np.linspace(-3, 3, n, dtype=np.float32).astype(dt)
+    else:
+        g, x = (np.arange(n) % 97 - 40).astype(dt), (np.arange(n) % 11 - 5).astype(dt)
+    for record, snapshot in ((False, False), (True, False), (True, True)):
+        ref, got = _interpreted_and_generated(monkeypatch, lambda record=record, snapshot=snapshot: run_kernel(
+            op, g, x, threshold=0.5, soc=SOC4, kernel="main", record=record, snapshot=snapshot))
+        _assert_same(ref, got)
+    assert max(e[3] for e in got["events"] if e[3] is not None) >= 3          # odd and even tiles past the first two
+    assert sch_mode_of(run_kernel(op, g[:10], x[:10], soc=SOC4, kernel="main", record=False)[0].tiling.tilingKey) \
+        == (201 if op == "threshold_grad_v2_d" else 202)
+    want = golden.threshold_grad_v2_d_main950(g, x, 0.5) if op == "threshold_grad_v2_d" else \
+        golden.relu_grad_main950(g, x)
+    assert_bits(np.frombuffer(got["out"][2], dt), want)
+
+
+def _launch_on(op: str, g: np.ndarray, x: np.ndarray, record: bool, soc=SOC4, thr: float = 0.5):
+    k = registry.get(op).kernel("main")
+    out_shape = np.broadcast_shapes(g.shape, x.shape)
+    attrs = {"threshold": thr} if op == "threshold_grad_v2_d" else {}
+    td = k.tiling_shapes([g.shape, x.shape], out_shape, g.dtype, soc.vector_core_num, soc.ub_size, **attrs)
+    to = dense_tensor(np.zeros(out_shape, g.dtype))
+    run = k.launch(td, dense_tensor(g), dense_tensor(x), to, soc, record=record)
+    host = np.zeros(out_shape, g.dtype)
+    acl.aclrtMemcpy(host, host.nbytes, to.data, host.nbytes, acl.ACL_MEMCPY_DEVICE_TO_HOST)
+    return run, host
+
+
+# (op, dtype, grad shape, self shape, schMode on 4 cores): scalar inputs (scalarFlag), NDDMA, UB-broadcast
+SHAPED = [
+    ("threshold_grad_v2_d", F32, (1,), (150000,), 201),
+    ("threshold_grad_v2_d", F16, (150000,), (1,), 201),
+    ("relu_grad", F32, (150000,), (1,), 202),
+    ("relu_grad", I8, (1,), (300000,), 202),
+    ("threshold_grad_v2_d", F32, (4, 1), (4, 1000), 1),
+    ("threshold_grad_v2_d", I8, (4, 1), (4, 1000), 1),
+    ("relu_grad", F32, (3000, 700), (1, 700), 1),
+    ("threshold_grad_v2_d", F16, (200, 1), (200, 12000), 101),
+    ("relu_grad", F16, (1024, 512), (1, 512), 102),
+    ("threshold_grad_v2_d", I8, (1024, 512), (1, 512), 102),
+    ("relu_grad", I64, (600, 512), (1, 512), 102),
+    ("threshold_grad_v2_d", F16, (4, 1, 64), (4, 32, 64), 103),
+    ("relu_grad", BF16, (1, 8, 1, 64), (6, 8, 5, 64), 104),
+    ("threshold_grad_v2_d", F16, (3, 1, 4, 1, 32), (3, 5, 4, 6, 32), 109),
+]
+
+
+@pytest.mark.parametrize("op, dt, gs, xs, mode", SHAPED, ids=[f"{m}-{o}-{d}-{g}x{x}" for o, d, g, x, m in SHAPED])
+def test_instantiation_shaped_is_the_interpreter(monkeypatch, device, op, dt, gs, xs, mode):
+    """Scalar inputs (Duplicate on tiles 0 and 1 only), NDDMA (in_copy) and UB-broadcast (in_copy + expand, the
+    persistent slots): same bits, events, cycles and warnings as the interpreter, traced and untraced."""
+    rng = np.random.default_rng(5)
+    g = (rng.standard_normal(gs) * 20).astype(dt)
+    x = (rng.standard_normal(xs) * 3).astype(dt)
+    for record in (False, True):
+        ref, got = _interpreted_and_generated(monkeypatch, lambda record=record: _launch_on(op, g, x, record))
+        _assert_same(ref, got)
+    run, out = _launch_on(op, g, x, False)
+    assert sch_mode_of(run.tiling.tilingKey) == mode
+    want = golden.threshold_grad_v2_d_main950(g, x, 0.5) if op == "threshold_grad_v2_d" else \
+        golden.relu_grad_main950(g, x)
+    assert_bits(out, want)
+    if mode in (201, 202):                     # a scalar input: Duplicate-d into its slot on tiles 0 and 1 only
+        tiles = [e[3] for e in got["events"] if e[2] == "Duplicate" and e[0] == 0]
+        assert max(e[3] for e in got["events"] if e[0] == 0 and e[3] is not None) >= 2
+        per_tile = {t: tiles.count(t) for t in set(tiles)}
+        assert per_tile[0] == per_tile[1] == per_tile[2] + 1
+
+
+def test_instantiation_findings_are_the_interpreter(monkeypatch):
+    """A finding made inside the generated body reads as the interpreter's: the gm-padding warning of a short output
+    (no line: library code), and the same finding turned into an error by a strict policy."""
+    spec = registry.get("relu_grad")
+    k = spec.kernel("main")
+    soc = get_soc(SOC)
+    n = 100003
+    g = np.linspace(-1, 1, n, dtype=np.float32)
+    td = k.tiling(n, g.dtype, soc.vector_core_num, soc.ub_size)
+
+    def once(strict=None):
+        args = [gm_from_array(g, k.args[0]), gm_from_array(g, k.args[1]),
+                gm_from_array(None, k.args[2], nbytes=(n - 5) * 4)]
+        run = launch(k.entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=True, strict=strict,
+                     kernel_name=spec.op_type, tiling_data=td, **k.template(td, g.dtype, k.buffer_num))
+        return run, args[2].ptr.allocation.buffer[:(n - 5) * 4].view(np.float32)
+
+    ref, got = _interpreted_and_generated(monkeypatch, once)
+    _assert_same(ref, got)
+    assert [w[0][3] for w in got["warnings"]] == ["gm-padding"] and got["warnings"][0][1] == "None"
+    errors = []
+    for interpret in (True, False):
+        monkeypatch.setattr(schedule, "_INTERPRET", interpret)
+        with pytest.raises(KernelError) as info:
+            once(strict=lambda w: "no padding here")
+        errors.append((str(info.value), info.value.kind, info.value.line))
+    assert errors[0] == errors[1] and errors[0][1] == "gm-padding" and errors[0][2] is None
+
+
+def test_instantiation_source():
+    """The instantiation is readable straight-line code: one AscendC call per line, in funlist order, compiled once
+    per DAG and schedule family."""
+    src = schedule.instantiation(tg.dag(F32), 201)
+    body = src[src.index("# 0: CopyInBrc"):]
+    calls = re.findall(r"\b(q\d+\.\w+|DataCopyPad|Duplicate|Compare|Select|Cast|Mul|gm_value)\(", body)
+    assert calls == ["q0.AllocTensor", "DataCopyPad", "q0.EnQue", "Duplicate", "q0.DeQue", "Compare", "Compare",
+                     "q0.FreeTensor", "Duplicate", "q4.AllocTensor", "DataCopyPad", "q4.EnQue", "q4.DeQue",
+                     "q5.AllocTensor", "Select", "q5.EnQue", "q4.FreeTensor", "q5.DeQue", "DataCopyPad",
+                     "q5.FreeTensor"]
+    assert "Select(x5, x2, x3, x4, VSEL_TENSOR_TENSOR_MODE, length)" in src
+    assert "DataCopyPad(out0[out_offset], t, p4)" in src and "x1 = buf[1].Get(float32)" in src
+    compile(src, "<instantiation>", "exec")
+    assert schedule.instantiation(tg.dag(F32), 202) is src                    # one instantiation per family
+    scalar = schedule.instantiation(tg.dag(F16), 201, [0])
+    assert "gm_value(in0, i)" in scalar and "if i < 2:" in scalar and "in0[out_offset]" not in scalar
+    assert "in_copy(n0, x0, in0)" in schedule.instantiation(rg.dag(F32), 1)
+    ub = schedule.instantiation(rg.dag(F16), 109)
+    assert "brc = expand(n0)" in ub and "brc(x0, t)" in ub
+    assert tg.OP.instantiation(F32) == src
+    with pytest.raises(ValueError, match="one-dim"):
+        schedule.instantiation(tg.dag(F32), 102, [0])
+    with pytest.raises(ValueError, match="GM input"):
+        schedule.instantiation(tg.dag(F32), 201, [2])
+    with pytest.raises(NotImplementedError, match="301"):
+        schedule.instantiation(tg.dag(F32), 301)

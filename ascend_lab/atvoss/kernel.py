@@ -17,6 +17,7 @@ import numpy as np
 from ..dtypes import to_numpy
 from ..opdev.tiling_data import TilingData, TilingError
 from .dag import Dag
+from .schedule import instantiation
 from .tiling import (
     broadcast_base_tiling,
     dimension_collapse,
@@ -66,6 +67,11 @@ class TemplateOp:
         its ping/pong slots, not a BUFFER_NUM constant."""
         dt = self.dtype(dtype)
         return {"dag": self.dag_for(dt), "sch_mode": sch_mode_of(td.tilingKey), "tiling_class": type(td)}
+
+    def instantiation(self, dtype: Any, sch_mode: int = 201, scalar_inputs: Sequence[int] = ()) -> str:
+        """The Python source the simulator runs for every tile of ``BroadcastSch<sch_mode, Dag>`` with the DAG of
+        ``dtype`` (:func:`.schedule.instantiation`): the template instantiated, one AscendC call per line."""
+        return instantiation(self.dag_for(self.dtype(dtype)), sch_mode, scalar_inputs)
 
     def workspace_size(self, soc: Any = None) -> int:
         """16 MiB, as every BroadcastBaseTiling requests (kernel_flavours.md §3.1)."""
