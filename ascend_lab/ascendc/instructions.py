@@ -259,14 +259,14 @@ def _copy_fast(dst: Any, src: Any, nbytes: int) -> bool:
         if not clean:                                # a buffer's first writes: the sanitizer records them
             a = local.offset * 8
             sanitizer.ub_access(local, a, a + nbytes * 8, item * 8, "DataCopyPad", True, pipe)
-        local.data[:count] = typed[start // item:end // item]
+        (local.data if count == local.size else local.data[:count])[...] = typed[start // item:end // item]
         cycles = cost._in_cache.get(nbytes)
         ctx.issue("MTE2", cost.copy_in(nbytes) if cycles is None else cycles)
         ctx.summary.bytes_in += nbytes
     else:
         if owner is None:
             r.owner, r.wrote = pipe, False
-        typed[start // item:end // item] = local.data[:count]
+        typed[start // item:end // item] = local.data if count == local.size else local.data[:count]
         cycles = cost._out_cache.get(nbytes)
         ctx.issue("MTE3", cost.copy_out(nbytes) if cycles is None else cycles)
         summary = ctx.summary
@@ -330,10 +330,11 @@ def _span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str = "V",
             if not write:
                 if owner is None:
                     r.owner, r.wrote = pipe, False
-                return t.data[:count]
+                # the whole tensor is the common case (a tile fills its block): its view as is, no new slice
+                return t.data if count == t.size else t.data[:count]
             if t.ctx.taint is None:
                 r.owner, r.wrote = pipe, True
-                return t.data[:count]
+                return t.data if count == t.size else t.data[:count]
     return sanitizer.ub_span(t, count, instr, write, pipe, result)
 
 
@@ -413,7 +414,7 @@ def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:
     if dst.__class__ is not LocalTensor:
         _check_local("Duplicate", dst)
     s = scalar if type(scalar) is dst.dtype.type else _scalar(dst.dtype, scalar)
-    _span(dst, count, "Duplicate", True)[...] = s
+    _span(dst, count, "Duplicate", True).fill(s)          # (fill: cheaper than [...] = s for a tile)
     _vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {_show(s)}")
 
 
