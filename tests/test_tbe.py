@@ -7,18 +7,24 @@ table (:data:`VCOPY`), independently of the simulator's.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import numpy as np
 import pytest
 
 from ascend_lab import golden, tbe
+from ascend_lab.ascendc import VECIN, LocalTensor, TPipe, TQue
+from ascend_lab.ascendc.launcher import launch as ascendc_launch
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.ops import registry
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import tbe as hsg
+from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
 from ascend_lab.ops.standalone import run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
-from ascend_lab.tbe import dsl
+from ascend_lab.tbe import dsl, lowering
 
 #: §5.3's suggestion: tik.vcopy everywhere but Ascend910 (910A).
 VCOPY = {"Ascend910A": False, "Ascend910B4": True, "Ascend910_9392": True, "Ascend310P3": True}
@@ -276,3 +282,160 @@ def test_registry_has_the_tbe_flavour():
         assert k.socs == ("ascend910", "ascend910b", "ascend910_93", "ascend310p")
         td = k.tiling(10_000, "float16", 40, 196608)
         assert k.template(td, "float16", 2)["bufferNum"] == (2 if tbe.schedule.double_buffered(td) else 1)
+
+
+# --- the generated tile body: the same calls as the interpreter -----------------------------------------------------
+def _plain(v):
+    """Every field of a trace, events and warnings included (their ``values`` and ``line`` too, which their own
+    ``==`` skips), as comparable values: arrays as (dtype, shape, bytes), floats by bits."""
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return (type(v).__name__, *((f.name, _plain(getattr(v, f.name))) for f in dataclasses.fields(v)))
+    if isinstance(v, np.ndarray):
+        return ("array", v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, dict):
+        return ("dict", *sorted((repr(k), _plain(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return tuple(_plain(x) for x in v)
+    if isinstance(v, float):
+        return ("float", v.hex())
+    return v
+
+
+def _interpreted_and_generated(monkeypatch, launch):
+    """``launch()`` twice: the kernel's CopyIn/Compute/CopyOut methods stepping through the program (the
+    reference), then the generated tile body -- each kept from taking the other path."""
+    def wrong_path(*args, **kwargs):
+        raise AssertionError("the other path ran")
+    with monkeypatch.context() as m:
+        m.setattr(lowering, "_INTERPRET", True)
+        m.setattr(lowering.Program, "_body", wrong_path)
+        ref = launch()
+    with monkeypatch.context() as m:
+        for stage in ("CopyIn", "Compute", "CopyOut"):
+            m.setattr(lowering.TbeElewiseKernel, stage, wrong_path)
+        got = launch()
+    return ref, got
+
+
+def _assert_same_run(ref, got) -> None:
+    """Same output bits, and the same trace in every field: events, cycles, warnings, UB layout, core summaries."""
+    (run_a, out_a), (run_b, out_b) = ref, got
+    assert out_a.tobytes() == out_b.tobytes()
+    assert run_a.cycles == run_b.cycles
+    assert _plain(run_a.trace.warnings) == _plain(run_b.trace.warnings)
+    assert _plain(run_a.trace) == _plain(run_b.trace)
+
+
+def _op_cases(soc: str):
+    """(op, dtype, attrs) of the three TBE kernels on ``soc``, every dtype they take there."""
+    floats = ["float32", "float16"] + (["bfloat16"] if soc in BF16_SOCS else [])
+    yield from (("hard_sigmoid_grad", dt, {}) for dt in floats)
+    for dt in [*floats, "int8", "uint8", "int32"]:
+        yield "threshold_grad_v2_d", dt, {"threshold": 0.5}
+        yield "relu_grad", dt, {}
+
+
+def _inputs(dt: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(n)
+    if dt in ("int8", "uint8", "int32"):
+        info = np.iinfo(dt)
+        return tuple(rng.integers(info.min, info.max, n, endpoint=True, dtype=dt) for _ in range(2))
+    np_dt = bfloat16 if dt == "bfloat16" else np.dtype(dt)
+    g, x = ((rng.standard_normal(n) * 4).astype(np_dt) for _ in range(2))
+    x[:8] = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 3.0, -3.0, 0.5], dtype=np_dt)
+    return g, x
+
+
+@pytest.mark.parametrize("soc", list(VCOPY))
+def test_tile_body_matches_the_interpreter(soc, monkeypatch):
+    """Every kernel and dtype, double-buffered over several tiles per core (2 cores, a small UB, a short last
+    tile and a short last core) traced with snapshots, and single-buffered (one tile per core) untraced."""
+    for op, dt, attrs in _op_cases(soc):
+        g, x = _inputs(dt, 10_007)
+        ref, got = _interpreted_and_generated(monkeypatch, functools.partial(
+            run_kernel, op, g, x, soc=soc, kernel="tbe", core_num=2, ub_size=32768, record=True, snapshot=True,
+            **attrs))
+        td = got[0].tiling
+        assert tbe.schedule.double_buffered(td) and td.blockFactor > 2 * td.ubFactor, td
+        assert any(e.values is not None for e in got[0].trace.events)
+        _assert_same_run(ref, got)
+        g, x = _inputs(dt, 1000)
+        ref, got = _interpreted_and_generated(monkeypatch, functools.partial(
+            run_kernel, op, g, x, soc=soc, kernel="tbe", record=False, **attrs))
+        assert not tbe.schedule.double_buffered(got[0].tiling)
+        _assert_same_run(ref, got)
+
+
+def test_kernel_source_is_the_program_written_out():
+    """The tile body a learner can print: every step of the listing, in order, between the queue calls."""
+    prog = hsg.hard_sigmoid_grad.program("float32", "Ascend910B4", (0.25,))
+    src = prog.kernel_source()
+    compile(src, "<test>", "exec")
+    compute = src[src.index("def Compute"):src.index("def CopyOut")].splitlines()
+    calls = [line.strip().split("(")[0] for line in compute]
+    steps = [line.split("(")[0] for line in prog.listing]
+    first = calls.index(steps[0])
+    assert calls[first:first + len(steps)] == steps
+    assert calls[1:3] == ["grad_input = inQueue_grad_input.DeQue", "data_input = inQueue_data_input.DeQue"]
+    assert "data_input_int32 = _retyped(data_input, int32" in src          # the sign-bit view, per tile
+    assert "DataCopyPad(grad_input, grad_inputGm[off], p[0])" in src and "broadcast_copy" not in src
+    brc = tg.threshold_grad_v2_d.program("float32", "Ascend910B4", (0.5,)).kernel_source([True, False])
+    assert brc.count("broadcast_copy(") == 1 and brc.count("DataCopyPad(") == 2
+    with pytest.raises(ValueError, match="one flag per input"):
+        prog.kernel_source([True])
+
+
+def test_tile_body_names_stay_valid_python(monkeypatch):
+    """Placeholders named like the body's own variables, a keyword or a builtin still give a body that runs,
+    and runs as the interpreter does."""
+    def describe(dtype: str) -> dsl.Compute:
+        a, b = dsl.placeholder((1,), dtype, "n"), dsl.placeholder((1,), dtype, "lambda")
+        return dsl.Compute("names", (a, b), dsl.vmul(dsl.vadds(a, 1.5), dsl.vabs(b)))
+
+    entry = tbe.make_entry("names", lambda dtype: describe(dtype), tbe.schedule.TbeElewiseTilingData)
+    info = get_soc("Ascend910B4")
+    a, b = _inputs("float32", 5000)
+    td = tbe.schedule.op_tiling("Names", describe, ("float32",), a.size, "float32", 2, 32768)
+
+    def launch_once():
+        args = [gm_from_array(a, "a"), gm_from_array(b, "b"), gm_from_array(None, "out", nbytes=a.nbytes)]
+        run = ascendc_launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=True,
+                             kernel_name="Names", tiling_data=td, **lowering.template_args(td, "float32"))
+        return run, args[2].ptr.allocation.buffer[:a.nbytes].view(np.float32).copy()
+
+    ref, got = _interpreted_and_generated(monkeypatch, launch_once)
+    _assert_same_run(ref, got)
+    with np.errstate(invalid="ignore"):
+        _assert_bits(got[1], (a + np.float32(1.5)) * np.abs(b))
+    src = entry.program("float32", "Ascend910B4", ()).kernel_source()
+    assert "n_ = inQueue_n.DeQue" in src and "lambda_ = inQueue_lambda.DeQue" in src
+
+
+def test_retyped_view_is_reinterpret_cast():
+    """The per-tile view of a queue block equals ReinterpretCast's in every field (its numpy view: the same bytes,
+    shape and strides) and shares the block's life: FreeTensor kills both."""
+    seen = []
+
+    def kernel(x, workspace, tiling):
+        pipe, q = TPipe(), TQue(VECIN, 2, name="q")
+        pipe.InitBuffer(q, 2, 1000)
+        cache: dict = {}
+        for _ in range(5):
+            t = q.AllocTensor(np.float32)
+            fast, ref = lowering._retyped(t, np.dtype(np.int16), cache), t.ReinterpretCast(np.int16)
+            for name in LocalTensor.__slots__:
+                a, b = getattr(fast, name), getattr(ref, name)
+                if isinstance(a, np.ndarray):
+                    assert (a.__array_interface__, a.dtype) == (b.__array_interface__, b.dtype), name
+                else:
+                    assert a is b or a == b, name
+            assert fast.life is t.life and fast.alive
+            q.EnQue(t)
+            q.FreeTensor(q.DeQue(np.float32))
+            assert not fast.alive and not ref.alive
+            seen.append(fast.tile)
+        assert len(cache) == 2                       # one numpy view per block
+
+    ascendc_launch(kernel, 1, [gm_from_array(np.zeros(8, np.float32), "x")], b"", get_soc("Ascend910B4"),
+                   outputs=(0,), record=True)
+    assert seen == [0, 1, 2, 3, 4]

@@ -765,13 +765,15 @@ class TbeElewiseKernel:
                 self.CopyOut(i, n)
             return
         copy_in, compute, copy_out = self.program._body(self.broadcasts)[1](self)
-        params = self._params
-        for i in range(loops):
-            n = ub if i < loops - 1 else self.blockLength - ub * i
-            p = params(n)
-            copy_in(self, i, n, p)
-            compute(self, n)
-            copy_out(self, i, n, p)
+        tail = self.blockLength - ub * (loops - 1)
+        p, p_tail = self._params(ub), self._params(tail)
+        for i in range(loops - 1):
+            copy_in(self, i, ub, p)
+            compute(self, ub)
+            copy_out(self, i, ub, p)
+        copy_in(self, loops - 1, tail, p_tail)
+        compute(self, tail)
+        copy_out(self, loops - 1, tail, p_tail)
 
     def _params(self, n: int) -> list[DataCopyParams]:
         """DataCopyParams of a tile of ``n`` elements (a core has two lengths at most; DataCopyPad only reads them)."""
