@@ -315,3 +315,23 @@ def test_broadcast_tile_body_matches_the_interpreter(soc, monkeypatch):
     assert tbe.schedule.double_buffered(got[0].tiling) and got[0].tiling.ubFactor < got[0].tiling.blockFactor
     assert got[1].tobytes() == ref[1].tobytes()
     assert _plain([k.trace for k in got[0].kernel_runs]) == _plain([k.trace for k in ref[0].kernel_runs])
+
+
+def test_tile_body_findings_read_as_the_interpreters(monkeypatch):
+    """A run the sanitizer stops -- a broadcast read past the grad (CopyIn's broadcast copy), a plain read past
+    tensors shorter than the tiling says (CopyIn's DataCopyPad) -- stops the same way on both paths: the same kind,
+    message, instruction, core, tile and (library) line."""
+    rng = np.random.default_rng(13)
+    g, x = rng.standard_normal((4, 1)).astype(F32), rng.standard_normal((4, 1000)).astype(F32)
+    td = tg.tiling_for_shapes([g.shape, x.shape], x.shape, "float32", 40, 196352, threshold=0.3)
+    bad = td.replace(**{"inputDims[0][0]": 1, "inputDims[0][1]": 1000})
+    short = tg.tiling(5000, "float32", 2, 196352, threshold=0.3)
+    cases = [(bad, g, x, "DataCopy(broadcast)"), (short, x[:3].reshape(-1), x[3].reshape(-1), "DataCopyPad")]
+    for tiling, a, b, instr in cases:
+        def stopped(tiling=tiling, a=a, b=b):
+            with pytest.raises(KernelError) as info:
+                _tbe_launch(tiling, a, b)
+            e = info.value
+            return str(e), e.kind, e.instruction, e.core, e.tile, e.detail, e.hint, e.line
+        ref, got = _interpreted_and_generated(monkeypatch, stopped)
+        assert got == ref and got[1] == "gm-out-of-bounds" and got[2] == instr, got

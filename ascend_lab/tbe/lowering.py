@@ -15,6 +15,12 @@ layout and a cost estimate like any other run. Per tile of ``n`` elements:
 Queues have two blocks when the tiling key says double buffer (+10000) and one otherwise: TBE's schedule,
 not the caller, decides double buffering. Each tile buffer holds ``roundUp(ubFactor, 128)`` elements.
 
+The plan's instructions are :class:`Step` records (an instruction and its operands). The kernel does not loop over
+them per tile: each program's **tile body** -- CopyIn, Compute and CopyOut with every call written out -- is
+generated once and compiled, as TBE's compiler emits one binary per program, and the kernel calls it per tile
+(``print(program.kernel_source())`` shows it). ``TbeElewiseKernel``'s own CopyIn/Compute/CopyOut interpret the
+same steps one by one; the tests hold the tile body to them (same values, trace, cycles and findings).
+
 ============================  ================================================================================
 DSL node                      instructions
 ============================  ================================================================================
@@ -61,6 +67,7 @@ upper bound).
 from __future__ import annotations
 
 import builtins
+import collections
 import enum
 import itertools
 import keyword
@@ -486,6 +493,10 @@ def _retyped(t: LocalTensor, dt: np.dtype, cache: dict[int, tuple[int, np.ndarra
 _RESERVED = frozenset({"self", "i", "n", "p", "off", "bind", "CopyIn", "Compute", "CopyOut", "ubFactor",
                        "blockOffset", "DataCopyPad", "broadcast_copy", "_retyped"}) | frozenset(dir(builtins))
 _BODY_SERIAL = itertools.count()
+#: The tile bodies whose lines ``linecache`` holds, oldest first: the newest ``_LINECACHE_KEEP`` stay (a program is
+#: built per attribute value, so a long session would otherwise keep every body it ever compiled).
+_in_linecache: collections.deque[str] = collections.deque()
+_LINECACHE_KEEP = 256
 
 
 class _Names:
@@ -625,6 +636,9 @@ def _compile_body(prog: Program, brc: tuple[bool, ...]) -> tuple[str, Callable[.
     glob["__name__"] = __name__ + ".generated"
     exec(compile(source, filename, "exec"), glob)
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    _in_linecache.append(filename)
+    while len(_in_linecache) > _LINECACHE_KEEP:
+        linecache.cache.pop(_in_linecache.popleft(), None)
     return source, glob["bind"]
 
 
