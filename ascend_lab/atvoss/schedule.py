@@ -47,6 +47,7 @@ around here only:
 
 from __future__ import annotations
 
+import itertools
 import keyword
 import linecache
 import math
@@ -633,7 +634,8 @@ class _Instance:
         self.source, names = _generate(dag, family, layout, keys, specs)
         # a file name inside the package: the sanitizer counts these frames as library code (a finding names no line
         # of them, as none of the interpreter's), and a traceback shows the generated lines (linecache)
-        filename = str(_HERE / f"<BroadcastSch {family} {_text(dag.name)} scalars {sorted(scalar_inputs)}>")
+        filename = str(_HERE / f"<BroadcastSch {family} {_text(dag.name)} scalars {sorted(scalar_inputs)} "
+                                f"#{next(_serial)}>")
         linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
         namespace = {"__name__": f"{__name__}.instance", **names}
         exec(compile(self.source, filename, "exec"), namespace)
@@ -670,6 +672,7 @@ class _Instance:
 
 
 _instances: dict[tuple[Any, ...], _Instance] = {}
+_serial = itertools.count()                          # each instance's file name is its own
 
 
 def _instance(dag: Dag, family: str, scalar_inputs: set[int]) -> _Instance:
