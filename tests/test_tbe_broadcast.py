@@ -335,3 +335,26 @@ def test_tile_body_findings_read_as_the_interpreters(monkeypatch):
             return str(e), e.kind, e.instruction, e.core, e.tile, e.detail, e.hint, e.line
         ref, got = _interpreted_and_generated(monkeypatch, stopped)
         assert got == ref and got[1] == "gm-out-of-bounds" and got[2] == instr, got
+
+
+def test_distinct_count_is_numpys_unique():
+    """The broadcast copy's distinct-element count (its MTE2 bytes) is ``np.unique(...).size`` on both of its
+    paths: a mark per value (short span) and a sort (long span), for repeating, strided and random indices."""
+    rng = np.random.default_rng(14)
+    out_dims = [6, 1, 7, 9]
+    for k in range(200):
+        span = int(rng.integers(1, 3000))
+        size = int(rng.integers(1, 2000))
+        rel = rng.integers(0, span, size)
+        if k % 3 == 0:                                    # a broadcast pattern: tile of a repeating row
+            row = int(rng.integers(1, 500))
+            rel = np.arange(int(rng.integers(0, 10_000)), size + 10_000)[:size] % row
+            span = int(rel.max()) + 1 + int(rng.integers(0, 3 * size))
+        assert tbe.lowering._distinct(rel, span) == np.unique(rel).size, (k, span, size)
+    for size in (1, 2, 100):                              # the sort path for certain: span far above 4 x size
+        rel = rng.integers(0, 10**6, size)
+        assert tbe.lowering._distinct(rel, 10**6) == np.unique(rel).size
+    strides = tbe.lowering._broadcast_strides([6, 1, 7, 1])
+    flat = np.arange(100, 400)
+    idx = sum((flat // int(np.prod(out_dims[j + 1:])) % out_dims[j]) * s for j, s in enumerate(strides))
+    assert tbe.lowering._distinct(idx - idx.min(), int(idx.max() - idx.min()) + 1) == np.unique(idx).size

@@ -685,9 +685,10 @@ def broadcast_copy(dst: LocalTensor, gm: GlobalTensor, out_dims: Sequence[int], 
     src = gm[lo].gm_slice(ctx, hi - lo + 1, instr, dst.tile, write=False)
     ub_count = -(-count * item // 32) * 32 // item
     ub = sanitizer.ub_span(dst, ub_count, instr, True)
-    ub[:count] = src[idx - lo]
+    rel = idx - lo
+    ub[:count] = src[rel]
     ub[count:] = ub[0]
-    distinct = int(np.unique(idx).size) * item
+    distinct = _distinct(rel, hi - lo + 1) * item
     t0, t1 = ctx.issue("MTE2", ctx.cost.copy_in(distinct))
     ctx.summary.bytes_in += distinct
     if ctx.record:
@@ -697,6 +698,17 @@ def broadcast_copy(dst: LocalTensor, gm: GlobalTensor, out_dims: Sequence[int], 
                          f"elements {start}..{start + count - 1} -> UB {dst.buffer}",
                   values=ub[:count].copy() if ctx.snapshot else None)
     return count
+
+
+def _distinct(rel: np.ndarray, span: int) -> int:
+    """How many distinct values ``rel`` (non-negative, below ``span``) holds: ``np.unique(rel).size``, which in
+    numpy 2.4 hashes and costs ten times a sort here. A mark per value when the span is short, else a sort."""
+    if span <= 4 * rel.size:
+        seen = np.zeros(span, dtype=np.bool_)
+        seen[rel] = True
+        return int(np.count_nonzero(seen))
+    ordered = np.sort(rel)
+    return int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1
 
 
 # --- the kernel ------------------------------------------------------------------------------------------
