@@ -9,6 +9,7 @@ and with a plain-numpy formula written here.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 import ml_dtypes
@@ -19,10 +20,23 @@ from ascend_lab import acl, golden
 from ascend_lab.ascendc import KernelError
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import (
+    CAST_RINT,
     DEFAULT_TILING_WORKSPACE_SIZE,
     BroadcastOneDimTilingData,
     BroadcastOneDimTilingDataAdvance,
+    Cast,
+    Compare,
+    CopyInBrc,
+    CopyOut,
+    Dag,
+    Duplicate,
+    In,
+    Mul,
+    Select,
+    Var,
     advance_split,
+    broadcast_base_tiling,
+    broadcast_sch,
     dimension_collapse,
     pool_bytes,
     sch_mode_of,
@@ -612,3 +626,42 @@ def test_instantiation_source():
         schedule.instantiation(tg.dag(F32), 201, [2])
     with pytest.raises(NotImplementedError, match="301"):
         schedule.instantiation(tg.dag(F32), 301)
+
+
+@pytest.mark.parametrize("shapes, out_shape, mode", [
+    ([(50000,), (1,), (50000,)], (50000,), 201),              # In1 a scalar input
+    ([(1,), (90000,), (90000,)], (90000,), 201),              # In0 a scalar input, read by two casts
+    ([(300, 200), (300, 1), (1, 200)], (300, 200), 1),        # NDDMA, two broadcast inputs
+    ([(64, 512), (1, 512), (64, 512)], (64, 512), 102),       # UB-broadcast
+])
+def test_instantiation_of_a_dag_with_two_outputs(monkeypatch, shapes, out_shape, mode):
+    """A DAG of three inputs (half, half, float) and two outputs -- a Mul cast back to half, a Compare GT/Select
+    against a Var -- on each schedule family: the generated body is the interpreter's (bits, events, cycles)
+    and computes what numpy does."""
+    a, b, c = CopyInBrc(In(0, F16)), CopyInBrc(In(1, F16)), CopyInBrc(In(2, F32))
+    af = Cast(F32, a)
+    prod = Cast(F16, Mul(af, Cast(F32, b)), CAST_RINT)
+    sel = Select(Compare(af, c, 1), Duplicate(F32, Var(0, F32)), c)
+    dag = Dag([CopyOut(0, prod), CopyOut(1, sel)], "TwoOutputs")
+    soc = SOC4
+    td = broadcast_base_tiling(dag, shapes, out_shape, soc.vector_core_num, soc.ub_size, dtype_id=1, scalars=(0.25,))
+    assert sch_mode_of(td.tilingKey) == mode
+    rng = np.random.default_rng(1)
+    arrs = [(rng.standard_normal(s) * 3).astype(d) for s, d in zip(shapes, (F16, F16, F32), strict=True)]
+    n = int(np.prod(out_shape))
+    entry = functools.partial(broadcast_sch, dag=dag, sch_mode=mode, tiling_class=type(td))
+
+    def once(record: bool):
+        args = [gm_from_array(x, f"in{k}") for k, x in enumerate(arrs)] + \
+               [gm_from_array(None, "out0", nbytes=n * 2), gm_from_array(None, "out1", nbytes=n * 4)]
+        run = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(3, 4), record=record, tiling_data=td)
+        out = np.concatenate([args[3].ptr.allocation.buffer[:n * 2], args[4].ptr.allocation.buffer[:n * 4]])
+        return run, out
+
+    for record in (False, True):
+        ref, got = _interpreted_and_generated(monkeypatch, lambda record=record: once(record))
+        _assert_same(ref, got)
+    ab, bb, cb = (np.broadcast_to(x, out_shape).astype(np.float32).reshape(-1) for x in arrs)
+    out = np.frombuffer(got["out"][2], np.uint8)
+    assert_bits(out[:n * 2].view(F16), (ab * bb).astype(F16))
+    assert_bits(out[n * 2:].view(F32), np.where(ab > cb, np.float32(0.25), cb))
