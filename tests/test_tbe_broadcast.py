@@ -358,3 +358,21 @@ def test_distinct_count_is_numpys_unique():
     flat = np.arange(100, 400)
     idx = sum((flat // int(np.prod(out_dims[j + 1:])) % out_dims[j]) * s for j, s in enumerate(strides))
     assert tbe.lowering._distinct(idx - idx.min(), int(idx.max() - idx.min()) + 1) == np.unique(idx).size
+
+
+def test_broadcast_index_is_the_row_major_formula():
+    """The broadcast copy's input index of each output element is ``sum(coordinate * stride)`` over the output's
+    row-major coordinates, for random shapes, broadcast axes and ranges (past the output's end too, as a bad
+    tiling asks)."""
+    rng = np.random.default_rng(15)
+    for _ in range(500):
+        out = [int(d) for d in rng.integers(2, 9, int(rng.integers(1, 6)))]
+        ins = [d if rng.random() < 0.5 else 1 for d in out]
+        strides = tbe.lowering._broadcast_strides(ins)
+        start = int(rng.integers(0, 2 * int(np.prod(out))))
+        count = int(rng.integers(1, int(np.prod(out)) + 1))
+        flat = np.arange(start, start + count)
+        coords = np.unravel_index(flat % int(np.prod(out)), out)
+        expected = sum(c * s for c, s in zip(coords, strides, strict=True))
+        got = tbe.lowering._broadcast_index(out, strides, start, count)
+        assert got.dtype == np.int64 and np.array_equal(got, expected), (out, ins, start, count)

@@ -662,6 +662,30 @@ def _broadcast_strides(dims: Sequence[int]) -> list[int]:
     return strides[::-1]
 
 
+def _broadcast_index(out_dims: Sequence[int], strides: Sequence[int], start: int, count: int) -> np.ndarray:
+    """The input element of each output element ``start .. start + count - 1``: ``sum(coordinate * stride)`` over
+    the output's axes (row-major). Axes outside the last one with a stride cost nothing, and the last one costs
+    one ``%`` (no quotient is needed past it)."""
+    axes = list(zip(reversed(out_dims), reversed(strides), strict=True))      # innermost axis first
+    last = max((k for k, (_, stride) in enumerate(axes) if stride), default=-1)
+    if last < 0:
+        return np.zeros(count, dtype=np.int64)
+    flat = np.arange(start, start + count, dtype=np.int64)
+    idx = None
+    for d, stride in axes[:last]:
+        if stride:
+            flat, coord = np.divmod(flat, d)
+            coord *= stride
+            idx = coord if idx is None else np.add(idx, coord, out=idx)
+        else:
+            flat //= d
+    d, stride = axes[last]
+    coord = flat % d
+    if stride != 1:
+        coord *= stride
+    return coord if idx is None else np.add(idx, coord, out=idx)
+
+
 def broadcast_copy(dst: LocalTensor, gm: GlobalTensor, out_dims: Sequence[int], strides: Sequence[int],
                    start: int, count: int) -> int:
     """GM -> UB: the input elements that output elements ``start .. start + count - 1`` (row-major over
@@ -675,12 +699,7 @@ def broadcast_copy(dst: LocalTensor, gm: GlobalTensor, out_dims: Sequence[int], 
     ctx = dst.ctx
     item = gm.dtype.itemsize
     sanitizer.check_copy(ctx, instr, dst, count, count * item, True)
-    flat = np.arange(start, start + count, dtype=np.int64)
-    idx = np.zeros(count, dtype=np.int64)
-    for d, stride in zip(reversed(out_dims), reversed(strides), strict=True):
-        if stride:
-            idx += flat % d * stride
-        flat //= d
+    idx = _broadcast_index(out_dims, strides, start, count)
     lo, hi = int(idx.min()), int(idx.max())
     src = gm[lo].gm_slice(ctx, hi - lo + 1, instr, dst.tile, write=False)
     ub_count = -(-count * item // 32) * 32 // item
