@@ -581,7 +581,7 @@ def _body_source(prog: Program, brc: tuple[bool, ...]) -> tuple[str, dict[str, A
            "program's steps",
            "# by ascend_lab.tbe.lowering (Program.kernel_source) and compiled once: TbeElewiseKernel.Process runs "
            "it per tile.",
-           *(f"#   {c} = {glob[c]!r} ({type(glob[c]).__name__})" for c in consts),
+           *(f"#   {c} = {glob[c]!r}" for c in consts),
            "def bind(self):",
            '    """This kernel\'s queues, GM tensors and buffers, under the names the tile body uses."""',
            f"    {_targets(queues)} = self.inQueues",
