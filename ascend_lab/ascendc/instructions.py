@@ -702,7 +702,12 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
         raw = _mask_span(sel_mask, count, "Select", False)
         if mode == _TT or mode == _TS:
             bits = None                                 # one gather: mask byte -> 8 all-ones/all-zeros lanes
-            lanes = _lane_masks(dst.dtype.itemsize).take(raw, axis=0).reshape(-1)[:count]
+            table = _LANES.get(dst.dtype.itemsize)
+            if table is None:
+                table = _LANES[dst.dtype.itemsize] = _lane_masks(dst.dtype.itemsize)
+            lanes = table.take(raw, axis=0).reshape(-1)
+            if lanes.size != count:
+                lanes = lanes[:count]
         else:
             bits = _unpackbits(raw, count=count, bitorder="little")
     ui = _UINT[dst.dtype.itemsize]
@@ -746,6 +751,10 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
                          f"({SELMODE(mode).name})", src0, sel_mask,
                  reads=(src0, src1) if mode == _TT else (src0,),
                  mask=None if mode == _SPR else sel_mask)   # mode 0: mask in CMPMASK
+
+
+#: ``_lane_masks`` by element size, read without a call (every Select of every tile)
+_LANES: dict[int, np.ndarray] = {}
 
 
 @cache

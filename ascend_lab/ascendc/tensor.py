@@ -97,7 +97,7 @@ class GlobalTensor:
 
     def __getitem__(self, offset: int) -> GlobalTensor:
         """``xGm[off]``: the GlobalTensor starting ``off`` elements further (as in AscendC)."""
-        off = int(offset)
+        off = offset if offset.__class__ is int else int(offset)
         g = GlobalTensor.__new__(GlobalTensor)
         g.dtype = dt = self.dtype
         g._alloc = self._alloc
