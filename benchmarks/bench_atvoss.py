@@ -7,7 +7,8 @@ ThresholdGradV2D and ReluGrad on 2**24 float32 elements (``--quick``: 2**20) on 
 * **kernel launch**: the template's ``BroadcastSch`` on every simulated core (tiling and device memory set
   up outside the timer), as the L0 node runs it in phase 2;
 * **standalone call**: ``ops.standalone.run_kernel(op, g, x, soc="Ascend950PR", kernel="main")``, which also
-  copies the inputs into device memory and the output back.
+  tiles, puts the inputs in device memory (lent, not copied: ``DeviceAllocation.lend``) and allocates the output
+  (a pooled buffer, zeroed before the kernel's first write).
 
 numpy runs before each of them, in this process, ``k`` interleaved rounds after an untimed warm-up round
 (:mod:`benchmarks.measure`); each row gives medians with their spread. Target: <= 2x numpy (tracing off),
