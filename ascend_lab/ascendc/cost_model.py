@@ -3,8 +3,10 @@
 Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here:
 
 * **Vector (PIPE_V)**: ``cycles = b + k * n * beats`` per API call, n = elements, from Huawei's GE-ATT V1 fits
-  (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. Rows missing for a dtype use
-  the float row (4-byte types) or the half row (1-2-byte types). An instruction with no row is an error
+  (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. A row is chosen by the operands'
+  element *type*, not only their width: an integer type with a fit of its own uses it (GE-ATT V1 fits int32
+  only for ``Muls``: :data:`INTEGER_ROWS`), any other type the float row (4-byte types) or the half row
+  (1-2-byte types). An instruction with no row is an error
   (:class:`MissingCostRow`), never a silent guess; the few without a fit of their own borrow a named row
   (:data:`BORROWED_ROWS`). ``beats`` is the mean beats per repeat that UB bank conflicts force, from the
   operands' UB addresses (:mod:`.ub_banks`, kernel_flavours §7; 1 when conflict-free, up to 8): it scales
@@ -39,7 +41,8 @@ from typing import Any
 from ..base.platform import SocInfo
 from . import ub_banks
 
-#: GE-ATT V1 per-call vector costs (k per element, b fixed), by API and operand width class.
+#: GE-ATT V1 per-call vector costs (k per element, b fixed), by API and operand type class: "half" (1-2-byte types),
+#: "float" (4-byte types; 8-byte ones at twice k), and an integer type's own fit where GE-ATT has one.
 VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
     "Muls":          {"half": (0.0071, 23.10), "float": (0.0142, 23.10), "int32": (0.0180, 20.75)},
     "Adds":          {"half": (0.0071, 22.09), "float": (0.0141, 22.09)},
@@ -56,6 +59,11 @@ VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
 }
 VEC_PIPE_HEAD = 37.37
 
+#: The VECTOR_COST key of an *integer* operand type's own fit, by its width in bytes: a row with that key costs
+#: integer operands of that width with it (int32 Muls: 0.0180 / 20.75, not float32's 0.0142 / 23.10); a row
+#: without one costs them like floating-point operands of the same width.
+INTEGER_ROWS: dict[int, str] = {4: "int32"}
+
 #: Vector instructions GE-ATT V1 has no fit for, costed with another API's row: ``Not`` (a one-input
 #: bitwise pass over 16-bit elements) like a UB->UB ``Copy``; tensor-tensor ``Min``/``Max`` (two inputs,
 #: one output per element) like ``Add``; the high-level ``Broadcast`` (no measured figure: GE-ATT V1 fits only
@@ -64,8 +72,8 @@ VEC_PIPE_HEAD = 37.37
 #: call is literally ``DataCopy`` (``broadcast_common_impl.h``, srcSize == dstSize).
 BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add", "Broadcast": "Copy"}
 
-#: Per architecture with a UB bank model: the cost of each vector instruction already met, by (api, width, count,
-#: operand offsets and widths) -- filled by ``instructions._vector_done``, emptied by :func:`clear_caches`.
+#: Per architecture with a UB bank model: the cost of each vector instruction already met, by (api, width, integer,
+#: count, operand offsets and widths) -- filled by ``instructions._vector_done``, emptied by :func:`clear_caches`.
 VECTOR_MEMO: dict[Any, dict[tuple[Any, ...], tuple[float, int]]] = {arch: {} for arch in ub_banks.MODELLED}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
@@ -121,10 +129,11 @@ class CostModel:
             cached = self._out_cache[nbytes] = MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
         return cached
 
-    def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0) -> float:
-        """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes: ``b + k * n`` when its repeats
-        are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank conflicts stretch them (:mod:`.ub_banks`)."""
-        return vector_cycles(api, itemsize, n, beats_per_repeat)
+    def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0, integer: bool = False) -> float:
+        """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes (of an integer type when
+        ``integer``): ``b + k * n`` when its repeats are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank
+        conflicts stretch them (:mod:`.ub_banks`)."""
+        return vector_cycles(api, itemsize, n, beats_per_repeat, integer)
 
     @cached_property
     def vector_memo(self) -> dict[tuple[Any, ...], tuple[float, int]] | None:
@@ -142,29 +151,33 @@ class MissingCostRow(LookupError):
 
 
 @cache
-def _vector_coeffs(api: str, itemsize: int) -> tuple[float, float]:
-    """(k, b) for an API and operand width: the float row for 4-byte types (int32 Muls has its own),
-    the half row for 1-2-byte types, twice the float k for 8-byte types."""
+def _vector_coeffs(api: str, itemsize: int, integer: bool = False) -> tuple[float, float]:
+    """(k, b) for an API and operand type: an integer type's own row where the API has one (:data:`INTEGER_ROWS`:
+    int32 ``Muls``), else the float row for 4-byte types, the half row for 1-2-byte types, twice the float k for
+    8-byte types. ``integer`` is what tells int32 from float32: the width alone cannot."""
     row = VECTOR_COST.get(BORROWED_ROWS.get(api, api))
     if row is None:
         raise MissingCostRow(f"the cost model has no row for the vector instruction {api!r}: add its GE-ATT fit "
                              f"(k per element, b fixed, per 'half'/'float') to cost_model.VECTOR_COST, or name the "
                              f"row it borrows in cost_model.BORROWED_ROWS; rows: {', '.join(VECTOR_COST)}")
-    if itemsize == 4 and "int32" in row and api == "Muls":
-        return row["int32"]
+    if integer:
+        own = row.get(INTEGER_ROWS.get(itemsize, ""))
+        if own is not None:
+            return own
     k, b = row["float"] if itemsize >= 4 else row["half"]
     return (2 * k if itemsize == 8 else k), b
 
 
 @lru_cache(maxsize=4096)
-def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0) -> float:
+def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0, integer: bool = False) -> float:
     """``b + k * n * beats_per_repeat`` for one vector instruction (MissingCostRow if ``api`` has no row).
 
+    ``itemsize`` and ``integer`` (the operands are of an integer type) pick the row (:func:`_vector_coeffs`).
     ``beats_per_repeat`` is the mean number of beats its 256-byte repeats take under the UB bank rules
     (:mod:`.ub_banks`; 1.0 = conflict-free). GE-ATT's ``k * n`` is the per-repeat part -- about one beat per
     repeat -- so it scales by the beats; ``b`` (call issue, pipeline fill) does not. Cached: a kernel repeats the
     same few tile sizes and layouts, and this runs for every vector instruction of every tile."""
-    k, b = _vector_coeffs(api, itemsize)
+    k, b = _vector_coeffs(api, itemsize, integer)
     return b + k * n * beats_per_repeat
 
 
