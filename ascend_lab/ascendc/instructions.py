@@ -89,10 +89,11 @@ _MEMO_LIMIT = 1 << 16
 
 
 def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: int, reads: tuple[Any, ...],
-                 mask: LocalTensor | None, dst_mask: bool) -> tuple[float, int]:
+                 mask: LocalTensor | None, dst_mask: bool, integer: bool = False) -> tuple[float, int]:
     """(cycles, beats added by bank conflicts) of a count-form instruction under the UB bank rules
     (:mod:`.ub_banks`): ``dst`` written (a bit-mask when ``dst_mask``), each of ``reads`` read at its own element
-    width, ``mask`` read one bit per element; 256 / ``width`` elements per repeat."""
+    width, ``mask`` read one bit per element; 256 / ``width`` elements per repeat; ``integer``: the operands are of
+    an integer type (its own cost row where there is one, :func:`.cost_model.vector_cycles`)."""
     ops = [(dst.offset, 1 if dst_mask else dst.dtype.itemsize << 3, True)]
     for s in reads:
         ops.append((s.offset, s.dtype.itemsize << 3, False))
@@ -100,14 +101,17 @@ def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: i
         ops.append((mask.offset, 1, False))
     beats = count_form(arch, REPEAT_BYTES // width, count, tuple(ops))
     if beats.conflicts:
-        return vector_cycles(api, width, count, beats.per_repeat), beats.conflicts
-    return vector_cycles(api, width, count), 0
+        return vector_cycles(api, width, count, beats.per_repeat, integer), beats.conflicts
+    return vector_cycles(api, width, count, 1.0, integer), 0
 
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None, reads: tuple[Any, ...] | None = None,
-                 mask: LocalTensor | None = None) -> None:
+                 mask: LocalTensor | None = None, integer: bool = False) -> None:
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
+
+    ``width`` and ``integer`` (the operands are of an integer type) choose the cost row: int32 and float32 have the
+    same width but not always the same cost (GE-ATT V1 fits int32 ``Muls`` apart, :data:`.cost_model.INTEGER_ROWS`).
 
     The cycles include the beats UB bank conflicts add (:mod:`.ub_banks`), from the UB addresses of ``dst`` (a
     bit-mask when ``out_bytes`` is given), of the tensors read (``reads``, default ``srcs``) and of a bit-mask read
@@ -115,29 +119,31 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
     memo = ctx.cost.vector_memo
     if memo is None:                                   # no bank model on this SoC
         conflicts = 0
-        start, end = ctx.issue("V", vector_cycles(api, width, count))
+        start, end = ctx.issue("V", vector_cycles(api, width, count, 1.0, integer))
     else:
         # the answer depends only on these (flat key: this runs for every vector instruction of every tile)
         rd = srcs if reads is None else reads
         m = -1 if mask is None else mask.offset
         n = len(rd)
         if n == 0:                                     # Duplicate
-            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
+            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
         elif n == 1:
             s = rd[0]
-            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset, s.dtype.itemsize)
+            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
+                   s.dtype.itemsize)
         elif n == 2:
             s, t = rd
-            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset, s.dtype.itemsize,
-                   t.offset, t.dtype.itemsize)
+            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
+                   s.dtype.itemsize, t.offset, t.dtype.itemsize)
         else:
-            key = (api, width, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
+            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
                    *[x for s in rd for x in (s.offset, s.dtype.itemsize)])
         hit = memo.get(key)
         if hit is None:
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
-            hit = memo[key] = _banked_cost(ctx.soc.npu_arch, api, dst, count, width, rd, mask, out_bytes is not None)
+            hit = memo[key] = _banked_cost(ctx.soc.npu_arch, api, dst, count, width, rd, mask, out_bytes is not None,
+                                           integer)
         cycles, conflicts = hit
         start, end = ctx.issue("V", cycles)
     if ctx.record:
@@ -345,8 +351,8 @@ def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar:
         raise TypeError(f"{api}: dst is {dst.dtype} but src is {src.dtype}; they must match")
     s = _scalar(dt, scalar)
     fn(_span(src, count, api, False), s, out=_span(dst, count, api, True))
-    _vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize,
-                 lambda: f"{dst.buffer} = {src.buffer} {api} {_show(s)}", src)
+    _vector_done(dst.ctx, api, dst, count, dt.itemsize,
+                 lambda: f"{dst.buffer} = {src.buffer} {api} {_show(s)}", src, integer=dt.kind in "iu")
 
 
 def Muls(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
