@@ -33,13 +33,17 @@ import pytest
 import ascend_lab as al
 from ascend_lab.acl import runtime as rt
 from ascend_lab.ascendc import (
+    VECCALC,
     VECIN,
     VECOUT,
     Add,
     DataCopy,
+    Duplicate,
     GetBlockIdx,
     GlobalTensor,
     GmAddr,
+    Muls,
+    TBuf,
     TPipe,
     TQue,
     cost_model,
@@ -59,6 +63,7 @@ from ascend_lab.ascendc.cost_model import (
 from ascend_lab.base.platform import get_soc, socs
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
+from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.run import DeviceTensors, acl_session
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -405,6 +410,108 @@ def test_every_vector_instruction_of_the_simulator_has_a_cost_row():
     assert {"Muls", "Adds", "Maxs", "Mins", "Mul", "Add", "Not", "Duplicate", "Cast", "CompareScalar", "Compare",
             "Select", "Copy"} <= apis
     assert apis <= set(VECTOR_COST) | set(BORROWED_ROWS), apis - set(VECTOR_COST) - set(BORROWED_ROWS)
+
+
+# --- the cost row follows the element type, not only its width -------------------------------------------------
+
+def test_muls_costs_the_row_of_its_element_type():
+    """GE-ATT V1 fits int32 Muls apart (k 0.0180, b 20.75) from float Muls (0.0142, 23.10, ascendc_facts §2.5):
+    same width, other row -- the width alone cannot choose it."""
+    n = 4096
+    for integer, row in ((False, "float"), (True, "int32")):
+        k, b = VECTOR_COST["Muls"][row]
+        assert vector_cycles("Muls", 4, n, 1.0, integer) == pytest.approx(b + k * n)
+        assert CostModel(get_soc(SOC), 1).vector("Muls", n, 4, integer=integer) == pytest.approx(b + k * n)
+    assert vector_cycles("Muls", 4, n) == vector_cycles("Muls", 4, n, 1.0, False)      # default: floating point
+    assert vector_cycles("Muls", 4, n, 1.0, True) != vector_cycles("Muls", 4, n)
+    # an integer type without a fit of its own is costed like the floating-point type of its width
+    assert vector_cycles("Adds", 4, n, 1.0, True) == vector_cycles("Adds", 4, n)
+    assert vector_cycles("Muls", 2, n, 1.0, True) == vector_cycles("Muls", 2, n)        # int16: the half row
+
+
+def test_integer_rows_are_only_on_instructions_that_say_their_operands_are_integers():
+    """Only _unary_scalar (Muls/Adds/Maxs/Mins) passes ``integer`` on; a GE-ATT int32 fit for any other
+    instruction would be silently unused until its call site passes the flag too."""
+    with_integer_rows = {api for api, row in VECTOR_COST.items() if set(row) & set(cost_model.INTEGER_ROWS.values())}
+    assert with_integer_rows == {"Muls"}
+    assert with_integer_rows <= {"Muls", "Adds", "Maxs", "Mins"}
+    assert all(set(row) <= {"half", "float", *cost_model.INTEGER_ROWS.values()} for row in VECTOR_COST.values())
+
+
+def k_muls(a, workspace, tiling, *, n: int, dtypes: tuple):
+    """Muls of each of ``dtypes`` in turn on the same UB addresses (one TBuf seen as that type)."""
+    pipe = TPipe()
+    buf = TBuf(VECCALC, name="buf")
+    pipe.InitBuffer(buf, 64 * 1024)
+    raw = buf.Get(np.uint8)
+    for dt in dtypes:
+        src, dst = raw[0].ReinterpretCast(dt), raw[32768 + 256].ReinterpretCast(dt)
+        Duplicate(src, dt(3), n)
+        Muls(dst, src, dt(2), n)
+
+
+@pytest.mark.parametrize("soc", ["Ascend910B4", "Ascend950PR", "Ascend310P3"])   # two bank models, and none
+def test_a_kernel_costs_float32_muls_with_the_float_row_and_int32_muls_with_the_int32_row(soc):
+    n = 2048
+    dtypes = (np.float32, np.int32, np.float32, np.int32)     # same layout: the memo must keep them apart
+    args = [gm_from_array(np.zeros(8, np.float32), "a")]
+    run = launch(k_muls, 1, args, b"", get_soc(soc), outputs=(), record=True, n=n, dtypes=dtypes)
+    muls = [e for e in run.trace.events if e.pipe == "V" and e.instr == "Muls"]
+    assert len(muls) == len(dtypes)
+    repeats = -(-n * 4 // 256)
+    for e, dt in zip(muls, dtypes, strict=True):
+        k, b = VECTOR_COST["Muls"]["int32" if dt is np.int32 else "float"]
+        assert e.end - e.start == pytest.approx(b + k * n * (1 + e.bank_conflicts / repeats)), (dt, e)
+    assert muls[0].end - muls[0].start != pytest.approx(muls[1].end - muls[1].start)
+
+
+def _muls_runs() -> dict[str, al.Run]:
+    """A few stock runs: HardSigmoidGrad (TBE on the 910B4; main with its fp16 -> fp32 cast path and experimental
+    in native fp16 on the 950) and ThresholdBackward int32 (TBE)."""
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((8, 1000)).astype(np.float32)
+    x = rng.uniform(-5, 5, (8, 1000)).astype(np.float32)
+    h = np.float16
+    return {
+        "hsg tbe fp32 910B4": al.hardsigmoid_backward(g, x, soc="Ascend910B4", trace=True, kernel="tbe"),
+        "hsg tbe fp16 910B4": al.hardsigmoid_backward(g.astype(h), x.astype(h), soc="Ascend910B4", trace=True,
+                                                      kernel="tbe"),
+        "hsg main fp32 950": al.hardsigmoid_backward(g, x, soc="Ascend950PR", trace=True, kernel="main"),
+        "hsg main fp16 950": al.hardsigmoid_backward(g.astype(h), x.astype(h), soc="Ascend950PR", trace=True,
+                                                     kernel="main"),
+        "hsg experimental fp16 950": al.hardsigmoid_backward(g.astype(h), x.astype(h), soc="Ascend950PR",
+                                                             trace=True, kernel="experimental"),
+        "tgv2d tbe int32 910B4": al.threshold_backward((g * 100).astype(np.int32), (x * 100).astype(np.int32), 7,
+                                                       soc="Ascend910B4", trace=True, kernel="tbe"),
+    }
+
+
+def test_only_runs_with_muls_on_4_byte_floats_follow_the_float_row(monkeypatch):
+    """Make the int32 Muls fit absurd: no stock run moves (none multiplies int32 by a scalar). Make the float
+    fit absurd: exactly the runs with a 4-byte Muls move -- fp32 HardSigmoidGrad, and the main kernel's fp16 path,
+    which multiplies in fp32 (kernel_flavours §3); native fp16 Muls and the int32 ThresholdBackward do not."""
+    def cycles() -> dict[str, float]:
+        cost_model.clear_caches()
+        return {name: r.cycles for name, r in _muls_runs().items()}
+
+    base = cycles()
+    runs = _muls_runs()
+    for r in runs.values():
+        assert r.ok and r.cycles > 0
+    f32_muls = {name for name, r in runs.items()
+                if any(e.instr == "Muls" and e.nbytes == 4 * e.count for e in r.trace.events if e.pipe == "V")}
+    assert f32_muls == {"hsg tbe fp32 910B4", "hsg main fp32 950", "hsg main fp16 950"}
+    try:
+        monkeypatch.setitem(VECTOR_COST, "Muls", {**VECTOR_COST["Muls"], "int32": (1.0, 10_000.0)})
+        assert cycles() == base
+        monkeypatch.setitem(VECTOR_COST, "Muls", {**VECTOR_COST["Muls"], "float": (1.0, 10_000.0)})
+        moved = cycles()
+        assert {name for name in base if moved[name] != base[name]} == f32_muls
+        assert all(moved[name] > base[name] for name in f32_muls)
+    finally:
+        monkeypatch.undo()
+        cost_model.clear_caches()
+    assert cycles() == base
 
 
 # --- Chrome trace ---------------------------------------------------------------------------------------------
