@@ -68,6 +68,8 @@ _INTS = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.i
 #: Sources whose every value is exact in fp32 (so one rounding of the fp32 value is the whole conversion).
 _EXACT_IN_F32 = (F16, BF16, F32) + tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16))
 _FLOAT_TO_INT = ("CAST_NONE", "CAST_RINT", "CAST_ROUND", "CAST_TRUNC", "CAST_FLOOR", "CAST_CEIL")
+#: The component type of each complex dtype a real value can be cast to (real part, imaginary part +0).
+_COMPLEX_PART = {np.dtype(np.complex64): F32, np.dtype(np.complex128): F64}
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,7 +161,13 @@ def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
     * to bf16 (from fp32 or anything exact in fp32): ``CAST_NONE``/``CAST_RINT``, ``CAST_ROUND``
       (ties away from zero), ``CAST_TRUNC``, ``CAST_FLOOR``, ``CAST_CEIL``, on the fp32 bits;
     * float -> int8..int32/uint32 with any of those six modes saturates to the range, NaN -> 0;
-      int -> int saturates too.
+      int -> int saturates too;
+    * a real float or int -> complex64/complex128 (``CAST_NONE``/``CAST_RINT``): the real part is the value cast
+      to the component type (fp32/fp64) as above, the imaginary part +0 -- the AI CPU Cast kernel's
+      ``static_cast<std::complex<float>>`` (fp16 through float first), which ``l0op::Cast`` picks for these
+      pairs on every architecture but the 950's AI Core list (ops-math ``math/cast/op_kernel_aicpu/
+      cast_aicpu.cpp``, ``Set*Map``; kernel_flavours §6). An aclnn API whose ``out`` passes ``CanCast`` reaches it
+      (``CanCast(FLOAT, COMPLEX64)`` is true, cann_facts §7).
 
     Every other conversion (``CAST_ODD``, directed modes to fp16/fp32, float64 -> bf16, rounding a float
     to an integral value of its own dtype, ...) raises ValueError.
@@ -168,6 +176,13 @@ def cast(x: np.ndarray, dst_dtype: Any, mode: Any = "CAST_NONE") -> np.ndarray:
     dst = to_numpy(dst_dtype)
     mode = round_mode(mode)
     src = x.dtype
+    part = _COMPLEX_PART.get(dst)
+    if part is not None and src in _FLOATS + _INTS:
+        if mode not in ("CAST_NONE", "CAST_RINT"):
+            raise _unsupported(src, dst, mode, "a complex value is reached with CAST_NONE or CAST_RINT")
+        out = np.zeros(x.shape, dst)                       # imaginary part +0
+        out.real = cast(x, part)                           # the real part: one conversion to fp32/fp64
+        return out
     if src not in _FLOATS + _INTS or dst not in _FLOATS + _INTS:
         raise TypeError(f"cast {src} -> {dst} is not modelled; dtypes: {', '.join(map(str, _FLOATS + _INTS))}")
     if mode == "CAST_ODD":

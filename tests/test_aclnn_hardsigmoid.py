@@ -420,6 +420,33 @@ def test_out_complex64_passes_the_check(dev):
     assert exe is not None and exe.nodes[-2].outputs[0].dtype == acl.ACL_COMPLEX64
 
 
+C64 = np.dtype(np.complex64)
+#: kernel_flavours §6 (ops-math cast.cpp): promote -> COMPLEX64 is in the AI Core list only on the 950 (f32, bf16);
+#: everywhere else both dtypes are in the AI CPU list, so the AI CPU kernel runs it.
+C64_ON_AICORE = {("Ascend950PR", F32), ("Ascend950PR", BF16)}
+
+
+@pytest.mark.parametrize(("soc", "dtype"), [(soc, dt) for soc in ALL_SOCS for dt in (F32, F16, BF16)
+                                             if dt != BF16 or BF16_OK[soc]])      # bf16 in: see test_bf16_support
+def test_out_complex64_is_accepted_and_holds_the_real_result(dev, soc, dtype):
+    """The real API accepts a complex64 ``out``: its only check on out's dtype is
+    ``OP_CHECK_RESULT_DTYPE_CAST_FAILED(promote, out)`` (ops-nn aclnn_hardsigmoid_backward.cpp, CheckDtypeValid), and
+    ``CanCast`` refuses only complex -> real, floating -> integral and non-bool -> bool (opbase data_type_utils.h,
+    cann_facts §7). The graph's last Cast then writes (result, +0) -- the AI CPU Cast's
+    ``static_cast<std::complex<float>>`` (golden.cast)."""
+    with acl.soc(soc):
+        g_np = values((3, 5), dtype)
+        s_np = np.concatenate([values((3, 4), dtype), np.array([[-3.0], [3.0], [0.0]]).astype(dtype)], axis=1)
+        o = dev.tensor(np.full((3, 5), 7 + 7j, C64))
+        _, exe = run_ok(dev, dev.tensor(g_np), dev.tensor(s_np), o)
+        cast = exe.nodes[-2]
+        assert (cast.op, cast.outputs[0].dtype) == ("Cast", acl.ACL_COMPLEX64)
+        assert cast.attrs["engine"] == ("AICORE" if (soc, dtype) in C64_ON_AICORE else "AICPU")
+        got = dev.read(o)
+        assert_bits_equal(got, expected(g_np, s_np, C64))
+        assert not np.signbit(got.imag).any() and (got.imag == 0).all()
+
+
 def test_dtype_checked_before_rank(dev):
     bad = dev.tensor(np.zeros((1,) * 9, np.int32))
     nine = dev.tensor(np.zeros((1,) * 9, F32))

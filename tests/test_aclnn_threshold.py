@@ -49,7 +49,7 @@ def _kernel_nodes():
 
 _NP2ACL = {F32: acl.ACL_FLOAT, F16: acl.ACL_FLOAT16, BF16: acl.ACL_BF16, F64: acl.ACL_DOUBLE, I8: acl.ACL_INT8,
            U8: acl.ACL_UINT8, I16: acl.ACL_INT16, I32: acl.ACL_INT32, I64: acl.ACL_INT64,
-           np.dtype(np.bool_): acl.ACL_BOOL}
+           np.dtype(np.bool_): acl.ACL_BOOL, np.dtype(np.complex64): acl.ACL_COMPLEX64}
 _ACL2NP = {v: k for k, v in _NP2ACL.items()}
 
 
@@ -353,6 +353,22 @@ def test_out_dtype_must_equal_self(dev, in_dt, out_dt):
                               dev.scalar(1.0), dev.tensor(np.zeros((2, 3), out_dt)))
     assert (ret, exe) == (INVALID, None)
     assert "out" in msg
+
+
+_ACL2NP_NAME = {F32: "FLOAT", F16: "FLOAT16", I32: "INT32"}
+
+
+@pytest.mark.parametrize("soc", ALL_SOCS)
+@pytest.mark.parametrize("in_dt, thr", [(F32, 1.0), (F32, 0.0), (F16, 0.5), (I32, 2.0)])
+def test_out_complex64_is_refused_on_every_soc(dev, soc, in_dt, thr):
+    """Unlike HardsigmoidBackward (CanCast), ThresholdBackward wants out's dtype *equal* to self's:
+    ``OP_CHECK_DTYPE_NOT_MATCH(out, self->GetDataType())`` in CheckDtypeValid (ops-nn aclnn_threshold_backward.cpp;
+    cann_facts §3.2 step 5.2) -> 161002, whatever the threshold (ReluGrad or ThresholdGradV2D) and the SoC."""
+    with acl.soc(soc):
+        ret, ws, exe, msg = phase1(dev.tensor(values((2, 3), in_dt)), dev.tensor(values((2, 3), in_dt)),
+                                   dev.scalar(thr), dev.tensor(np.zeros((2, 3), np.complex64)))
+    assert (ret, ws, exe) == (INVALID, 0, None)
+    assert "out dtype COMPLEX64" in msg and _ACL2NP_NAME[in_dt] in msg and "should be the same" in msg
 
 
 def test_dtype_equality_checked_before_rank(dev):
