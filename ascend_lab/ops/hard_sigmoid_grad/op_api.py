@@ -6,7 +6,10 @@ Mirrors ``ops-nn:experimental/activation/hard_sigmoid_grad/op_api/aclnn_hardsigm
 1. ``OP_CHECK_COMM_INPUT(workspaceSize, executor)`` -> 161001
 2. create the executor
 3. nulls: gradOutput, self, out -> 161001
-4. dtypes: gradOutput in list, self in list, ``CanCast(PromoteType(g, s), out)`` -> 161002
+4. dtypes: gradOutput in list, self in list, ``CanCast(PromoteType(g, s), out)`` -> 161002. out's dtype is not
+   checked against the list: CanCast refuses only complex -> real, floating -> integral and non-bool -> bool
+   (opbase ``data_type_utils.h``), so an out of DOUBLE or COMPLEX64 passes and the final Cast writes into it
+   (COMPLEX64: the value with a +0 imaginary part, on the AI CPU -- ops-math ``cast_aicpu.cpp``)
 5. shapes: rank <= 8 for gradOutput, self, out; self == gradOutput; self == out (no broadcast) -> 161002
 6. any tensor empty -> workspace 0, nothing launched
 7. graph: Contiguous -> Cast(promote) -> HardSigmoidGrad(alpha=0.16666666f, beta=0.5) -> Cast(out) -> ViewCopy
