@@ -6,7 +6,8 @@ Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here
   (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. A row is chosen by the operands'
   element *type*, not only their width: an integer type with a fit of its own uses it (GE-ATT V1 fits int32
   only for ``Muls``: :data:`INTEGER_ROWS`), any other type the float row (4-byte types) or the half row
-  (1-2-byte types). An instruction with no row is an error
+  (1-2-byte types). A ``Cast`` is costed by its direction, source and destination type (:data:`CAST_COST`,
+  :func:`cast_fit`). An instruction with no row is an error
   (:class:`MissingCostRow`), never a silent guess; the few without a fit of their own borrow a named row
   (:data:`BORROWED_ROWS`). ``beats`` is the mean beats per repeat that UB bank conflicts force, from the
   operands' UB addresses (:mod:`.ub_banks`, kernel_flavours §7; 1 when conflict-free, up to 8): it scales
@@ -38,6 +39,8 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from typing import Any
 
+import numpy as np
+
 from ..base.platform import SocInfo
 from . import ub_banks
 
@@ -54,7 +57,7 @@ VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
     "CompareScalar": {"half": (0.0084, 21.9), "float": (0.0160, 22.5)},
     "Compare":       {"half": (0.0079, 21.0), "float": (0.0156, 21.0)},
     "Select":        {"half": (0.0118, 45.97), "float": (0.0229, 43.99)},
-    "Cast":          {"half": (0.0147, 20.12), "float": (0.0147, 20.12)},
+    "Cast":          {"half": (0.0147, 20.12), "float": (0.0147, 20.12)},     # f16->f32; by direction: CAST_COST
     "Copy":          {"half": (0.0078, 17.00), "float": (0.0156, 17.00)},
 }
 VEC_PIPE_HEAD = 37.37
@@ -72,8 +75,32 @@ INTEGER_ROWS: dict[int, str] = {4: "int32"}
 #: call is literally ``DataCopy`` (``broadcast_common_impl.h``, srcSize == dstSize).
 BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add", "Broadcast": "Copy"}
 
+#: GE-ATT V1's ``Cast`` fits (k per element, b fixed) by direction, (source type, destination type) in GE-ATT's own
+#: type names -- all the conversions it has a fit for (``v1/perf_param_v1.cpp``, ``"Cast"``; ascendc_facts §2.5).
+#: Narrowing f32->f16 is cheaper per element than widening f16->f32: the width alone cannot choose the row. GE-ATT
+#: also lists f16->f16 and f32->f32 as ``{k: 0, b: 0}``: a Cast to the same type that its graphs drop, not a fit.
+#: :func:`cast_fit` says which direction each conversion is costed with; ``VECTOR_COST["Cast"]`` (the f16->f32 fit)
+#: costs the directions without one.
+CAST_COST: dict[tuple[str, str], tuple[float, float]] = {
+    ("float16", "float32"): (0.0147, 20.12),
+    ("float32", "float16"): (0.0087, 20.44),
+    ("float16", "uint8"):   (0.0083, 19.94),
+    ("uint8", "float16"):   (0.0102, 46.51),
+    ("int64", "int32"):     (0.0332, 18.87),
+}
+
+#: GE-ATT's stand-in type for a type pair its table has no fit for (``GetPerf`` / ``GetDefaultDataType``, hicann/ge
+#: ``.../att/gen_model_info/api_perf_register/utils/api_perf_utils.cpp``): 1-2-byte integers -> float16, 4-8-byte
+#: integers and float32 -> float32. GE-ATT sends every other type to
+#: float16; here only the other floating-point types of at most 2 bytes (bfloat16, the float8 types) go there -- a
+#: float64 read as float16 would be no rule at all, so it has no stand-in.
+GE_DEFAULT_TYPE: dict[str, str] = {"int8": "float16", "uint8": "float16", "int16": "float16", "uint16": "float16",
+                                   "int32": "float32", "uint32": "float32", "int64": "float32", "uint64": "float32",
+                                   "float32": "float32"}
+
 #: Per architecture with a UB bank model: the cost of each vector instruction already met, by (api, width, integer,
-#: count, operand offsets and widths) -- filled by ``instructions._vector_done``, emptied by :func:`clear_caches`.
+#: Cast direction, count, operand offsets and widths) -- filled by ``instructions._vector_done``, emptied by
+#: :func:`clear_caches`.
 VECTOR_MEMO: dict[Any, dict[tuple[Any, ...], tuple[float, int]]] = {arch: {} for arch in ub_banks.MODELLED}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
@@ -129,11 +156,13 @@ class CostModel:
             cached = self._out_cache[nbytes] = MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
         return cached
 
-    def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0, integer: bool = False) -> float:
+    def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0, integer: bool = False,
+               cast_dir: tuple[str, str] | None = None) -> float:
         """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes (of an integer type when
-        ``integer``): ``b + k * n`` when its repeats are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank
-        conflicts stretch them (:mod:`.ub_banks`)."""
-        return vector_cycles(api, itemsize, n, beats_per_repeat, integer)
+        ``integer``; a ``Cast`` costed with the fit of direction ``cast_dir``, :func:`cast_fit`): ``b + k * n`` when its
+        repeats are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank conflicts stretch them
+        (:mod:`.ub_banks`)."""
+        return vector_cycles(api, itemsize, n, beats_per_repeat, integer, cast_dir)
 
     @cached_property
     def vector_memo(self) -> dict[tuple[Any, ...], tuple[float, int]] | None:
@@ -151,10 +180,59 @@ class MissingCostRow(LookupError):
 
 
 @cache
-def _vector_coeffs(api: str, itemsize: int, integer: bool = False) -> tuple[float, float]:
-    """(k, b) for an API and operand type: an integer type's own row where the API has one (:data:`INTEGER_ROWS`:
-    int32 ``Muls``), else the float row for 4-byte types, the half row for 1-2-byte types, twice the float k for
-    8-byte types. ``integer`` is what tells int32 from float32: the width alone cannot."""
+def cast_fit(src: np.dtype, dst: np.dtype) -> tuple[str, str] | None:
+    """The :data:`CAST_COST` direction a ``Cast`` from ``src`` to ``dst`` is costed with, or None for the width row
+    ``VECTOR_COST["Cast"]``. In order:
+
+    1. its own fit (f16->f32, f32->f16, f16->u8, u8->f16, i64->i32);
+    2. the fit of a direction with the same kinds (integer or floating point) and widths on both sides -- the same
+       kind of conversion, apart from the signedness or float format: int8 <-> float16 like uint8 <-> float16,
+       bfloat16 <-> float32 like float16 <-> float32, uint64 -> uint32 like int64 -> int32;
+    3. GE-ATT's own rule for a type pair it has no fit for: both types replaced by their stand-ins
+       (:data:`GE_DEFAULT_TYPE`), when that gives a conversion between two different types with a fit -- int32 ->
+       float16 like float32 -> float16, float16 -> int32 like float16 -> float32;
+    4. otherwise None: same-width conversions (int32 <-> float32, int16 <-> float16, bfloat16 <-> float16, a
+       rounding float32 -> float32), float64, int32 <-> int64. GE-ATT's rule lands these on its zero-cost same-type
+       entries, but each is a real pass over the data, so they keep the row every Cast had before the directions:
+       the f16->f32 fit, twice its k for an 8-byte operand. No source gives a figure for them.
+
+    Cached: the Cast call site asks once per instruction (``np.dtype.name`` alone costs more than a cached call)."""
+    s, d = src.name, dst.name
+    if (s, d) in CAST_COST:
+        return s, d
+    shape = (_kind(src), src.itemsize, _kind(dst), dst.itemsize)
+    for fs, fd in CAST_COST:
+        a, b = np.dtype(fs), np.dtype(fd)
+        if (_kind(a), a.itemsize, _kind(b), b.itemsize) == shape:
+            return fs, fd
+    s, d = _stand_in(src), _stand_in(dst)
+    if s is not None and d is not None and s != d and (s, d) in CAST_COST:
+        return s, d
+    return None
+
+
+def _kind(t: np.dtype) -> str:
+    """"i" for an integer type (either signedness), "f" for a floating-point one (ml_dtypes' bfloat16 and float8 types
+    have numpy kind "V"), else numpy's kind."""
+    return "i" if t.kind in "iu" else "f" if t.kind in "fV" else t.kind
+
+
+def _stand_in(t: np.dtype) -> str | None:
+    """GE-ATT's stand-in type name for ``t`` (:data:`GE_DEFAULT_TYPE`), None for a type it has none for here."""
+    if t.name in GE_DEFAULT_TYPE:
+        return GE_DEFAULT_TYPE[t.name]
+    return "float16" if t.itemsize <= 2 and _kind(t) == "f" else None       # float16, bfloat16, the float8 types
+
+
+@cache
+def _vector_coeffs(api: str, itemsize: int, integer: bool = False,
+                   cast_dir: tuple[str, str] | None = None) -> tuple[float, float]:
+    """(k, b) for an API and operand type: a ``Cast``'s direction fit when ``cast_dir`` names one (:data:`CAST_COST`,
+    chosen by :func:`cast_fit`); an integer type's own row where the API has one (:data:`INTEGER_ROWS`: int32
+    ``Muls``), else the float row for 4-byte types, the half row for 1-2-byte types, twice the float k for 8-byte
+    types. ``integer`` is what tells int32 from float32, ``cast_dir`` f32->f16 from f16->f32: the width alone cannot."""
+    if cast_dir is not None:
+        return CAST_COST[cast_dir]
     row = VECTOR_COST.get(BORROWED_ROWS.get(api, api))
     if row is None:
         raise MissingCostRow(f"the cost model has no row for the vector instruction {api!r}: add its GE-ATT fit "
@@ -169,15 +247,17 @@ def _vector_coeffs(api: str, itemsize: int, integer: bool = False) -> tuple[floa
 
 
 @lru_cache(maxsize=4096)
-def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0, integer: bool = False) -> float:
+def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0, integer: bool = False,
+                  cast_dir: tuple[str, str] | None = None) -> float:
     """``b + k * n * beats_per_repeat`` for one vector instruction (MissingCostRow if ``api`` has no row).
 
-    ``itemsize`` and ``integer`` (the operands are of an integer type) pick the row (:func:`_vector_coeffs`).
+    ``itemsize``, ``integer`` (the operands are of an integer type) and, for a ``Cast``, ``cast_dir`` (the direction
+    whose fit it uses, :func:`cast_fit`) pick the row (:func:`_vector_coeffs`).
     ``beats_per_repeat`` is the mean number of beats its 256-byte repeats take under the UB bank rules
     (:mod:`.ub_banks`; 1.0 = conflict-free). GE-ATT's ``k * n`` is the per-repeat part -- about one beat per
     repeat -- so it scales by the beats; ``b`` (call issue, pipeline fill) does not. Cached: a kernel repeats the
     same few tile sizes and layouts, and this runs for every vector instruction of every tile."""
-    k, b = _vector_coeffs(api, itemsize, integer)
+    k, b = _vector_coeffs(api, itemsize, integer, cast_dir)
     return b + k * n * beats_per_repeat
 
 
@@ -197,9 +277,10 @@ def without_bank_conflicts() -> Iterator[None]:
 
 
 def clear_caches() -> None:
-    """Forget cached vector costs (after editing VECTOR_COST or BORROWED_ROWS at run time)."""
+    """Forget cached vector costs (after editing VECTOR_COST, CAST_COST or BORROWED_ROWS at run time)."""
     vector_cycles.cache_clear()
     _vector_coeffs.cache_clear()
+    cast_fit.cache_clear()
     for memo in VECTOR_MEMO.values():
         memo.clear()
     ub_banks.clear_caches()

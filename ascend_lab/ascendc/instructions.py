@@ -18,7 +18,7 @@ import numpy as np
 from ..base.platform import NpuArch, SocInfo
 from . import sanitizer
 from .core import CoreContext, current, reserved_ub_bytes, select_scratch
-from .cost_model import vector_cycles
+from .cost_model import cast_fit, vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
@@ -89,11 +89,13 @@ _MEMO_LIMIT = 1 << 16
 
 
 def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: int, reads: tuple[Any, ...],
-                 mask: LocalTensor | None, dst_mask: bool, integer: bool = False) -> tuple[float, int]:
+                 mask: LocalTensor | None, dst_mask: bool, integer: bool = False,
+                 cast_dir: tuple[str, str] | None = None) -> tuple[float, int]:
     """(cycles, beats added by bank conflicts) of a count-form instruction under the UB bank rules
     (:mod:`.ub_banks`): ``dst`` written (a bit-mask when ``dst_mask``), each of ``reads`` read at its own element
     width, ``mask`` read one bit per element; 256 / ``width`` elements per repeat; ``integer``: the operands are of
-    an integer type (its own cost row where there is one, :func:`.cost_model.vector_cycles`)."""
+    an integer type (its own cost row where there is one, :func:`.cost_model.vector_cycles`); ``cast_dir``: the
+    direction whose fit a Cast uses (:func:`.cost_model.cast_fit`)."""
     ops = [(dst.offset, 1 if dst_mask else dst.dtype.itemsize << 3, True)]
     for s in reads:
         ops.append((s.offset, s.dtype.itemsize << 3, False))
@@ -101,17 +103,19 @@ def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: i
         ops.append((mask.offset, 1, False))
     beats = count_form(arch, REPEAT_BYTES // width, count, tuple(ops))
     if beats.conflicts:
-        return vector_cycles(api, width, count, beats.per_repeat, integer), beats.conflicts
-    return vector_cycles(api, width, count, 1.0, integer), 0
+        return vector_cycles(api, width, count, beats.per_repeat, integer, cast_dir), beats.conflicts
+    return vector_cycles(api, width, count, 1.0, integer, cast_dir), 0
 
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None, reads: tuple[Any, ...] | None = None,
-                 mask: LocalTensor | None = None, integer: bool = False) -> None:
+                 mask: LocalTensor | None = None, integer: bool = False,
+                 cast_dir: tuple[str, str] | None = None) -> None:
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
 
     ``width`` and ``integer`` (the operands are of an integer type) choose the cost row: int32 and float32 have the
-    same width but not always the same cost (GE-ATT V1 fits int32 ``Muls`` apart, :data:`.cost_model.INTEGER_ROWS`).
+    same width but not always the same cost (GE-ATT V1 fits int32 ``Muls`` apart, :data:`.cost_model.INTEGER_ROWS`);
+    ``cast_dir`` is the direction whose fit a Cast uses -- f16->f32 and f32->f16 cost differently at one layout.
 
     The cycles include the beats UB bank conflicts add (:mod:`.ub_banks`), from the UB addresses of ``dst`` (a
     bit-mask when ``out_bytes`` is given), of the tensors read (``reads``, default ``srcs``) and of a bit-mask read
@@ -119,31 +123,31 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
     memo = ctx.cost.vector_memo
     if memo is None:                                   # no bank model on this SoC
         conflicts = 0
-        start, end = ctx.issue("V", vector_cycles(api, width, count, 1.0, integer))
+        start, end = ctx.issue("V", vector_cycles(api, width, count, 1.0, integer, cast_dir))
     else:
         # the answer depends only on these (flat key: this runs for every vector instruction of every tile)
         rd = srcs if reads is None else reads
         m = -1 if mask is None else mask.offset
         n = len(rd)
         if n == 0:                                     # Duplicate
-            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
+            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
         elif n == 1:
             s = rd[0]
-            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
+            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
                    s.dtype.itemsize)
         elif n == 2:
             s, t = rd
-            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
+            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
                    s.dtype.itemsize, t.offset, t.dtype.itemsize)
         else:
-            key = (api, width, integer, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
+            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
                    *[x for s in rd for x in (s.offset, s.dtype.itemsize)])
         hit = memo.get(key)
         if hit is None:
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
             hit = memo[key] = _banked_cost(ctx.soc.npu_arch, api, dst, count, width, rd, mask, out_bytes is not None,
-                                           integer)
+                                           integer, cast_dir)
         cycles, conflicts = hit
         start, end = ctx.issue("V", cycles)
     if ctx.record:
@@ -565,9 +569,10 @@ def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, count: int) 
     mode = RoundMode(round_mode)
     s = _span(src, count, "Cast", False)                     # the read first (sanitizer.ub_access)
     _span(dst, count, "Cast", True)[...] = cast(s, dst.dtype, mode)
-    width = max(dst.dtype.itemsize, src.dtype.itemsize)
+    width = max(dst.dtype.itemsize, src.dtype.itemsize)     # the repeat's lanes; the cost row is the direction's
     _vector_done(dst.ctx, "Cast", dst, count, width,
-                 lambda: f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->{dst.dtype})", src)
+                 lambda: f"{dst.buffer} = {mode.name}({src.buffer}: {src.dtype}->{dst.dtype})", src,
+                 cast_dir=cast_fit(src.dtype, dst.dtype))
 
 
 # --- compare and select ------------------------------------------------------------------------------
