@@ -37,12 +37,14 @@ from ascend_lab.ascendc import (
     VECIN,
     VECOUT,
     Add,
+    Cast,
     DataCopy,
     Duplicate,
     GetBlockIdx,
     GlobalTensor,
     GmAddr,
     Muls,
+    RoundMode,
     TBuf,
     TPipe,
     TQue,
@@ -54,10 +56,12 @@ from ascend_lab.ascendc import (
 from ascend_lab.ascendc.core import CoreContext
 from ascend_lab.ascendc.cost_model import (
     BORROWED_ROWS,
+    CAST_COST,
     VECTOR_COST,
     CostModel,
     MissingCostRow,
     add_case_check,
+    cast_fit,
     vector_cycles,
 )
 from ascend_lab.base.platform import get_soc, socs
@@ -508,6 +512,165 @@ def test_only_runs_with_muls_on_4_byte_floats_follow_the_float_row(monkeypatch):
         moved = cycles()
         assert {name for name in base if moved[name] != base[name]} == f32_muls
         assert all(moved[name] > base[name] for name in f32_muls)
+    finally:
+        monkeypatch.undo()
+        cost_model.clear_caches()
+    assert cycles() == base
+
+
+# --- a Cast costs the fit of its direction --------------------------------------------------------------------
+
+#: GE-ATT V1's Cast fits (v1/perf_param_v1.cpp, ascendc_facts §2.5), by (source, destination) type
+GE_ATT_CAST_FITS = {("float16", "float32"): (0.0147, 20.12), ("float32", "float16"): (0.0087, 20.44),
+                    ("float16", "uint8"): (0.0083, 19.94), ("uint8", "float16"): (0.0102, 46.51),
+                    ("int64", "int32"): (0.0332, 18.87)}
+
+
+def test_each_cast_direction_costs_its_own_fit():
+    """Every direction GE-ATT V1 fits costs b + k * n with that fit; f32->f16 and f16->f32 (same widest operand,
+    the width the Cast passes) cost differently."""
+    assert CAST_COST == GE_ATT_CAST_FITS
+    n = 4096
+    for (s, d), (k, b) in GE_ATT_CAST_FITS.items():
+        src, dst = np.dtype(s), np.dtype(d)
+        assert cast_fit(src, dst) == (s, d)
+        width = max(src.itemsize, dst.itemsize)
+        assert vector_cycles("Cast", width, n, 1.0, False, (s, d)) == pytest.approx(b + k * n)
+        assert CostModel(get_soc(SOC), 1).vector("Cast", n, width, cast_dir=(s, d)) == pytest.approx(b + k * n)
+        assert vector_cycles("Cast", width, n, 2.0, False, (s, d)) == pytest.approx(b + k * n * 2)   # bank beats
+    widen = vector_cycles("Cast", 4, n, 1.0, False, ("float16", "float32"))
+    narrow = vector_cycles("Cast", 4, n, 1.0, False, ("float32", "float16"))
+    assert narrow < widen
+
+
+def test_a_cast_direction_without_a_fit_uses_the_documented_one():
+    """cost_model.cast_fit's tiers: a direction of the same kinds and widths as a fitted one uses its fit
+    (int8 like uint8, bfloat16 like float16); GE-ATT's stand-in types next (int32 -> float16 like float32 ->
+    float16); a direction GE-ATT's rule would send to its zero-cost same-type entries keeps the width row,
+    the f16->f32 fit (twice its k at 8 bytes) -- never 0."""
+    dt = np.dtype
+    i8, u8, i16, i32, i64 = dt(np.int8), dt(np.uint8), dt(np.int16), dt(np.int32), dt(np.int64)
+    f16, f32, f64 = dt(np.float16), dt(np.float32), dt(np.float64)
+    assert cast_fit(i8, f16) == cast_fit(u8, BF16) == ("uint8", "float16")
+    assert cast_fit(f16, i8) == cast_fit(BF16, i8) == ("float16", "uint8")
+    assert cast_fit(BF16, f32) == ("float16", "float32")
+    assert cast_fit(f32, BF16) == ("float32", "float16")
+    assert cast_fit(dt(np.uint64), dt(np.uint32)) == ("int64", "int32")
+    assert cast_fit(i32, f16) == cast_fit(f32, i16) == cast_fit(i64, f16) == ("float32", "float16")
+    assert cast_fit(f16, i32) == cast_fit(i16, f32) == ("float16", "float32")
+    for s, d in ((i32, f32), (f32, i32), (f32, f32), (f16, i16), (BF16, f16), (i32, i64), (f64, f32), (i64, f32)):
+        assert cast_fit(s, d) is None, (s, d)
+    assert VECTOR_COST["Cast"] == {"half": CAST_COST[("float16", "float32")],
+                                   "float": CAST_COST[("float16", "float32")]}
+    n = 4096
+    k, b = CAST_COST[("float16", "float32")]
+    assert vector_cycles("Cast", 4, n, 1.0, False, cast_fit(i32, f32)) == pytest.approx(b + k * n)
+    assert vector_cycles("Cast", 8, n, 1.0, False, cast_fit(i64, f32)) == pytest.approx(b + 2 * k * n)
+    assert vector_cycles("Cast", 2, n, 1.0, False, cast_fit(f16, i16)) == pytest.approx(b + k * n)
+    assert all(vector_cycles("Cast", w, n, 1.0, False, None) > 0 for w in (1, 2, 4, 8))
+
+
+def k_casts(a, workspace, tiling, *, n: int, pairs: tuple):
+    """Cast each (src, dst) type pair of ``pairs`` in turn on the same UB addresses (one TBuf seen as those
+    types), the source's bytes filled first."""
+    pipe = TPipe()
+    buf = TBuf(VECCALC, name="buf")
+    pipe.InitBuffer(buf, 64 * 1024)
+    raw = buf.Get(np.uint8)
+    for s, d in pairs:
+        src, dst = raw[0].ReinterpretCast(s), raw[32768 + 256].ReinterpretCast(d)
+        Duplicate(raw[0].ReinterpretCast(np.int16), np.int16(3), n * s.itemsize // 2)
+        Cast(dst, src, RoundMode.CAST_RINT, n)
+
+
+@pytest.mark.parametrize("soc", ["Ascend910B4", "Ascend950PR", "Ascend310P3"])   # two bank models, and none
+def test_casts_of_one_layout_cost_their_own_direction(soc):
+    """uint8 -> float16 (its own fit, b 46.51) and uint8 -> int16 (no fit: the width row, b 20.12) read and write
+    the same UB addresses at the same widths, as do int64 -> int32 (its fit) and int64 -> float32 (the width row at
+    8 bytes): the vector memo must keep each pair apart. f16->f32 / f32->f16 close the list."""
+    n = 2048
+    dt = np.dtype
+    pairs = ((dt(np.uint8), dt(np.float16)), (dt(np.uint8), dt(np.int16)), (dt(np.uint8), dt(np.float16)),
+             (dt(np.int64), dt(np.int32)), (dt(np.int64), dt(np.float32)), (dt(np.int64), dt(np.int32)),
+             (dt(np.float16), dt(np.float32)), (dt(np.float32), dt(np.float16)))
+    k_w, b_w = VECTOR_COST["Cast"]["half"]
+    expected = [CAST_COST[("uint8", "float16")], (k_w, b_w), CAST_COST[("uint8", "float16")],
+                CAST_COST[("int64", "int32")], (2 * k_w, b_w), CAST_COST[("int64", "int32")],
+                CAST_COST[("float16", "float32")], CAST_COST[("float32", "float16")]]
+    args = [gm_from_array(np.zeros(8, np.float32), "a")]
+    run = launch(k_casts, 1, args, b"", get_soc(soc), outputs=(), record=True, n=n, pairs=pairs)
+    casts = [e for e in run.trace.events if e.pipe == "V" and e.instr == "Cast"]
+    assert len(casts) == len(pairs)
+    for e, (s, d), (k, b) in zip(casts, pairs, expected, strict=True):
+        repeats = -(-n * max(s.itemsize, d.itemsize) // 256)
+        assert e.end - e.start == pytest.approx(b + k * n * (1 + e.bank_conflicts / repeats)), (s, d, e)
+    assert casts[0].end - casts[0].start != pytest.approx(casts[1].end - casts[1].start)
+    assert casts[3].end - casts[3].start != pytest.approx(casts[4].end - casts[4].start)
+
+
+def _cast_runs() -> dict[str, al.Run]:
+    """Stock runs with and without Casts: HardSigmoidGrad fp32 and bf16 (TBE, 910B4) and fp16 through main's
+    fp32 path (950), ThresholdBackward fp16 (no Cast), int32 (int32 <-> fp32) and uint8/int8 (8-bit -> fp16 -> fp32
+    and back) on the TBE kernel of the 910B4."""
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((8, 1000)).astype(np.float32)
+    x = rng.uniform(-5, 5, (8, 1000)).astype(np.float32)
+    h = np.float16
+    b4 = {"soc": "Ascend910B4", "trace": True, "kernel": "tbe"}
+    return {
+        "hsg tbe fp32 910B4": al.hardsigmoid_backward(g, x, **b4),
+        "hsg tbe bf16 910B4": al.hardsigmoid_backward(g.astype(BF16), x.astype(BF16), **b4),
+        "hsg main fp16 950": al.hardsigmoid_backward(g.astype(h), x.astype(h), soc="Ascend950PR", trace=True,
+                                                     kernel="main"),
+        "tgv2d tbe fp16 910B4": al.threshold_backward(g.astype(h), x.astype(h), 0.5, **b4),
+        "tgv2d tbe int32 910B4": al.threshold_backward((g * 100).astype(np.int32), (x * 100).astype(np.int32), 7,
+                                                       **b4),
+        "tgv2d tbe uint8 910B4": al.threshold_backward((np.abs(g) * 20).astype(np.uint8),
+                                                       (np.abs(x) * 20).astype(np.uint8), 7, **b4),
+        "tgv2d tbe int8 910B4": al.threshold_backward((g * 20).astype(np.int8), (x * 20).astype(np.int8), 7, **b4),
+    }
+
+
+def _cast_directions(run: al.Run) -> set[str]:
+    """The "src->dst" type pairs of a run's Cast events (their detail reads "... = MODE(buf: src->dst)")."""
+    return {e.detail.rsplit(": ", 1)[1].rstrip(")") for e in run.trace.events if e.pipe == "V" and e.instr == "Cast"}
+
+
+def test_only_runs_that_cast_in_a_direction_follow_its_row(monkeypatch):
+    """Make one direction's fit absurd: exactly the runs with a Cast costed by it move, the others keep their cycles
+    to the bit. f32->f16 costs f32->f16 and f32->bf16 (same kinds and widths), so the fp16 path of main, the bf16
+    TBE HardSigmoidGrad and the 8-bit ThresholdBackward runs move, the int32 one (f32 -> int32: the width row) and
+    the runs without a Cast do not; uint8->f16 moves only the 8-bit runs (int8 -> fp16 like uint8); the width row
+    moves only the int32 run."""
+    def cycles() -> dict[str, float]:
+        cost_model.clear_caches()
+        return {name: r.cycles for name, r in _cast_runs().items()}
+
+    base = cycles()
+    runs = _cast_runs()
+    assert all(r.ok and r.cycles > 0 for r in runs.values())
+    directions = {name: _cast_directions(r) for name, r in runs.items()}
+    casting = {name for name, d in directions.items() if d}
+    assert casting == set(runs) - {"hsg tbe fp32 910B4", "tgv2d tbe fp16 910B4"}
+    cases = [
+        (("float32", "float16"), {"float32->float16", "float32->bfloat16"},
+         {"hsg tbe bf16 910B4", "hsg main fp16 950", "tgv2d tbe uint8 910B4", "tgv2d tbe int8 910B4"}),
+        (("float16", "float32"), {"float16->float32", "bfloat16->float32"},
+         {"hsg tbe bf16 910B4", "hsg main fp16 950", "tgv2d tbe uint8 910B4", "tgv2d tbe int8 910B4"}),
+        (("uint8", "float16"), {"uint8->float16", "int8->float16"}, {"tgv2d tbe uint8 910B4", "tgv2d tbe int8 910B4"}),
+        ("width row", {"int32->float32", "float32->int32"}, {"tgv2d tbe int32 910B4"}),
+    ]
+    try:
+        for row, costed_by_it, expected in cases:
+            monkeypatch.undo()
+            if row == "width row":
+                monkeypatch.setitem(VECTOR_COST, "Cast", {"half": (1.0, 10_000.0), "float": (1.0, 10_000.0)})
+            else:
+                monkeypatch.setitem(CAST_COST, row, (1.0, 10_000.0))
+            moved = cycles()
+            assert {name for name in base if moved[name] != base[name]} == expected, row
+            assert expected == {name for name, d in directions.items() if d & costed_by_it}, row
+            assert all(moved[name] > base[name] for name in expected), row
     finally:
         monkeypatch.undo()
         cost_model.clear_caches()
