@@ -34,7 +34,7 @@ from ascend_lab.ascendc import (
     ub_banks,
     uint8_t,
 )
-from ascend_lab.ascendc.cost_model import VECTOR_COST
+from ascend_lab.ascendc.cost_model import VECTOR_COST, compare_row
 from ascend_lab.base.platform import get_soc
 from ascend_lab.ops.kernel_args import gm_from_array
 
@@ -108,7 +108,8 @@ def test_compare_whole_repeats_bit_exact(dtype, mode):
     nan = np.isnan(a) | np.isnan(b)
     assert nan.any() and (bits[nan] == (mode == CMPMODE.NE)).all()
     ev = next(e for e in run.trace.events if e.instr == "Compare")
-    k, b0 = VECTOR_COST["Compare"]["float" if dtype.itemsize == 4 else "half"]
+    row = VECTOR_COST[compare_row("Compare", int(mode), n, dtype.itemsize)]     # GE-ATT's row: mode and length
+    k, b0 = row["float" if dtype.itemsize == 4 else "half"]
     # the k * n part scales by the beats per repeat the UB bank rules give this layout (A, B read, the mask written)
     at = {buf.name: buf.offset for buf in run.trace.ub_layout[0]}
     bits = dtype.itemsize * 8

@@ -188,9 +188,9 @@ def test_min_max_instructions(dt):
         assert np.isnan(lo[:2]).all() and np.isnan(hi[:2]).all() and hi[2] == np.inf and lo[2] == -np.inf
     v = [e for e in r.trace.events if e.pipe == "V"]
     assert [e.instr for e in v] == ["Min", "Max"]
-    # costed with Add's row, its k * n part scaled by the beats per repeat of this UB layout (ub_banks)
+    # costed with GE-ATT's own Min row, its k * n part scaled by the beats per repeat of this UB layout (ub_banks)
     repeats = -(-n * dt.itemsize // 256)
-    assert v[0].end - v[0].start == pytest.approx(vector_cycles("Add", dt.itemsize, n,
+    assert v[0].end - v[0].start == pytest.approx(vector_cycles("Min", dt.itemsize, n,
                                                                 1 + v[0].bank_conflicts / repeats))
 
 

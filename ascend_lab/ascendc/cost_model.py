@@ -3,15 +3,18 @@
 Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here:
 
 * **Vector (PIPE_V)**: ``cycles = b + k * n * beats`` per API call, n = elements, from Huawei's GE-ATT V1 fits
-  (§2.5): about one 256-byte repeat per cycle plus 17-46 cycles fixed cost. A row is chosen by the operands'
-  element *type*, not only their width: an integer type with a fit of its own uses it (GE-ATT V1 fits int32
-  only for ``Muls``: :data:`INTEGER_ROWS`), any other type the float row (4-byte types) or the half row
-  (1-2-byte types). A ``Cast`` is costed by its direction, source and destination type (:data:`CAST_COST`,
-  :func:`cast_fit`). An instruction with no row is an error
-  (:class:`MissingCostRow`), never a silent guess; the few without a fit of their own borrow a named row
-  (:data:`BORROWED_ROWS`). ``beats`` is the mean beats per repeat that UB bank conflicts force, from the
-  operands' UB addresses (:mod:`.ub_banks`, kernel_flavours §7; 1 when conflict-free, up to 8): it scales
-  the per-repeat part ``k * n``, read as GE-ATT's conflict-free cost of one beat per repeat, and leaves the
+  (§2.5; read in hicann/ge ``.../att/gen_model_info/api_perf_register/v1/perf_param_v1.cpp``, :data:`GE_ATT_SOURCE`):
+  about one 256-byte repeat per cycle plus 11-46 cycles fixed cost. Each instruction the simulator models has
+  GE-ATT's own fit, to the digit (:data:`VECTOR_COST`), except two without one, which borrow a named row
+  (:data:`BORROWED_ROWS`: ``Not``, ``Broadcast``). A row is chosen by the operands' element *type*, not only their
+  width: an integer type with a fit of its own uses it (GE-ATT V1 fits int32 only for ``Muls``:
+  :data:`INTEGER_ROWS`), any other type the float row (4-byte types) or the half row (1-2-byte types). A ``Cast``
+  is costed by its direction, source and destination type (:data:`CAST_COST`, :func:`cast_fit`); a
+  ``CompareScalar`` by its mode, a ``Compare`` by its mode and by GE-ATT's alignment test on its length
+  (:func:`compare_row`, :data:`COMPARE_ALIGN`). An instruction with no row is an error
+  (:class:`MissingCostRow`), never a silent guess. ``beats`` is the mean beats per repeat that UB bank conflicts
+  force, from the operands' UB addresses (:mod:`.ub_banks`, kernel_flavours §7; 1 when conflict-free, up to 8):
+  it scales the per-repeat part ``k * n``, read as GE-ATT's conflict-free cost of one beat per repeat, and leaves the
   fixed ``b`` alone. :meth:`CostModel.vector` gives the conflict-free cost.
 * **Copies (MTE2 in, MTE3 out)**: ``cycles = latency + bytes / bandwidth`` (§2.4 model 2/3). Each core's
   bandwidth is ``min(per-core cap, chip GM bandwidth / active cores / clock)``, and when a kernel both
@@ -44,36 +47,104 @@ import numpy as np
 from ..base.platform import SocInfo
 from . import ub_banks
 
-#: GE-ATT V1 per-call vector costs (k per element, b fixed), by API and operand type class: "half" (1-2-byte types),
-#: "float" (4-byte types; 8-byte ones at twice k), and an integer type's own fit where GE-ATT has one.
+#: Where the figures are read: hicann/ge, the last commit holding GE-ATT (3d7dd1d40a5e, 2026-03-12; the table is the
+#: same at 74573e24c43f; the ``att`` tree left the repository in 3f6bb57d82bc), directory
+#: ``compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register/``.
+GE_ATT_SOURCE = "hicann/ge@3d7dd1d40a5e compiler/graph/optimize/autofuse/att/gen_model_info/api_perf_register"
+
+#: GE-ATT V1 per-call vector costs (k per element, b fixed), by the simulator's instruction, and by operand type
+#: class: "half" (GE-ATT's ``float16tofloat16`` fit: 1-2-byte types), "float" (``float32tofloat32``: 4-byte types;
+#: 8-byte ones at twice k), and an integer type's own fit where GE-ATT has one -- the figures exactly as
+#: ``v1/perf_param_v1.cpp`` writes them (its ``kParamV1Info`` table, lines 67-557; file:line below). A row named like
+#: GE-ATT's is GE-ATT's row of that name; :data:`GE_ATT_ROW` names the others. ``Compare`` and ``CompareScalar`` have
+#: a row per mode (and for ``Compare`` per alignment, :func:`compare_row`), as in GE-ATT.
 VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
-    "Muls":          {"half": (0.0071, 23.10), "float": (0.0142, 23.10), "int32": (0.0180, 20.75)},
-    "Adds":          {"half": (0.0071, 22.09), "float": (0.0141, 22.09)},
-    "Mul":           {"half": (0.0110, 23.12), "float": (0.0206, 23.23)},
-    "Add":           {"half": (0.0103, 22.22), "float": (0.0206, 23.22)},
-    "Maxs":          {"half": (0.0077, 20.0), "float": (0.0154, 20.0)},
-    "Mins":          {"half": (0.0077, 20.0), "float": (0.0154, 20.0)},
-    "Duplicate":     {"half": (0.0078, 17.00), "float": (0.0156, 17.00)},
-    "CompareScalar": {"half": (0.0084, 21.9), "float": (0.0160, 22.5)},
-    "Compare":       {"half": (0.0079, 21.0), "float": (0.0156, 21.0)},
-    "Select":        {"half": (0.0118, 45.97), "float": (0.0229, 43.99)},
-    "Cast":          {"half": (0.0147, 20.12), "float": (0.0147, 20.12)},     # f16->f32; by direction: CAST_COST
-    "Copy":          {"half": (0.0078, 17.00), "float": (0.0156, 17.00)},
+    "Muls":      {"half": (0.0071, 23.1006), "float": (0.0142, 23.0966), "int32": (0.0180, 20.7457)},   # :354-361
+    "Adds":      {"half": (0.0071, 22.0938), "float": (0.0141, 22.0936)},                               # :76-82
+    "Mul":       {"half": (0.0110, 23.1243), "float": (0.0206, 23.2291)},                               # :362-368
+    "Add":       {"half": (0.0103, 22.2173), "float": (0.0206, 23.2225)},                               # :83-89
+    "Maxs":      {"half": (0.0071, 20.0912), "float": (0.0141, 20.0887)},                               # :326-332
+    "Mins":      {"half": (0.0071, 20.0896), "float": (0.0142, 20.0876)},                               # :340-346
+    "Max":       {"half": (0.0111, 20.1200), "float": (0.0215, 20.1333)},                               # :333-339
+    "Min":       {"half": (0.0111, 20.1104), "float": (0.0215, 20.1271)},                               # :347-353
+    "Duplicate": {"half": (0.0078, 16.9993), "float": (0.0156, 16.9965)},                               # :291-297
+    "Select":    {"half": (0.0118, 45.9656), "float": (0.0229, 43.9906)},                               # :403-409
+    # the f16->f32 fit (:123); a Cast is costed by its direction (CAST_COST), this row only where none fits
+    "Cast":      {"half": (0.0147, 20.1204), "float": (0.0147, 20.1204)},
+    # a UB->UB DataCopy: GE-ATT's "Ub2ub" (:130-136), the node its code generator emits as DataCopy
+    "Copy":      {"half": (0.0076, 11.6372), "float": (0.0152, 11.6372)},
+    # GE-ATT's "Copy" (:137-143): the vector Copy API, no instruction of the simulator; borrowed by Broadcast
+    "VecCopy":   {"half": (0.0078, 13.0049), "float": (0.0157, 12.9966)},
+    # CompareScalar (Compares) by mode, "CompareScalar<MODE>" (:144-185): one fit per mode, no alignment split
+    "CompareScalarEQ": {"half": (0.0084, 21.9204), "float": (0.0160, 21.9749)},
+    "CompareScalarGE": {"half": (0.0086, 21.9025), "float": (0.0161, 21.9643)},
+    "CompareScalarGT": {"half": (0.0084, 21.9200), "float": (0.0160, 21.9712)},
+    "CompareScalarLE": {"half": (0.0084, 21.9210), "float": (0.0161, 21.9722)},
+    "CompareScalarNE": {"half": (0.0084, 21.9114), "float": (0.0161, 22.9690)},
+    "CompareScalarLT": {"half": (0.0084, 21.9381), "float": (0.0161, 22.9860)},
+    # tensor-tensor Compare by mode and alignment, "Compare<MODE>Aligned/Unaligned" (:186-269); see compare_row
+    "CompareEQAligned":   {"half": (0.0155, 21.0340), "float": (0.0310, 21.0316)},
+    "CompareEQUnaligned": {"half": (0.0081, 21.0340), "float": (0.0157, 21.0316)},
+    "CompareGEAligned":   {"half": (0.0155, 21.0279), "float": (0.0310, 21.0309)},
+    "CompareGEUnaligned": {"half": (0.0079, 21.0279), "float": (0.0156, 21.0309)},
+    "CompareGTAligned":   {"half": (0.0160, 20.9711), "float": (0.0310, 21.0319)},
+    "CompareGTUnaligned": {"half": (0.0114, 20.9711), "float": (0.0157, 21.0319)},
+    "CompareLEAligned":   {"half": (0.0155, 21.9556), "float": (0.0310, 21.0303)},
+    "CompareLEUnaligned": {"half": (0.0080, 21.9556), "float": (0.0158, 21.0303)},
+    "CompareLTAligned":   {"half": (0.0155, 21.0297), "float": (0.0316, 20.9940)},
+    "CompareLTUnaligned": {"half": (0.0079, 21.0297), "float": (0.0173, 20.9940)},
+    "CompareNEAligned":   {"half": (0.0164, 20.9123), "float": (0.0310, 21.0313)},
+    "CompareNEUnaligned": {"half": (0.0115, 20.9123), "float": (0.0156, 21.0313)},
 }
 VEC_PIPE_HEAD = 37.37
 
+#: GE-ATT's name of a VECTOR_COST row that the simulator names otherwise (every other row has GE-ATT's name).
+GE_ATT_ROW: dict[str, str] = {"Copy": "Ub2ub", "VecCopy": "Copy", "Cast": "Cast (float16tofloat32)"}
+
+#: The compare modes by their AscendC value (``CMPMODE``: LT=0 ... NE=5), as GE-ATT spells them in its row names.
+CMP_MODES: tuple[str, ...] = ("LT", "GT", "EQ", "LE", "GE", "NE")
+
+#: GE-ATT's condition for its "Aligned" Compare fits (``ascendc_api_perf.cpp`` ``GetAlignedCase``, lines 20-42, and
+#: ``RptElementwisePerf``, 44-65): ``data_size % kRptSize == 0`` with ``kRptSize = 512`` and ``data_size`` = the
+#: element count times ``kRptEleMap[dtype]`` -- the elements per 256-byte repeat (256 int8, 128 half, 64 float, 32
+#: int64; ``base/att_const_values.h:97-108``), not the bytes per element the formula comments' "data_size % 512B"
+#: suggest. So a half Compare is "aligned" when its count is a multiple of 4, a float one a multiple of 8: every
+#: whole-repeat count is. (GE-ATT's branch for a symbolic length tests ``% 256`` instead, line 39; the simulator's
+#: counts are always known, so its constant branch, lines 29-36, is the one that applies.)
+COMPARE_ALIGN = 512
+
+
+def compare_aligned(n: int, itemsize: int) -> bool:
+    """GE-ATT's test for its "Aligned" Compare fit (:data:`COMPARE_ALIGN`): ``n * (256 // itemsize) % 512 == 0``."""
+    return not n * (256 // itemsize) % COMPARE_ALIGN
+
+
+@cache
+def compare_row(api: str, mode: int, n: int, itemsize: int) -> str:
+    """The VECTOR_COST row of a ``CompareScalar`` (``"CompareScalar" + mode``) or ``Compare`` (``"Compare" + mode +
+    "Aligned"/"Unaligned"``, :func:`compare_aligned` on its ``n`` elements of ``itemsize`` bytes) with compare mode
+    ``mode`` (AscendC's CMPMODE value). Cached: it is asked for every compare of every tile."""
+    name = CMP_MODES[mode]
+    if api == "CompareScalar":
+        return "CompareScalar" + name
+    if api == "Compare":
+        return "Compare" + name + ("Aligned" if compare_aligned(n, itemsize) else "Unaligned")
+    raise ValueError(f"compare_row costs Compare or CompareScalar, not {api!r}")
+
+
 #: The VECTOR_COST key of an *integer* operand type's own fit, by its width in bytes: a row with that key costs
-#: integer operands of that width with it (int32 Muls: 0.0180 / 20.75, not float32's 0.0142 / 23.10); a row
-#: without one costs them like floating-point operands of the same width.
+#: integer operands of that width with it (int32 Muls: 0.0180 / 20.7457, not float32's 0.0142 / 23.0966); a row
+#: without one costs them like floating-point operands of the same width -- GE-ATT's own rule (``GetPerf`` falls back
+#: from a missing ``int32toint32`` entry to ``float32tofloat32``, ``utils/api_perf_utils.cpp:67-84, 583-587``).
 INTEGER_ROWS: dict[int, str] = {4: "int32"}
 
-#: Vector instructions GE-ATT V1 has no fit for, costed with another API's row: ``Not`` (a one-input
-#: bitwise pass over 16-bit elements) like a UB->UB ``Copy``; tensor-tensor ``Min``/``Max`` (two inputs,
-#: one output per element) like ``Add``; the high-level ``Broadcast`` (no measured figure: GE-ATT V1 fits only
-#: basic APIs) like a UB->UB ``Copy`` of its *destination* elements -- on the 950 it is one vector load/gather
-#: and store pass over dst (AD ``impl/adv_api/detail/pad/broadcast/broadcast_3510_impl.h``), and an un-broadcast
-#: call is literally ``DataCopy`` (``broadcast_common_impl.h``, srcSize == dstSize).
-BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add", "Broadcast": "Copy"}
+#: Vector instructions GE-ATT V1 has no fit for, costed with another row: ``Not`` (a one-input bitwise pass over
+#: 16-bit elements; GE-ATT fits only the two-input ``And``/``Or``) like a UB->UB ``Copy``; the high-level
+#: ``Broadcast`` (GE-ATT V1 fits only basic APIs) like GE-ATT's vector ``Copy`` API (``VecCopy``) over its
+#: *destination* elements -- GE-ATT itself costs a broadcast with that fit (``v1/ascir_api_perf_v1.cpp:426-446``,
+#: ``BroadcastOuter``); on the 950 it is one vector load/gather and store pass over dst (AD
+#: ``impl/adv_api/detail/pad/broadcast/broadcast_3510_impl.h``). Tensor-tensor ``Max``/``Min`` have their own fits.
+BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Broadcast": "VecCopy"}
 
 #: GE-ATT V1's ``Cast`` fits (k per element, b fixed) by direction, (source type, destination type) in GE-ATT's own
 #: type names -- all the conversions it has a fit for (``v1/perf_param_v1.cpp``, ``"Cast"``; ascendc_facts §2.5).
@@ -81,12 +152,12 @@ BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Min": "Add", "Max": "Add", "Bro
 #: also lists f16->f16 and f32->f32 as ``{k: 0, b: 0}``: a Cast to the same type that its graphs drop, not a fit.
 #: :func:`cast_fit` says which direction each conversion is costed with; ``VECTOR_COST["Cast"]`` (the f16->f32 fit)
 #: costs the directions without one.
-CAST_COST: dict[tuple[str, str], tuple[float, float]] = {
-    ("float16", "float32"): (0.0147, 20.12),
-    ("float32", "float16"): (0.0087, 20.44),
-    ("float16", "uint8"):   (0.0083, 19.94),
-    ("uint8", "float16"):   (0.0102, 46.51),
-    ("int64", "int32"):     (0.0332, 18.87),
+CAST_COST: dict[tuple[str, str], tuple[float, float]] = {           # perf_param_v1.cpp:118-129
+    ("float16", "float32"): (0.0147, 20.1204),
+    ("float32", "float16"): (0.0087, 20.4393),
+    ("float16", "uint8"):   (0.0083, 19.9408),
+    ("uint8", "float16"):   (0.0102, 46.512),
+    ("int64", "int32"):     (0.0332, 18.8690),
 }
 
 #: GE-ATT's stand-in type for a type pair its table has no fit for (``GetPerf`` / ``GetDefaultDataType``, hicann/ge
@@ -98,9 +169,9 @@ GE_DEFAULT_TYPE: dict[str, str] = {"int8": "float16", "uint8": "float16", "int16
                                    "int32": "float32", "uint32": "float32", "int64": "float32", "uint64": "float32",
                                    "float32": "float32"}
 
-#: Per architecture with a UB bank model: the cost of each vector instruction already met, by (api, width, integer,
-#: Cast direction, count, operand offsets and widths) -- filled by ``instructions._vector_done``, emptied by
-#: :func:`clear_caches`.
+#: Per architecture with a UB bank model: the cost of each vector instruction already met, by (cost row -- the api,
+#: or a compare's mode/alignment row --, width, integer, Cast direction, count, operand offsets and widths) -- filled
+#: by ``instructions._vector_done``, emptied by :func:`clear_caches`.
 VECTOR_MEMO: dict[Any, dict[tuple[Any, ...], tuple[float, int]]] = {arch: {} for arch in ub_banks.MODELLED}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).
@@ -235,6 +306,9 @@ def _vector_coeffs(api: str, itemsize: int, integer: bool = False,
         return CAST_COST[cast_dir]
     row = VECTOR_COST.get(BORROWED_ROWS.get(api, api))
     if row is None:
+        if api in ("Compare", "CompareScalar"):
+            raise MissingCostRow(f"{api} is costed by its compare mode (and, for Compare, its length): ask "
+                                 f"cost_model.compare_row({api!r}, mode, n, itemsize) for its row")
         raise MissingCostRow(f"the cost model has no row for the vector instruction {api!r}: add its GE-ATT fit "
                              f"(k per element, b fixed, per 'half'/'float') to cost_model.VECTOR_COST, or name the "
                              f"row it borrows in cost_model.BORROWED_ROWS; rows: {', '.join(VECTOR_COST)}")
@@ -277,10 +351,12 @@ def without_bank_conflicts() -> Iterator[None]:
 
 
 def clear_caches() -> None:
-    """Forget cached vector costs (after editing VECTOR_COST, CAST_COST or BORROWED_ROWS at run time)."""
+    """Forget cached vector costs (after editing VECTOR_COST, CAST_COST, BORROWED_ROWS or COMPARE_ALIGN at run
+    time)."""
     vector_cycles.cache_clear()
     _vector_coeffs.cache_clear()
     cast_fit.cache_clear()
+    compare_row.cache_clear()
     for memo in VECTOR_MEMO.values():
         memo.clear()
     ub_banks.clear_caches()

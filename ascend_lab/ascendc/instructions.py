@@ -18,7 +18,7 @@ import numpy as np
 from ..base.platform import NpuArch, SocInfo
 from . import sanitizer
 from .core import CoreContext, current, reserved_ub_bytes, select_scratch
-from .cost_model import cast_fit, vector_cycles
+from .cost_model import cast_fit, compare_row, vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
@@ -110,43 +110,46 @@ def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: i
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None, reads: tuple[Any, ...] | None = None,
                  mask: LocalTensor | None = None, integer: bool = False,
-                 cast_dir: tuple[str, str] | None = None) -> None:
+                 cast_dir: tuple[str, str] | None = None, row: str | None = None) -> None:
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
 
     ``width`` and ``integer`` (the operands are of an integer type) choose the cost row: int32 and float32 have the
     same width but not always the same cost (GE-ATT V1 fits int32 ``Muls`` apart, :data:`.cost_model.INTEGER_ROWS`);
-    ``cast_dir`` is the direction whose fit a Cast uses -- f16->f32 and f32->f16 cost differently at one layout.
+    ``cast_dir`` is the direction whose fit a Cast uses -- f16->f32 and f32->f16 cost differently at one layout;
+    ``row`` the cost row when it is not ``api``'s own (a compare's mode/alignment row, :func:`.cost_model.compare_row`:
+    GT and LT cost differently at one layout). The event keeps ``api`` as its name.
 
     The cycles include the beats UB bank conflicts add (:mod:`.ub_banks`), from the UB addresses of ``dst`` (a
     bit-mask when ``out_bytes`` is given), of the tensors read (``reads``, default ``srcs``) and of a bit-mask read
     per repeat (``mask``); ``srcs`` also name the tile. The event records the added beats (``bank_conflicts``)."""
     memo = ctx.cost.vector_memo
+    cost = api if row is None else row
     if memo is None:                                   # no bank model on this SoC
         conflicts = 0
-        start, end = ctx.issue("V", vector_cycles(api, width, count, 1.0, integer, cast_dir))
+        start, end = ctx.issue("V", vector_cycles(cost, width, count, 1.0, integer, cast_dir))
     else:
         # the answer depends only on these (flat key: this runs for every vector instruction of every tile)
         rd = srcs if reads is None else reads
         m = -1 if mask is None else mask.offset
         n = len(rd)
         if n == 0:                                     # Duplicate
-            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
+            key = (cost, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m)
         elif n == 1:
             s = rd[0]
-            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
+            key = (cost, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
                    s.dtype.itemsize)
         elif n == 2:
             s, t = rd
-            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
+            key = (cost, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m, s.offset,
                    s.dtype.itemsize, t.offset, t.dtype.itemsize)
         else:
-            key = (api, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
+            key = (cost, width, integer, cast_dir, count, out_bytes, dst.offset, dst.dtype.itemsize, m,
                    *[x for s in rd for x in (s.offset, s.dtype.itemsize)])
         hit = memo.get(key)
         if hit is None:
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
-            hit = memo[key] = _banked_cost(ctx.soc.npu_arch, api, dst, count, width, rd, mask, out_bytes is not None,
+            hit = memo[key] = _banked_cost(ctx.soc.npu_arch, cost, dst, count, width, rd, mask, out_bytes is not None,
                                            integer, cast_dir)
         cycles, conflicts = hit
         start, end = ctx.issue("V", cycles)
@@ -641,7 +644,7 @@ def CompareScalar(dst: LocalTensor, src: LocalTensor, scalar: Any, mode: CMPMODE
     _mask_span(dst, packed.size * 8, "CompareScalar", True)[...] = packed
     _vector_done(ctx, "CompareScalar", dst, n, src.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src.buffer} {CMPMODE(mode).name} {_show(s)}", src,
-                 out_bytes=packed.size)
+                 out_bytes=packed.size, row=compare_row("CompareScalar", mode, n, src.dtype.itemsize))
 
 
 def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMODE, count: int) -> None:
@@ -665,7 +668,7 @@ def Compare(dst: LocalTensor, src0: LocalTensor, src1: LocalTensor, mode: CMPMOD
     _mask_span(dst, packed.size * 8, "Compare", True)[...] = packed
     _vector_done(ctx, "Compare", dst, n, src0.dtype.itemsize,
                  lambda: f"{dst.buffer} bits = {src0.buffer} {CMPMODE(mode).name} {src1.buffer}", src0, src1,
-                 out_bytes=packed.size)
+                 out_bytes=packed.size, row=compare_row("Compare", m, n, src0.dtype.itemsize))
 
 
 #: Select's modes as plain ints (an enum member's attribute lookup costs more than the compare, every tile)
