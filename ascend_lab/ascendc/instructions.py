@@ -525,7 +525,8 @@ def Broadcast(dst: LocalTensor, src: LocalTensor, dst_shape: tuple[int, ...] | l
     constraints -- alignment, no overlap, tmp size (``sanitizer.check_broadcast``), UB bounds of both operands.
     ``shared_tmp`` is checked against :func:`GetBroadCastMaxMinTmpSize`'s minimum; its scratch contents are not
     modelled (the 950 ignores it; the shape-driven form uses the library's own stack buffer, not modelled).
-    PIPE_V, costed like a UB->UB copy of dst's elements (``cost_model.BORROWED_ROWS``)."""
+    PIPE_V, costed with GE-ATT's vector ``Copy`` API fit over dst's elements, as GE-ATT costs a broadcast
+    (``cost_model.BORROWED_ROWS``)."""
     _check_local("Broadcast", dst, src)
     if shared_tmp is not None:
         _check_local("Broadcast", shared_tmp)
