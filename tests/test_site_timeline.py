@@ -152,3 +152,84 @@ def test_chapter8_viewer_shows_cores_and_a_clicked_slice(site, browser, scheme, 
     finally:
         page.close()
     assert not log.problems(), log.problems()
+
+
+# Per core: how many rows and pixels each pipe's track takes (the rows its events are drawn in), and where to
+# click to hit the queue-call marker of S at a time (µs, as in the JSON).
+_TRACK_ROWS = """() => {
+    const v = document.getElementById('trace-viewer');
+    const vp = v.trackView.viewport;
+    const out = {};
+    for (const p of Object.values(v.model.processes)) {
+        for (const t of Object.values(p.threads)) {
+            const rows = new Set();
+            let top = Infinity, bottom = -Infinity;
+            for (const s of t.sliceGroup.slices) {
+                const r = vp.trackForEvent(s).getBoundingClientRect();
+                rows.add(Math.round(r.y));
+                top = Math.min(top, r.y);
+                bottom = Math.max(bottom, r.y + r.height);
+            }
+            out[p.pid + ' ' + t.name] = {events: t.sliceGroup.slices.length, rows: rows.size,
+                                         height: Math.round(bottom - top)};
+        }
+    }
+    return out;
+}"""
+
+_MARKER_AT = """([pid, ts]) => {
+    const v = document.getElementById('trace-viewer');
+    const vp = v.trackView.viewport;
+    const t = Object.values(v.model.processes[pid].threads).find(t => t.name === 'S');
+    const s = t.sliceGroup.slices.find(s => Math.abs(s.start * 1000 - ts) < 1e-6);
+    const r = vp.trackForEvent(s).getBoundingClientRect();
+    return {x: r.x + tr.ui.b.constants.HEADING_WIDTH + vp.currentDisplayTransform.xWorldToView(s.start),
+            y: r.y + r.height / 2, duration: s.duration, title: s.title};
+}"""
+
+
+def test_chapter8_queue_calls_are_one_row_of_markers_that_list_their_calls(site, browser):
+    """The S track is one row, as tall as a pipe's (one zero-length slice per queue call made it 7 rows, 126 px
+    against 18, in catapult, which nests zero-length slices of one time); a click on a marker shows every queue
+    call of that cycle, as the page's JSON lists them."""
+    rel = VIEWER_PAGES[0]
+    trace = _embedded_traces(site.html[rel])[0]
+    marks = [e for e in trace["traceEvents"] if e["ph"] == "i"]
+    cores = sorted({e["pid"] for e in trace["traceEvents"] if e["ph"] == "X"})
+    assert marks and {e["pid"] for e in marks} == set(cores)
+    assert all(e["s"] == "t" and e["cat"] == "S" and e["args"]["queue calls"] for e in marks)
+    page, log = _open(browser, _file_url(rel), ())
+    try:
+        page.locator(FRAME).first.scroll_into_view_if_needed()
+        frame = _viewer_frame(page)
+        tracks = frame.evaluate(_TRACK_ROWS)
+        for c in cores:
+            s, mte2 = tracks[f"{c} S"], tracks[f"{c} MTE2"]
+            assert s["events"] == sum(e["pid"] == c for e in marks), (c, s)
+            assert s["rows"] == 1 == mte2["rows"] and 0 < s["height"] <= mte2["height"], (c, tracks)
+
+        # Click the marker with the most calls on the first core and read the selection panel.
+        want = max((e for e in marks if e["pid"] == cores[0]), key=lambda e: len(e["args"]["queue calls"]))
+        calls = want["args"]["queue calls"]
+        assert len(calls) > 2 and len({c["instruction"] for c in calls}) > 1
+        at = frame.evaluate(_MARKER_AT, [cores[0], want["ts"]])
+        assert at["duration"] == 0 and at["title"] == want["name"], at
+        box = page.locator(FRAME).first.bounding_box()
+        assert 0 < at["x"] < box["width"] and 0 < at["y"] < box["height"], (at, box)
+        # A zero-length marker is hit from its time to 2 px after it: aim 1 px in, inside the iframe's border.
+        left, top = page.locator(FRAME).first.evaluate("f => [f.clientLeft, f.clientTop]")
+        page.mouse.click(box["x"] + left + at["x"] + 1, box["y"] + top + at["y"])
+        frame.locator("body", has_text="1 item selected").wait_for(timeout=10_000)
+        panel = frame.locator("body").inner_text()
+        tail = panel[panel.index("1 item selected"):]
+        for shown in ("Title", want["name"], "Category", "queue calls"):
+            assert shown in tail, f"{shown!r} not in the selection panel:\n{tail[-1500:]}"
+        assert tail.count("instruction:") == len(calls), tail[-1500:]
+        for c in calls:
+            assert f'"{c["instruction"]}"' in tail and f'"{c["buffer"]}"' in tail and c["detail"] in tail, (c, tail)
+            if "ub" in c:
+                assert str(c["ub"][0]) in tail and str(c["ub"][1]) in tail, (c, tail)
+        assert [int(t) for t in re.findall(r"tile:\s*(\d+)", tail)] == [c["tile"] for c in calls], tail[-1500:]
+    finally:
+        page.close()
+    assert not log.problems(), log.problems()

@@ -2,7 +2,8 @@
 
 * the export: one process per core, one thread per pipe (MTE2, V, MTE3, S), a "UB in use" counter per core
   that follows AllocTensor/FreeTensor and the TBufs, and each slice's args (instruction, tile, bytes, UB range);
-  the core choice and the event cap;
+  the queue calls on S as one thread-scoped instant marker per core and cycle, listing every call with its args
+  (so catapult draws S as one row); the core choice and the event cap;
 * the pages: the page assembled from the viewer and the polyfill, the inline (srcdoc) view with the data in it
   and no external URL, the site's iframe + JSON + postMessage, JSON that cannot break out of its <script>;
 * a clear FileNotFoundError, saying how to fetch the viewer, when its files are missing.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import numpy as np
 import pytest
@@ -55,6 +56,14 @@ def fake_page(tmp_path):
     return page
 
 
+def _split(tr, data):
+    """The export's slices ("X") beside the trace events they stand for (every event off the queue-call
+    markers, in issue order), and its queue-call markers ("i")."""
+    xs = [e for e in data["traceEvents"] if e["ph"] == "X"]
+    marks = [e for e in data["traceEvents"] if e["ph"] == "i"]
+    return xs, [e for e in tr.events if e.pipe != "S"], marks
+
+
 # --- the export ----------------------------------------------------------------------------------------------------
 
 def test_one_process_per_core_one_thread_per_pipe(run4):
@@ -72,18 +81,22 @@ def test_one_process_per_core_one_thread_per_pipe(run4):
         assert sorted(names.values()) == sorted(PIPES) and len(set(names)) == len(PIPES)
     order = {(e["pid"], e["tid"]): e["args"]["sort_index"] for e in ev if e["name"] == "thread_sort_index"}
     assert [threads[0][t] for t in sorted(threads[0], key=lambda t: order[0, t])] == list(PIPES)
-    xs = [e for e in ev if e["ph"] == "X"]
-    assert len(xs) == len(tr.events)
-    for e, src in zip(xs, tr.events, strict=True):
-        assert e["pid"] == src.core and threads[e["pid"]][e["tid"]] == src.pipe
+    xs, sources, marks = _split(tr, data)
+    assert len(xs) == len(sources) and {e.pipe for e in sources} == {"MTE2", "V", "MTE3"}
+    for e, src in zip(xs, sources, strict=True):
+        assert e["pid"] == src.core and threads[e["pid"]][e["tid"]] == src.pipe and e["cat"] == src.pipe
         assert e["ts"] == pytest.approx(src.start / tr.clock_mhz)
+        assert e["dur"] == pytest.approx((src.end - src.start) / tr.clock_mhz) and e["dur"] > 0
+    assert marks and all(threads[e["pid"]][e["tid"]] == "S" for e in marks)
+    # Every trace event is in the export once: a slice, or a call in a marker.
+    assert len(xs) + sum(len(e["args"]["queue calls"]) for e in marks) == len(tr.events)
     json.dumps(data, allow_nan=False)          # valid JSON, as the viewer parses it
 
 
 def test_slice_args_name_instruction_tile_bytes_ub(run4):
     tr = run4.trace
-    xs = [e for e in tr.to_chrome_trace()["traceEvents"] if e["ph"] == "X"]
-    copies = [(e, src) for e, src in zip(xs, tr.events, strict=True) if src.instr == "DataCopyPad"]
+    xs, sources, _ = _split(tr, tr.to_chrome_trace())
+    copies = [(e, src) for e, src in zip(xs, sources, strict=True) if src.instr == "DataCopyPad"]
     assert copies
     for e, src in copies:
         a = e["args"]
@@ -97,11 +110,45 @@ def test_slice_args_name_instruction_tile_bytes_ub(run4):
 def test_slices_carry_their_bank_conflicts(run4):
     """A vector slice whose instruction paid conflict beats says how many; a conflict-free one says nothing."""
     tr = run4.trace
-    xs = [e for e in tr.to_chrome_trace()["traceEvents"] if e["ph"] == "X"]
-    pairs = list(zip(xs, tr.events, strict=True))
+    xs, sources, _ = _split(tr, tr.to_chrome_trace())
+    pairs = list(zip(xs, sources, strict=True))
     assert any(src.bank_conflicts for _, src in pairs), "the 950 HardSigmoidGrad run should pay some conflicts"
     for e, src in pairs:
         assert e["args"].get("bank conflicts (beats)", 0) == src.bank_conflicts
+
+
+def test_queue_calls_are_one_instant_marker_per_core_and_cycle(run4):
+    """catapult nests zero-length events of one thread at one time into rows; one marker per cycle keeps S one
+    row, and each marker lists its calls, in issue order, with their instruction, tile, buffer, UB range, detail."""
+    tr = run4.trace
+    _, _, marks = _split(tr, tr.to_chrome_trace())
+    mhz = tr.clock_mhz
+    for c in range(4):
+        calls = tr.core_events(c, "S")
+        assert calls and all(e.end == e.start for e in calls)              # no time in the model: no duration
+        cycles = sorted({e.start for e in calls})
+        mine = sorted((e for e in marks if e["pid"] == c), key=lambda e: e["ts"])
+        assert [e["ts"] for e in mine] == pytest.approx([t / mhz for t in cycles])
+        # Several calls share a cycle (what made S 7 rows tall as one zero-length slice per call) ...
+        assert max(sum(e.start == t for e in calls) for t in cycles) > 2
+        for m, t in zip(mine, cycles, strict=True):
+            assert m["ph"] == "i" and m["s"] == "t" and "dur" not in m and m["cat"] == "S"
+            group = [e for e in calls if e.start == t]                     # in issue order
+            got = m["args"]["queue calls"]
+            assert [g["instruction"] for g in got] == [e.instr for e in group]
+            for g, e in zip(got, group, strict=True):
+                assert g["tile"] == e.tile and g["buffer"] == e.buffer and g["detail"] == e.detail
+                assert g.get("ub") == (list(e.ub) if e.ub is not None else None)
+                assert g.get("bytes", 0) == e.nbytes
+            names = m["name"].split(" + ")
+            assert [n.split(" ×")[0] for n in names] == [k for i, k in enumerate(g["instruction"] for g in got)
+                                                         if i == 0 or got[i - 1]["instruction"] != k]
+            assert sum(int(n.split(" ×")[1]) if " ×" in n else 1 for n in names) == len(got)
+        assert {g["buffer"] for m in mine for g in m["args"]["queue calls"]} >= {"inQueueGrad[0]", "inQueueSelf[1]"}
+    # ... and now no thread has two zero-length events at one time: every track is one row of markers.
+    ev = tr.to_chrome_trace()["traceEvents"]
+    zero = Counter((e["pid"], e["tid"], e["ts"]) for e in ev if e["ph"] == "i" or (e["ph"] == "X" and e["dur"] == 0))
+    assert zero and max(zero.values()) == 1
 
 
 def test_ub_counter_follows_alloc_and_free(run4):
@@ -134,20 +181,32 @@ def test_core_choice_and_event_cap(run4):
     tr = run4.trace
     one = tr.to_chrome_trace(cores=[2])
     assert {e["pid"] for e in one["traceEvents"]} == {2}
-    assert sum(e["ph"] == "X" for e in one["traceEvents"]) == len(tr.core_events(2))
+    assert _represented(one) == len(tr.core_events(2))
     cap = 50
     cut = tr.to_chrome_trace(max_events=cap)
-    xs = [e for e in cut["traceEvents"] if e["ph"] == "X"]
-    assert len(xs) == cap and cut["otherData"]["truncated"] == len(tr.events) - cap
-    # A time window: every kept slice starts no later than every dropped one.
-    last = max(e["ts"] for e in xs)
-    kept = {(e["pid"], e["ts"], e["name"]) for e in xs}
-    assert all(e.start / tr.clock_mhz >= last for e in tr.events
-               if (e.core, e.start / tr.clock_mhz, e.instr) not in kept)
+    assert _represented(cut) == cap and cut["otherData"]["truncated"] == len(tr.events) - cap
+    # A time window: every kept event starts no later than every dropped one.
+    shown = [e for e in cut["traceEvents"] if e["ph"] in ("X", "i")]
+    last = max(e["ts"] for e in shown)
+    kept = Counter((e["pid"], e["ts"], e["name"]) for e in shown if e["ph"] == "X")
+    kept.update((e["pid"], e["ts"], g["instruction"]) for e in shown if e["ph"] == "i"
+                for g in e["args"]["queue calls"])
+    for e in tr.events:
+        key = (e.core, e.start / tr.clock_mhz, e.instr)
+        if kept[key]:
+            kept[key] -= 1
+        else:
+            assert e.start / tr.clock_mhz >= last
     assert all(e["ts"] <= last for e in cut["traceEvents"] if e["ph"] == "C")
     assert "truncated" not in tr.to_chrome_trace(max_events=len(tr.events))["otherData"]
     with pytest.raises(ValueError, match="max_events"):
         tr.to_chrome_trace(max_events=0)
+
+
+def _represented(data) -> int:
+    """How many trace events an export shows: its slices and the calls in its queue-call markers."""
+    return sum(1 if e["ph"] == "X" else len(e["args"]["queue calls"]) for e in data["traceEvents"]
+               if e["ph"] in ("X", "i"))
 
 
 def test_default_export_unchanged_for_old_users(run4):

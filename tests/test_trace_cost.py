@@ -911,9 +911,17 @@ def test_chrome_trace_round_trip(tmp_path, traces):
     for pid, names in threads.items():
         assert sorted(names.values()) == sorted(PIPES), pid
     xs = [e for e in ev if e["ph"] == "X"]
-    assert len(xs) == len(tr.events)
+    # The queue calls (S, zero cycles) travel as one instant marker per core and cycle, listing each call.
+    calls = [(e, c) for e in ev if e["ph"] == "i" for c in e["args"]["queue calls"]]
+    assert len(xs) + len(calls) == len(tr.events)
     mhz = tr.clock_mhz
-    for e, src in zip(xs, tr.events, strict=True):
+    for e, _ in calls:
+        assert threads[e["pid"]][e["tid"]] == "S" == e["cat"] and e["s"] == "t" and "dur" not in e
+    got = sorted((e["pid"], e["ts"] * mhz, c["instruction"]) for e, c in calls)
+    want = sorted((s.core, s.start, s.instr) for s in tr.events if s.pipe == "S")
+    for (pid, t, name), (core, start, instr) in zip(got, want, strict=True):
+        assert (pid, name) == (core, instr) and math.isclose(t, start, rel_tol=1e-9, abs_tol=1e-6)
+    for e, src in zip(xs, [s for s in tr.events if s.pipe != "S"], strict=True):
         assert e["ts"] >= 0 and e["dur"] >= 0
         assert 0 <= e["pid"] < tr.block_dim and e["pid"] == src.core
         assert threads[e["pid"]][e["tid"]] == src.pipe == e["cat"]

@@ -35,6 +35,31 @@ class Event:
     bank_conflicts: int = 0
 
 
+def _call_names(calls: list[Event]) -> str:
+    """The name of one queue-call marker: its calls in issue order, a run of one instruction counted
+    ("EnQue ×2 + DeQue ×2 + AllocTensor")."""
+    runs: list[list[Any]] = []
+    for e in calls:
+        if runs and runs[-1][0] == e.instr:
+            runs[-1][1] += 1
+        else:
+            runs.append([e.instr, 1])
+    return " + ".join(name if n == 1 else f"{name} ×{n}" for name, n in runs)
+
+
+def _call_args(e: Event) -> dict[str, Any]:
+    """One queue call inside a marker's ``args``: what it did, on which tile and buffer, where in UB."""
+    a: dict[str, Any] = {"instruction": e.instr, "tile": e.tile}
+    if e.buffer:
+        a["buffer"] = e.buffer
+    if e.ub is not None:
+        a["ub"] = list(e.ub)
+    if e.nbytes:
+        a["bytes"] = e.nbytes
+    a["detail"] = e.detail
+    return a
+
+
 @dataclass(frozen=True)
 class Warning_:
     """A sanitizer finding the hardware tolerates (GM padding, UB overrun into free space, partial repeat).
@@ -115,11 +140,23 @@ class Trace:
         microseconds at the SoC clock; each slice's ``args`` carry its tile, bytes, element count, UB range and
         buffer, so a click in a viewer answers "which instruction, on which data, where in UB".
 
+        The MTE2, V and MTE3 instructions are complete events ("ph": "X"), one per instruction. The queue calls
+        on S (AllocTensor, EnQue, DeQue, FreeTensor) take no time in the model, and several happen at one cycle
+        (a tile's EnQue and DeQue, the next tile's AllocTensor...). catapult's viewer nests zero-length events of
+        one thread at one timestamp inside each other, whether they are "X" with ``dur`` 0 or thread-scoped
+        instants ("i", "s": "t" -- its importer makes both the same zero-length slice), so one event per call
+        made the S track as many rows tall as the most calls at one cycle (7 for a double-buffered kernel).
+        They are exported as one thread-scoped instant event per core and cycle: its name lists the calls in
+        issue order ("EnQue ×2 + DeQue ×2 + AllocTensor"), its ``args["queue calls"]`` holds each call's
+        instruction, tile, buffer, UB range, bytes and detail. No duration is invented, S stays one row, and a
+        click on a marker shows every call made at that cycle.
+
         ``cores`` picks the processes (default: every core of the launch, with or without events; the viewer
-        passes the cores that have events). ``max_events`` keeps a page small: only the slices that start
-        before a time cut are kept, the earliest ``max_events`` of them, so every kept core shows the same
-        window; ``otherData["truncated"]`` then says how many were dropped. The export lives here, in the
-        ascendc layer, because it reads nothing but the trace; :mod:`.timeline` turns it into a page.
+        passes the cores that have events). ``max_events`` keeps a page small: only the trace events (an
+        instruction or a queue call) that start before a time cut are kept, the earliest ``max_events`` of them,
+        so every kept core shows the same window; ``otherData["truncated"]`` then says how many were dropped.
+        The export lives here, in the ascendc layer, because it reads nothing but the trace; :mod:`.timeline`
+        turns it into a page.
         """
         keep = list(range(self.block_dim)) if cores is None else sorted(set(cores))
         wanted = set(keep)
@@ -143,7 +180,11 @@ class Trace:
                 out.append({"ph": "M", "name": "thread_name", "pid": c, "tid": t, "args": {"name": p}})
                 out.append({"ph": "M", "name": "thread_sort_index", "pid": c, "tid": t, "args": {"sort_index": t}})
         mhz = self.clock_mhz
+        calls: dict[tuple[int, float], list[Event]] = {}     # (core, cycle) -> its queue calls, in issue order
         for e in events:
+            if e.pipe == "S" and e.end <= e.start:
+                calls.setdefault((e.core, e.start), []).append(e)
+                continue
             args: dict[str, Any] = {"instruction": e.instr, "tile": e.tile, "bytes": e.nbytes, "count": e.count,
                                     "detail": e.detail}
             if e.bank_conflicts:
@@ -153,6 +194,9 @@ class Trace:
                 args["buffer"] = e.buffer
             out.append({"ph": "X", "name": e.instr, "cat": e.pipe, "pid": e.core, "tid": tid[e.pipe],
                         "ts": e.start / mhz, "dur": max(e.end - e.start, 0.0) / mhz, "args": args})
+        for (core, start), group in calls.items():
+            out.append({"ph": "i", "s": "t", "name": _call_names(group), "cat": "S", "pid": core, "tid": tid["S"],
+                        "ts": start / mhz, "args": {"queue calls": [_call_args(e) for e in group]}})
         if ub_counter:
             out.extend(self._ub_counter(keep, cut))
         other: dict[str, Any] = {"kernel": self.kernel, "soc": self.soc, "blockDim": self.block_dim,
