@@ -16,7 +16,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_lab import acl, golden
+import ascend_lab as al
+from ascend_lab import acl, atvoss, golden
 from ascend_lab.ascendc import KernelError
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import (
@@ -665,3 +666,34 @@ def test_instantiation_of_a_dag_with_two_outputs(monkeypatch, shapes, out_shape,
     out = np.frombuffer(got["out"][2], np.uint8)
     assert_bits(out[:n * 2].view(F16), (ab * bb).astype(F16))
     assert_bits(out[n * 2:].view(F32), np.where(ab > cb, np.float32(0.25), cb))
+
+
+def test_interpreted_switches_to_the_walker_for_the_block_only():
+    """``atvoss.interpreted()``: inside the block the interpreter runs (same bits and cycles as the instantiation);
+    the flag comes back as it was, also after an exception and when nested."""
+    rng = np.random.default_rng(7)
+    g, x = rng.standard_normal((2, 20_001)).astype(np.float32)
+    walked = []
+    tile = schedule._Walker.tile
+
+    def spy(self, *args, **kwargs):
+        walked.append(1)
+        return tile(self, *args, **kwargs)
+
+    schedule._Walker.tile = spy
+    try:
+        generated = al.threshold_backward(g, x, 0.5, soc="Ascend950PR", kernel="main")
+        assert not walked
+        with atvoss.interpreted():
+            with atvoss.interpreted():
+                pass
+            assert schedule._INTERPRET
+            interpreted = al.threshold_backward(g, x, 0.5, soc="Ascend950PR", kernel="main")
+        assert walked and not schedule._INTERPRET
+        with pytest.raises(RuntimeError), atvoss.interpreted():
+            raise RuntimeError("inside")
+        assert not schedule._INTERPRET
+    finally:
+        schedule._Walker.tile = tile
+    assert np.array_equal(generated.out.view(np.uint32), interpreted.out.view(np.uint32))
+    assert generated.cycles == interpreted.cycles

@@ -13,6 +13,7 @@ import functools
 import numpy as np
 import pytest
 
+import ascend_lab as al
 from ascend_lab import golden, tbe
 from ascend_lab.ascendc import VECIN, LocalTensor, TPipe, TQue
 from ascend_lab.ascendc.launcher import launch as ascendc_launch
@@ -439,3 +440,31 @@ def test_retyped_view_is_reinterpret_cast():
     ascendc_launch(kernel, 1, [gm_from_array(np.zeros(8, np.float32), "x")], b"", get_soc("Ascend910B4"),
                    outputs=(0,), record=True)
     assert seen == [0, 1, 2, 3, 4]
+
+
+def test_interpreted_runs_the_steps_for_the_block_only():
+    """``tbe.interpreted()``: inside the block the kernel's own CopyIn/Compute/CopyOut run (same bits and cycles as
+    the generated tile body); the flag comes back as it was, also after an exception."""
+    rng = np.random.default_rng(8)
+    g, x = rng.standard_normal((2, 20_001)).astype(np.float32)
+    stepped = []
+    compute = lowering.TbeElewiseKernel.Compute
+
+    def spy(self, *args, **kwargs):
+        stepped.append(1)
+        return compute(self, *args, **kwargs)
+
+    lowering.TbeElewiseKernel.Compute = spy
+    try:
+        generated = al.hardsigmoid_backward(g, x, soc="Ascend910B4", kernel="tbe")
+        assert not stepped
+        with tbe.interpreted():
+            interpreted = al.hardsigmoid_backward(g, x, soc="Ascend910B4", kernel="tbe")
+        assert stepped and not lowering._INTERPRET
+        with pytest.raises(RuntimeError), tbe.interpreted():
+            raise RuntimeError("inside")
+        assert not lowering._INTERPRET
+    finally:
+        lowering.TbeElewiseKernel.Compute = compute
+    assert np.array_equal(generated.out.view(np.uint32), interpreted.out.view(np.uint32))
+    assert generated.cycles == interpreted.cycles

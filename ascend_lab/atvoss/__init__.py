@@ -33,7 +33,7 @@ from .dag import (
     Select,
     Var,
 )
-from .schedule import broadcast_sch
+from .schedule import broadcast_sch, instantiation, interpreted
 from .tiling import (
     DEFAULT_TILING_WORKSPACE_SIZE,
     SCH_MODES,
@@ -51,8 +51,8 @@ from .tiling import (
 
 __all__ = [
     "CAST_NONE", "CAST_RINT", "CMP_LE", "SEL_TENSOR", "Cast", "Compare", "Const", "CopyInBrc", "CopyOut", "Dag",
-    "Duplicate", "In", "Mul", "Node", "Select", "Var", "broadcast_sch", "DEFAULT_TILING_WORKSPACE_SIZE",
-    "SCH_MODES", "BroadcastBaseTilingData", "BroadcastOneDimTilingData", "BroadcastOneDimTilingDataAdvance",
-    "advance_split", "broadcast_base_tiling", "dimension_collapse", "pool_bytes", "sch_mode_of", "tiling_key",
-    "workspace_size",
+    "Duplicate", "In", "Mul", "Node", "Select", "Var", "broadcast_sch", "instantiation", "interpreted",
+    "DEFAULT_TILING_WORKSPACE_SIZE", "SCH_MODES", "BroadcastBaseTilingData", "BroadcastOneDimTilingData",
+    "BroadcastOneDimTilingDataAdvance", "advance_split", "broadcast_base_tiling", "dimension_collapse",
+    "pool_bytes", "sch_mode_of", "tiling_key", "workspace_size",
 ]

@@ -47,6 +47,7 @@ around here only:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import keyword
 import linecache
@@ -88,7 +89,7 @@ from ..opdev.tiling_data import GET_TILING_DATA
 from .dag import Const, Dag, Node, Var
 from .tiling import advance_split
 
-__all__ = ["broadcast_sch", "gm_value", "instantiation", "nddma_copy"]
+__all__ = ["broadcast_sch", "gm_value", "instantiation", "interpreted", "nddma_copy"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -423,9 +424,22 @@ def _widen(t: LocalTensor, count: int) -> LocalTensor:
 
 
 # --- the template's instantiation: the tile body as straight-line code ----------------------------------------
-#: Private: run :class:`_Walker`, the generic interpreter of the plan, instead of the generated tile body (the
-#: tests run both and compare every output bit, trace event, cycle count and warning).
+#: Run :class:`_Walker`, the generic interpreter of the plan, instead of the generated tile body (the tests run
+#: both and compare every output bit, trace event, cycle count and warning). Set it with :func:`interpreted`.
 _INTERPRET = False
+
+
+@contextlib.contextmanager
+def interpreted() -> Iterator[None]:
+    """Inside this block the template runs its step-by-step interpreter of the plan instead of the generated tile
+    body (:func:`instantiation`): the reference the instantiation is held to, for a reader who wants to see the
+    two agree (same output bits, trace events, cycles and findings)."""
+    global _INTERPRET
+    previous, _INTERPRET = _INTERPRET, True
+    try:
+        yield
+    finally:
+        _INTERPRET = previous
 
 #: The schedule families and the arguments their tile body takes after ``(i, length, out_offset)``.
 _FAMILIES = {"one-dim": "", "nddma": ", in_copy", "ub-broadcast": ", in_copy, expand"}

@@ -68,13 +68,14 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import enum
 import itertools
 import keyword
 import linecache
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -732,8 +733,22 @@ def _distinct(rel: np.ndarray, span: int) -> int:
 
 # --- the kernel ------------------------------------------------------------------------------------------
 #: Run the program's steps one by one (the methods CopyIn / Compute / CopyOut below) instead of its generated
-#: tile body: the reference the tests hold the tile body to (same bits, events, cycles and findings).
+#: tile body: the reference the tests hold the tile body to (same bits, events, cycles and findings). Set it
+#: with :func:`interpreted`.
 _INTERPRET = False
+
+
+@contextlib.contextmanager
+def interpreted() -> Iterator[None]:
+    """Inside this block a TBE kernel runs its program's steps one by one instead of the generated tile body
+    (``Program.kernel_source``): the reference the tile body is held to, for a reader who wants to see the two
+    agree (same output bits, trace events, cycles and findings)."""
+    global _INTERPRET
+    previous, _INTERPRET = _INTERPRET, True
+    try:
+        yield
+    finally:
+        _INTERPRET = previous
 
 
 class TbeElewiseKernel:
