@@ -468,3 +468,17 @@ def test_interpreted_runs_the_steps_for_the_block_only():
         lowering.TbeElewiseKernel.Compute = compute
     assert np.array_equal(generated.out.view(np.uint32), interpreted.out.view(np.uint32))
     assert generated.cycles == interpreted.cycles
+
+
+def test_program_for_a_tiling_is_the_program_the_run_ran():
+    """``entry.program_for(td, dtype, soc)`` reads the attribute values from the tiling as the entry does: for an
+    aclnn run's tiling it is the very (cached) Program that run used, and a different alpha gives another one."""
+    rng = np.random.default_rng(9)
+    g, x = rng.standard_normal((2, 5_000)).astype(np.float32)
+    run = al.hardsigmoid_backward(g, x, soc="Ascend910B4", kernel="tbe")
+    entry = hsg.hard_sigmoid_grad
+    prog = entry.program_for(run.tiling, np.float32, "Ascend910B4")
+    assert prog is entry.program("float32", "Ascend910B4", (run.tiling.alpha,))
+    assert prog is entry.program_for(run.tiling, "float32", get_soc("Ascend910B4"))
+    other = run.tiling.replace(alpha=np.float32(0.25))
+    assert entry.program_for(other, np.float32, "Ascend910B4") is not prog

@@ -908,9 +908,17 @@ def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[Til
         if kernel.Init(gm, td):
             kernel.Process()
 
+    def program_for(td: Any, dtype: Any, soc: Any) -> Program:
+        """The program a launch of this entry with tiling ``td`` runs for ``dtype`` on ``soc`` (a name or a SocInfo):
+        the attribute values are read from ``td`` as the entry reads them, so ``run.tiling`` of an aclnn call gives
+        that run's program (the cached object itself)."""
+        soc_name = soc if isinstance(soc, str) else soc.name
+        return program(np.dtype(dtype).name, soc_name, tuple(getattr(td, a) for a in attrs))
+
     entry.__name__ = name
     entry.__qualname__ = name
     entry.program = program          # type: ignore[attr-defined]
+    entry.program_for = program_for  # type: ignore[attr-defined]
     entry.kernel_api = "cce"         # type: ignore[attr-defined]  # TBE emits CCE: no AscendC API limits or scratch
     return entry
 
