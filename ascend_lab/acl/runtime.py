@@ -683,7 +683,7 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
         s = s[:count]
     if d is None:
         alloc = dst.allocation
-        if _lending[0] and kind == ACL_MEMCPY_HOST_TO_DEVICE and dst.offset == 0 and count == alloc.size \
+        if _lending and kind == ACL_MEMCPY_HOST_TO_DEVICE and dst.offset == 0 and count == alloc.size \
                 and s.flags.c_contiguous:
             alloc.lend(s)                   # the whole allocation stands on the caller's bytes (lending_uploads)
             return ACL_SUCCESS
@@ -693,7 +693,7 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
 
 
 #: Whether host-to-device copies of whole allocations lend the host bytes (``lending_uploads``).
-_lending = [False]
+_lending = False
 
 
 @contextlib.contextmanager
@@ -703,12 +703,12 @@ def lending_uploads() -> Iterator[None]:
     copying them. What any reader or writer of the device memory sees is what the copy would have left; only
     the host array must stay unchanged while the allocation lives, which is why only a caller that frees its
     device memory before it returns uses it (the convenience calls of ``ascend_lab.run``, for their inputs)."""
-    previous = _lending[0]
-    _lending[0] = True
+    global _lending
+    previous, _lending = _lending, True
     try:
         yield
     finally:
-        _lending[0] = previous
+        _lending = previous
 
 
 def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:

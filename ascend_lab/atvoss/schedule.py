@@ -48,12 +48,9 @@ around here only:
 from __future__ import annotations
 
 import contextlib
-import itertools
 import keyword
-import linecache
 import math
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,9 +77,11 @@ from ..ascendc import (
     TBuf,
     TPipe,
     TQue,
+    generated,
     sanitizer,
 )
 from ..ascendc.core import current
+from ..ascendc.generated import targets
 from ..ascendc.numerics import scalar as typed_scalar
 from ..ascendc.sanitizer import REPEAT_BYTES
 from ..opdev.tiling_data import GET_TILING_DATA
@@ -91,7 +90,6 @@ from .tiling import advance_split
 
 __all__ = ["broadcast_sch", "gm_value", "instantiation", "interpreted", "nddma_copy"]
 
-_HERE = Path(__file__).resolve().parent
 
 
 def gm_value(gm: GlobalTensor, tile: int | None = None) -> Any:
@@ -521,17 +519,14 @@ def _generate(dag: Dag, family: str, layout: list[tuple[int, str, Any]], keys: _
     def dt(node: Node) -> str:
         return m.name(node.dtype.name, node.dtype)
 
-    def unpack(names: list[str]) -> str:
-        return ", ".join(names) + ("," if len(names) == 1 else "")
-
     init = [f"# BroadcastSch<schMode {_MODES[family]}, {_text(dag.name)}>, instantiated "
             "(ascend_lab.atvoss.schedule.instantiation)",
             "def BroadcastSch(ctx, In, Out, que, buf, value):",
             '    """Init: bind this core\'s GM tensors and buffer pool (que[k]: step k\'s ping/pong queues,',
             "    buf[k]: its TBuf(s), value[k]: a Duplicate's value); returns Process's body for one tile.",
             '    TBuf::Get records nothing and takes no time, so each TBuf tensor is got once, here."""',
-            line(f"    {unpack([f'in{k}' for k in range(dag.input_size)])} = In", "GM inputs (GlobalTensor)"),
-            line(f"    {unpack([f'out{k}' for k in range(dag.output_size)])} = Out", "GM outputs")]
+            line(f"    {targets([f'in{k}' for k in range(dag.input_size)])} = In", "GM inputs (GlobalTensor)"),
+            line(f"    {targets([f'out{k}' for k in range(dag.output_size)])} = Out", "GM outputs")]
     queues: list[int] = []                              # steps with ping/pong queues
     scalars: list[int] = []                             # scalar-input steps (ping/pong TBufs)
     body: list[str] = []
@@ -619,9 +614,9 @@ def _generate(dag: Dag, family: str, layout: list[tuple[int, str, Any]], keys: _
         head.append(f"        nonlocal {', '.join(f's{k}' for k in scalars)}")
     picks = [f"q{k}" for k in queues] + [f"x{k}" for k in scalars]
     head += [line("        if i & 1:", "odd tiles: the pong slots"),
-             f"            {unpack(picks)} = {', '.join(p + '_pong' for p in picks)}",
+             f"            {targets(picks)} = {', '.join(p + '_pong' for p in picks)}",
              line("        else:", "even tiles: the ping slots"),
-             f"            {unpack(picks)} = {', '.join(p + '_ping' for p in picks)}",
+             f"            {targets(picks)} = {', '.join(p + '_ping' for p in picks)}",
              line("        ctx.current_tile = i", "every event of this tile carries tile i: the vector unit's,")]
     head += [line(f"        q{k}.allocs = q{k}.deques = i", "the next AllocTensor's and DeQue's") for k in queues]
     if sizes:
@@ -646,13 +641,9 @@ class _Instance:
         keys = _Keys(layout)
         self.specs = specs = _blueprint(dag, keys, scalar_inputs)
         self.source, names = _generate(dag, family, layout, keys, specs)
-        # a file name inside the package: the sanitizer counts these frames as library code (a finding names no line
-        # of them, as none of the interpreter's), and a traceback shows the generated lines (linecache)
-        filename = str(_HERE / f"<BroadcastSch {family} {_text(dag.name)} scalars {sorted(scalar_inputs)} "
-                                f"#{next(_serial)}>")
-        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
-        namespace = {"__name__": f"{__name__}.instance", **names}
-        exec(compile(self.source, filename, "exec"), namespace)
+        # library code: a finding names no line of it, as none of the interpreter's; a traceback shows its lines
+        namespace = generated.load(self.source, f"BroadcastSch {family} {_text(dag.name)} scalars "
+                                   f"{sorted(scalar_inputs)}", {"__name__": f"{__name__}.instance", **names})
         self.factory = namespace["BroadcastSch"]
         self.ques: list[tuple[int, Any, Any]] = []          # (step, ping key, pong key)
         self.bufs: list[tuple[int, str, Any]] = []          # (step, "cache" | "pair" | "temp", key)
@@ -686,7 +677,6 @@ class _Instance:
 
 
 _instances: dict[tuple[Any, ...], _Instance] = {}
-_serial = itertools.count()                          # each instance's file name is its own
 
 
 def _instance(dag: Dag, family: str, scalar_inputs: set[int]) -> _Instance:

@@ -67,12 +67,9 @@ upper bound).
 from __future__ import annotations
 
 import builtins
-import collections
 import contextlib
 import enum
-import itertools
 import keyword
-import linecache
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -110,10 +107,12 @@ from ..ascendc import (
     TBuf,
     TPipe,
     TQue,
+    generated,
     sanitizer,
 )
 from ..ascendc import launch as _launch
 from ..ascendc.core import current
+from ..ascendc.generated import targets
 from ..ascendc.numerics import scalar as _scalar
 from ..ascendc.options import current as _options
 from ..ascendc.sanitizer import REPEAT_BYTES
@@ -493,11 +492,6 @@ def _retyped(t: LocalTensor, dt: np.dtype, cache: dict[int, tuple[int, np.ndarra
 #: Names the tile body's own code uses; a buffer, dtype or constant never takes one of them.
 _RESERVED = frozenset({"self", "i", "n", "p", "off", "bind", "CopyIn", "Compute", "CopyOut", "ubFactor",
                        "blockOffset", "DataCopyPad", "broadcast_copy", "_retyped"}) | frozenset(dir(builtins))
-_BODY_SERIAL = itertools.count()
-#: The tile bodies whose lines ``linecache`` holds, oldest first: the newest ``_LINECACHE_KEEP`` stay (a program is
-#: built per attribute value, so a long session would otherwise keep every body it ever compiled).
-_in_linecache: collections.deque[str] = collections.deque()
-_LINECACHE_KEEP = 256
 
 
 class _Names:
@@ -585,11 +579,11 @@ def _body_source(prog: Program, brc: tuple[bool, ...]) -> tuple[str, dict[str, A
            *(f"#   {c} = {glob[c]!r}" for c in consts),
            "def bind(self):",
            '    """This kernel\'s queues, GM tensors and buffers, under the names the tile body uses."""',
-           f"    {_targets(queues)} = self.inQueues",
+           f"    {targets(queues)} = self.inQueues",
            f"    {out_q} = self.outQueue",
            f"    {', '.join(gms)}, {out_gm} = self.gms"]
     if temps:
-        src.append(f"    {_targets(temps)} = self.temps")
+        src.append(f"    {targets(temps)} = self.temps")
     src += [f"    {var[at]} = self.bufs[{at}]   # {temps[loc - n_in - 1]} as {dt.name}, made at Init"
             for at, loc, dt in temp_views]
     src.append("    ubFactor = self.ubFactor")
@@ -624,23 +618,12 @@ def _body_source(prog: Program, brc: tuple[bool, ...]) -> tuple[str, dict[str, A
     return "\n".join(src), glob
 
 
-def _targets(names: Sequence[str]) -> str:
-    """Assignment targets that unpack a list of ``len(names)`` items (``a, b`` or ``a,``)."""
-    return ", ".join(names) + ("," if len(names) == 1 else "")
-
-
 def _compile_body(prog: Program, brc: tuple[bool, ...]) -> tuple[str, Callable[..., Any]]:
-    """Generate, compile and load the tile body; its lines go to ``linecache`` so a traceback through it shows
-    them. The file name starts ``<string`` so the sanitizer counts it as library code, as the kernel's own."""
+    """Generate, compile and load the tile body (``ascendc.generated.load``: library code, as the kernel's own, whose
+    lines a traceback shows)."""
     source, glob = _body_source(prog, brc)
-    filename = f"<string: TBE {prog.compute.name} tile body #{next(_BODY_SERIAL)}>"
     glob["__name__"] = __name__ + ".generated"
-    exec(compile(source, filename, "exec"), glob)
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    _in_linecache.append(filename)
-    while len(_in_linecache) > _LINECACHE_KEEP:
-        linecache.cache.pop(_in_linecache.popleft(), None)
-    return source, glob["bind"]
+    return source, generated.load(source, f"TBE {prog.compute.name} tile body", glob)["bind"]
 
 
 def _typed(dt: np.dtype, value: Any) -> Any:
@@ -896,24 +879,23 @@ def make_entry(name: str, describe: Callable[..., Compute], tiling_cls: type[Til
         with compile_for(soc_name) as soc:
             return build(describe(dtype_name, **dict(zip(attrs, values, strict=True))), soc)
 
+    def program_for(td: Any, dtype: Any, soc: Any) -> Program:
+        """The program a launch of this entry with tiling ``td`` runs for ``dtype`` on ``soc`` (a name or a SocInfo):
+        the attribute values are read from ``td`` -- what the entry itself runs, so ``run.tiling`` of an aclnn call
+        gives that run's program (the cached object itself)."""
+        soc_name = soc if isinstance(soc, str) else soc.name
+        return program(np.dtype(dtype).name, soc_name, tuple(getattr(td, a) for a in attrs))
+
     def entry(*args: Any, dtype: Any, bufferNum: int, broadcast: bool = False) -> None:
         *gm, _workspace, tiling = args
         cls = broadcast_tiling_class(tiling_cls, len(gm) - 1) if broadcast else tiling_cls
         td = GET_TILING_DATA(cls, tiling)
-        soc = current().soc
-        prog = program(np.dtype(dtype).name, soc.name, tuple(getattr(td, a) for a in attrs))
+        prog = program_for(td, dtype, current().soc)
         if len(gm) != prog.n_inputs + 1:
             raise TypeError(f"{name}: expected {prog.n_inputs} inputs and one output, got {len(gm)} GM arguments")
         kernel = TbeElewiseKernel(prog, bufferNum)
         if kernel.Init(gm, td):
             kernel.Process()
-
-    def program_for(td: Any, dtype: Any, soc: Any) -> Program:
-        """The program a launch of this entry with tiling ``td`` runs for ``dtype`` on ``soc`` (a name or a SocInfo):
-        the attribute values are read from ``td`` as the entry reads them, so ``run.tiling`` of an aclnn call gives
-        that run's program (the cached object itself)."""
-        soc_name = soc if isinstance(soc, str) else soc.name
-        return program(np.dtype(dtype).name, soc_name, tuple(getattr(td, a) for a in attrs))
 
     entry.__name__ = name
     entry.__qualname__ = name
