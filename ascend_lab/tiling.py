@@ -24,6 +24,16 @@ from .ops.spec import OpSpec
 from .ops.tiling_inputs import check_float, check_n, resolve_platform
 
 
+class _KernelDefault:
+    """The default of a front door's attribute parameters: the chosen kernel's own value (OpSpec.check_attrs)."""
+
+    def __repr__(self) -> str:
+        return "<the kernel's default>"
+
+
+KERNEL_DEFAULT = _KernelDefault()
+
+
 def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: int | None = None,
             soc: Any = None, kernel: str | None = None, **attrs: Any) -> Any:
     """The tiling of any registered op: ``compute("ThresholdGradV2D", 10**6, "int8", soc="Ascend910B4")``."""
@@ -43,7 +53,9 @@ def _front_door(spec: OpSpec) -> Callable[..., Any]:
     params = [P(spec.n_name, P.POSITIONAL_OR_KEYWORD), P("dtype", P.POSITIONAL_OR_KEYWORD)]
     params += [P(name, P.POSITIONAL_OR_KEYWORD, default=None) for name in ("core_num", "ub_size", "soc")]
     params += [P("kernel", P.KEYWORD_ONLY, default=None)]
-    params += [P(name, P.KEYWORD_ONLY, default=value) for name, value in spec.attrs.items()]
+    # An attribute left out takes the chosen kernel's own default (OpSpec.check_attrs), as compute() and a run do:
+    # HardSigmoidGrad's TBE and main kernels use alpha = float32(1/6), the experimental one float32(0.16666666).
+    params += [P(name, P.KEYWORD_ONLY, default=KERNEL_DEFAULT) for name in spec.attrs]
     sig = inspect.Signature(params)
 
     def front(*args: Any, **kwargs: Any) -> Any:
@@ -53,15 +65,18 @@ def _front_door(spec: OpSpec) -> Callable[..., Any]:
             valid = ", ".join(spec.attrs) or "none"
             raise TypeError(f"{spec.key}(): {exc} (its tiling attributes: {valid})") from None
         ba.apply_defaults()
-        kw = dict(ba.arguments)
+        kw = {k: v for k, v in ba.arguments.items() if v is not KERNEL_DEFAULT}
         n, dtype = kw.pop(spec.n_name), kw.pop("dtype")
         return compute(spec.key, n, dtype, **kw)
 
     front.__name__ = front.__qualname__ = spec.key
     front.__signature__ = sig  # type: ignore[attr-defined]
     kernels = ", ".join(f"{f} ({k.source})" for f, k in spec.kernels.items())
+    defaults = "; ".join(f"{f}: " + ", ".join(f"{a}={v!r}" for a, v in spec.check_attrs({}, f).items())
+                         for f in spec.kernels if spec.attrs)
     front.__doc__ = (f"{spec.op_type} host tiling for ``{spec.n_name}`` elements of ``dtype``. Kernels: {kernels}. "
-                     f"Attributes: {', '.join(f'{k}={v!r}' for k, v in spec.attrs.items()) or 'none'}. "
+                     f"Attributes: {', '.join(spec.attrs) or 'none'}"
+                     f"{' (left out: the kernel’s own default -- ' + defaults + ')' if defaults else ''}. "
                      f"Returns a {next(iter(spec.kernels.values())).tiling_data.__name__}.")
     return front
 

@@ -18,7 +18,10 @@ from typing import Any
 from ..base.platform import get_soc, socs
 from ..opdev.tiling_data import require_count
 
-__all__ = ["MAX_ELEMENTS", "check_float", "check_n", "resolve_platform"]
+__all__ = ["BLOCK_BYTES", "MAX_ELEMENTS", "check_float", "check_n", "resolve_platform"]
+
+#: One data block: the unit of every copy between GM and the UB (32 bytes on every SoC).
+BLOCK_BYTES = 32
 
 #: CANN's element counts are int64 (``GetShapeSize``): the largest count any tiling accepts.
 MAX_ELEMENTS = 2**63 - 1
@@ -61,6 +64,9 @@ def resolve_platform(core_num: int | None, ub_size: int | None, soc: Any) -> tup
         core_num = soc_cores if core_num is None else core_num
         ub_size = soc_ub if ub_size is None else ub_size
     core_num, ub_size = require_count("core_num", core_num), require_count("ub_size", ub_size)
+    if ub_size < BLOCK_BYTES:
+        raise ValueError(f"ub_size {ub_size} B is smaller than one {BLOCK_BYTES}-byte block, the smallest amount "
+                         f"of UB a copy moves; pass at least {BLOCK_BYTES} B")
     if ub_size > _max_ub():
         raise ValueError(f"ub_size {ub_size} B is larger than any catalogued SoC's UB ({_max_ub()} B); "
                          "pass the UB of a real SoC or less")

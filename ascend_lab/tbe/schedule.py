@@ -128,6 +128,10 @@ def compile_info_of(coexist: int, max_dtype_bytes: int, out_dtype: str, core_num
     if core_num == 0:
         raise TilingError("TBE elementwise tiling: core_num is 0; need at least one core")
     width = max_dtype_bytes
+    if ub_size // coexist < _BLOCK_BYTES:
+        raise TilingError(f"TBE elementwise tiling: a UB of {ub_size} B gives each of the {coexist} tensors that "
+                          f"coexist in it {ub_size // coexist} B, less than one {_BLOCK_BYTES}-byte block; "
+                          f"it needs at least {coexist * _BLOCK_BYTES} B")
     max_ub = (ub_size // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // width
     max_ub_db = (ub_size // 2 // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // width
     return CompileInfo(core_num, ub_size, coexist, width, max_ub, max_ub_db, out_dtype)
@@ -180,13 +184,19 @@ def elewise_tiling(n: int, info: CompileInfo, cls: type[TbeElewiseTilingData] = 
         limit = min(info.max_ub_db if db else info.max_ub, split)
         ub_factor = block_factor
         if limit < ub_factor:
-            if limit <= 0:
-                raise TilingError(f"TBE elementwise tiling: ub limit must be greater than zero, but it is {limit}")
-            ub_for_num = ceil_div(ub_factor, limit)
-            adjust = ceil_div(ub_factor, ub_for_num)
-            ub_factor = ceil_div(adjust, ALIGN) * ALIGN
-            if ub_factor > limit:
-                ub_factor = adjust // ALIGN * ALIGN
+            if limit > 0:                              # elewise_v3.cc refuses limit <= 0 ("ub limit must be ...")
+                ub_for_num = ceil_div(ub_factor, limit)
+                adjust = ceil_div(ub_factor, ub_for_num)
+                ub_factor = ceil_div(adjust, ALIGN) * ALIGN
+                if ub_factor > limit:
+                    ub_factor = adjust // ALIGN * ALIGN
+            if limit <= 0 or ub_factor == 0:           # limit < ALIGN: no tile of whole ALIGN-element units fits
+                per = info.ub_size // (2 if db else 1) // info.coexist
+                raise TilingError(f"TBE elementwise tiling: a UB of {info.ub_size} B leaves each of the "
+                                  f"{info.coexist} coexisting tensors {per} B{' per buffer' if db else ''}, "
+                                  f"{limit} elements of {info.max_dtype_bytes} B, fewer than the {ALIGN} a "
+                                  f"tile is cut in; it needs at least "
+                                  f"{ALIGN * info.max_dtype_bytes * info.coexist * (2 if db else 1)} B")
     key = COMMON_TILING_KEY + (DB_TILING_KEY if db else 0)
     return cls(dim0=n, blockFactor=block_factor, ubFactor=ub_factor, blockDim=block_dim, tilingKey=key, **extra)
 
