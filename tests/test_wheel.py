@@ -52,6 +52,13 @@ def test_wheel_holds_the_package_data_and_no_course_material(installed):
     names = zipfile.ZipFile(installed["wheel"]).namelist()
     assert "ascend_lab/data/platforms.ini" in names and "ascend_lab/data/pytorch_reference.json" in names
     assert not [n for n in names if "solution" in n or n.startswith(("labs/", "labkit/", "tests/"))]
+    # the AscendC kernels' C++ sources ship beside their flavour modules (op_kernel/<flavour>/, no __init__.py)
+    kernel = "ascend_lab/ops/hard_sigmoid_grad/op_kernel/"
+    assert {kernel + "experimental/hard_sigmoid_grad_apt.cpp", kernel + "experimental/arch35/hard_sigmoid_grad.h",
+            kernel + "main/hard_sigmoid_grad_apt.cpp", "ascend_lab/ops/relu_grad/op_kernel/experimental/relu_grad.h",
+            "ascend_lab/ops/threshold_grad_v2_d/op_kernel/experimental/threshold_grad_v2_d.cpp"} <= set(names)
+    assert not [n for n in names if n.startswith("ascend_lab/ops/") and "/op_kernel/" in n
+                and n.endswith("/__init__.py") and n.count("/") > 4]
 
 
 def test_installed_package_runs_outside_the_repository(installed):

@@ -1,0 +1,24 @@
+// ascend_lab -- HardSigmoidGrad template tiling key (Ascend950 main-tree arch35 kernel).
+//
+// One template parameter, schMode, picks HardSigmoidGrad<T> by dtype. The host's tiling key is the index
+// of the value in the UINT list, which here equals the value: 0 fp32, 1 fp16, 2 bf16 (op_host.SCH_MODE;
+// tiling_main950 keeps the dtype's key even for an empty input). The real header also includes
+// "ascendc/host_api/tiling/template_argument.h" for the host build; in ascend_lab the simulator provides the
+// ASCENDC_TPL_* macros, so no include is needed.
+
+#ifndef ASCEND_LAB_MAIN_HARD_SIGMOID_GRAD_TILING_KEY_H
+#define ASCEND_LAB_MAIN_HARD_SIGMOID_GRAD_TILING_KEY_H
+
+#define HARD_SIGMOID_GRAD_MODE_FLOAT32 0   // HardSigmoidGrad<float>: computes in fp32
+#define HARD_SIGMOID_GRAD_MODE_FLOAT16 1   // HardSigmoidGrad<half>: fp32 compute, CAST_RINT back
+#define HARD_SIGMOID_GRAD_MODE_BFLOAT16 2  // HardSigmoidGrad<bfloat16_t>: fp32 compute, CAST_ROUND back
+
+ASCENDC_TPL_ARGS_DECL(HardSigmoidGrad,
+                      ASCENDC_TPL_UINT_DECL(schMode, 8, ASCENDC_TPL_UI_LIST, HARD_SIGMOID_GRAD_MODE_FLOAT32,
+                                            HARD_SIGMOID_GRAD_MODE_FLOAT16, HARD_SIGMOID_GRAD_MODE_BFLOAT16));
+
+ASCENDC_TPL_SEL(ASCENDC_TPL_ARGS_SEL(ASCENDC_TPL_UINT_SEL(schMode, ASCENDC_TPL_UI_LIST, HARD_SIGMOID_GRAD_MODE_FLOAT32,
+                                                          HARD_SIGMOID_GRAD_MODE_FLOAT16,
+                                                          HARD_SIGMOID_GRAD_MODE_BFLOAT16)), );
+
+#endif  // ASCEND_LAB_MAIN_HARD_SIGMOID_GRAD_TILING_KEY_H
