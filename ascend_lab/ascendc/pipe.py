@@ -80,8 +80,9 @@ def _round32(n: int) -> int:
 def _attr_name(obj: object, frame_depth: int = 2) -> str | None:
     """The attribute name the calling kernel gave ``obj`` (``self.inQueueX``), for labels in figures."""
     frame = sys._getframe(frame_depth)
-    owner = frame.f_locals.get("self")
-    if owner is not None:
+    local = frame.f_locals
+    owner = local.get("this", local.get("self"))      # ``this``: a method translated from C++ (ascendc.cxx)
+    if owner is not None and hasattr(owner, "__dict__"):
         for k, v in vars(owner).items():
             if v is obj:
                 return k

@@ -102,6 +102,10 @@ _E, _W, _EW = "error", "warning", "error or warning"
 
 #: Every kind of finding, in the order a kernel meets them (launch, Init, queues, copies, compute).
 FINDINGS: dict[str, Finding] = {f.kind: f for f in (
+    Finding("int-overflow", _E,
+            "C++ scalar code of the kernel overflowed a signed integer type, or converted NaN, inf or an out-of-range "
+            "float to an integer: undefined behaviour in C++ (the compiler may assume it never happens)",
+            "compute in a wider type (int64_t), or in an unsigned type where wrapping is what you mean"),
     Finding("bad-launch", _E, "the launch asks for fewer than one core (blockDim < 1)",
             "launch with blockDim >= 1: the tiling's core count, usually min(cores needed, cores of the SoC)"),
     Finding("tiling-zero", _E,

@@ -1,0 +1,149 @@
+"""The AscendC API as the C++ front end binds it: classes, methods, free functions with their overloads, structs,
+enums -- each mapped onto the simulator's Python API (``ascend_lab.ascendc``).
+
+An overload is a list of parameter kinds; the translator picks the one whose arity and operand kinds (LocalTensor,
+GlobalTensor, scalar, struct ...) match the call, converts the scalar arguments as C++ converts them (to the
+operands' element type ``T``, the count to ``int32_t``), and refuses a call no overload takes, naming the
+overloads. A name that is real AscendC but not modelled here is refused as such (:data:`KNOWN_UNMODELLED`), so a
+user learns whether the simulator or the kernel is missing something.
+
+Parameter kinds: ``L`` LocalTensor<T>, ``G`` GlobalTensor<T>, ``M`` a LocalTensor of any element type (a mask,
+Cast's other side), ``S`` a scalar converted to T, ``S|L`` a scalar or a LocalTensor<T> (Select's second source),
+``I`` an ``int32_t`` count, ``E:NAME`` a value of the enum NAME, ``P`` DataCopyParams/DataCopyExtParams,
+``PAD`` DataCopyPadParams/DataCopyPadExtParams<T>.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ctypes import INT_TYPES, CType
+
+__all__ = ["API_CLASSES", "ENUMS", "FUNCTIONS", "KNOWN_UNMODELLED", "STRUCTS", "Overload", "StructSpec"]
+
+
+@dataclass(frozen=True)
+class Overload:
+    params: tuple[str, ...]
+    returns: str = "void"          # void | int64 | bool | T | LocalTensor<T> ...
+    note: str = ""
+
+    def spelled(self, name: str) -> str:
+        return f"{name}({', '.join(_KIND_TEXT.get(p, p) for p in self.params)})"
+
+
+_KIND_TEXT = {"L": "LocalTensor<T>&", "G": "GlobalTensor<T>&", "M": "LocalTensor<U>&", "S": "const T& scalar",
+              "S|L": "const T& scalar or LocalTensor<T>&", "I": "int32_t count", "P": "DataCopyParams/ExtParams",
+              "PAD": "DataCopyPadParams/PadExtParams<T>"}
+
+
+def _ov(*params: str, returns: str = "void", note: str = "") -> Overload:
+    return Overload(tuple(params), returns, note)
+
+
+#: Free functions of the AscendC API that the simulator models, by C++ name: overloads.
+FUNCTIONS: dict[str, list[Overload]] = {
+    "DataCopy": [_ov("L", "G", "I"), _ov("G", "L", "I"), _ov("L", "L", "I"), _ov("L", "G", "P"), _ov("G", "L", "P")],
+    "DataCopyPad": [_ov("L", "G", "P", "PAD"), _ov("G", "L", "P")],
+    "Muls": [_ov("L", "L", "S", "I")], "Adds": [_ov("L", "L", "S", "I")],
+    "Maxs": [_ov("L", "L", "S", "I")], "Mins": [_ov("L", "L", "S", "I")],
+    "Add": [_ov("L", "L", "L", "I")], "Mul": [_ov("L", "L", "L", "I")],
+    "Max": [_ov("L", "L", "L", "I")], "Min": [_ov("L", "L", "L", "I")],
+    "Not": [_ov("L", "L", "I")],
+    "Duplicate": [_ov("L", "S", "I")],
+    "Cast": [_ov("M", "M", "E:RoundMode", "I")],
+    "CompareScalar": [_ov("M", "L", "S", "E:CMPMODE", "I")],
+    "Compare": [_ov("M", "L", "L", "E:CMPMODE", "I")],
+    "Select": [_ov("L", "M", "L", "S|L", "E:SELMODE", "I")],
+    "PipeBarrier": [_ov()],
+    "GetBlockIdx": [_ov(returns="int64")],
+    "GetBlockNum": [_ov(returns="int64")],
+}
+
+#: The first operand whose element type is T, per function (Cast, the compares: their sources).
+T_FROM: dict[str, int] = {"Cast": 1, "CompareScalar": 1, "Compare": 1}
+#: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
+SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad"}
+
+#: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
+KNOWN_UNMODELLED = frozenset({
+    "Sub", "Div", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "LeakyRelu", "And", "Or", "Axpy",
+    "Subs", "Divs", "ShiftLeft", "ShiftRight", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
+    "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
+    "WaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount", "SetMaskNorm",
+    "ResetMask", "Sigmoid", "Tanh", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power", "Log",
+    "Sin", "Cos", "Brcb", "Gather", "Scatter", "Transpose", "Mmad", "LoadData", "SetAtomicAdd", "SetAtomicNone",
+    "DumpTensor", "printf", "PRINTF", "SyncAll", "GetSysWorkSpacePtr", "SetSysWorkspace", "CopyCubeIn", "Fixpipe",
+    "InitGlobalMemory", "DataCachePreload", "DataCacheCleanAndInvalid", "Trunc", "Floor", "Ceil", "Round",
+    "GetTaskRation", "GetSubBlockIdx", "SetDeqScale", "CastDeq", "AddRelu", "MulAddDst", "FusedMulAdd", "Sign",
+    "Clamp", "ClampMax", "ClampMin", "IsFinite", "Xor", "Cumsum", "ArithProgression", "AscendAntiQuant",
+})
+
+
+@dataclass(frozen=True)
+class Method:
+    params: tuple[str, ...]
+    returns: str = "void"
+    python: str = ""               # the Python method name when it differs
+
+
+#: AscendC classes: constructor arguments (from template arguments) and methods (name -> overloads).
+API_CLASSES: dict[str, dict[str, list[Method]]] = {
+    "TPipe": {"InitBuffer": [Method(("Q", "I", "I"), "bool"), Method(("B", "I"), "bool")],
+              "Destroy": [Method((), "void")], "Init": [Method((), "void")], "Reset": [Method((), "void")]},
+    "TQue": {"AllocTensor": [Method((), "LocalTensor<U>")], "EnQue": [Method(("L",), "bool")],
+             "DeQue": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")],
+             "VacantInQue": [Method((), "bool")]},
+    "TBuf": {"Get": [Method((), "LocalTensor<U>"), Method(("I",), "LocalTensor<U>")],
+             "AllocTensor": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")]},
+    "GlobalTensor": {"SetGlobalBuffer": [Method(("PTR", "I64"), "void"), Method(("PTR",), "void")],
+                     "GetSize": [Method((), "uint64")]},
+    "LocalTensor": {"GetValue": [Method(("I",), "T")], "SetValue": [Method(("I", "S"), "void")],
+                    "GetSize": [Method((), "uint32")], "ReinterpretCast": [Method((), "LocalTensor<U>")]},
+}
+API_CLASSES["TQueBind"] = API_CLASSES["TQue"]
+
+
+@dataclass(frozen=True)
+class StructSpec:
+    """An AscendC parameter struct: its fields in C++ order with their types, and the Python class built."""
+    name: str
+    fields: tuple[tuple[str, CType], ...]
+    python: str
+    templated: bool = False
+    defaults: dict[str, int] = field(default_factory=dict)
+
+
+_U8, _U16, _U32, _U64 = (INT_TYPES[n] for n in ("uint8_t", "uint16_t", "uint32_t", "uint64_t"))
+_BOOL = CType("bool", "bool", 1, False)
+_TPARAM = CType("tparam", "T")
+
+#: asc-devkit include/basic_api/kernel_struct_data_copy.h: fields, order and types.
+STRUCTS: dict[str, StructSpec] = {
+    "DataCopyParams": StructSpec("DataCopyParams", (("blockCount", _U16), ("blockLen", _U16), ("srcStride", _U16),
+                                                    ("dstStride", _U16)), "DataCopyParams", defaults={"blockCount": 1}),
+    "DataCopyExtParams": StructSpec("DataCopyExtParams", (("blockCount", _U16), ("blockLen", _U32),
+                                                          ("srcStride", _U32), ("dstStride", _U32), ("rsv", _U32)),
+                                    "DataCopyExtParams", defaults={"blockCount": 1}),
+    "DataCopyPadParams": StructSpec("DataCopyPadParams", (("isPad", _BOOL), ("leftPadding", _U8),
+                                                          ("rightPadding", _U8), ("paddingValue", _U64)),
+                                    "DataCopyPadParams"),
+    "DataCopyPadExtParams": StructSpec("DataCopyPadExtParams", (("isPad", _BOOL), ("leftPadding", _U8),
+                                                                ("rightPadding", _U8), ("paddingValue", _TPARAM)),
+                                       "DataCopyPadParams", templated=True),
+}
+PARAM_STRUCTS = {"P": ("DataCopyParams", "DataCopyExtParams"), "PAD": ("DataCopyPadParams", "DataCopyPadExtParams")}
+
+#: AscendC enums: C++ name -> (Python expression prefix, members).
+ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "CMPMODE": ("CMPMODE.", ("LT", "GT", "EQ", "LE", "GE", "NE")),
+    "SELMODE": ("SELMODE.", ("VSEL_CMPMASK_SPR", "VSEL_TENSOR_SCALAR_MODE", "VSEL_TENSOR_TENSOR_MODE")),
+    "RoundMode": ("RoundMode.", ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC",
+                                 "CAST_ODD")),
+    "QuePosition": ("", ("VECIN", "VECOUT", "VECCALC")),
+    "TPosition": ("", ("VECIN", "VECOUT", "VECCALC")),
+    "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
+}
+#: Positions of TPosition the simulator does not model (A1/B1/CO1 ...: the cube side).
+UNMODELLED_POSITIONS = frozenset({"A1", "A2", "B1", "B2", "CO1", "CO2", "TSCM", "GM", "LCM", "SPM", "C1", "C2"})
+PIPES = ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL")

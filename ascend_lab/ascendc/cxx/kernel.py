@@ -1,0 +1,335 @@
+"""A compiled C++ kernel: preprocessed and parsed once, instantiated per template arguments, run by ``launch``.
+
+:class:`CxxKernel` is what :func:`ascend_lab.ascendc.cxx.compile` returns. It is the kernel's ``__global__`` entry
+as the launcher sees it: ``launch(kernel, blockDim, gm_args, tiling, soc, schMode=1)`` calls it once per core
+with the GM addresses, the workspace and the tiling bytes, and the template arguments -- the entry's own
+(``schMode``), ``tilingKey`` for ``TILING_KEY_IS``, and the simulator's knobs (a launch may override a named
+``static constexpr``, e.g. ``BUFFER_NUM``, for a what-if study).
+
+Each instantiation is translated to Python once and cached. The Python of one C++ function is compiled under the
+C++ file's name with the C++ line numbers (:func:`_compile_chunk`), so every frame of a running kernel *is* a
+C++ line: tracebacks, sanitizer findings and the trace name the C++, and ``linecache`` shows its text.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import hashlib
+import linecache
+import re
+import struct
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import instructions as _ins
+from .. import tensor as _tensor
+from ..core import GetBlockIdx, GetBlockNum
+from ..numerics import RoundMode
+from ..pipe import VECCALC, VECIN, VECOUT, TBuf, TPipe, TQue
+from . import runtime as _rt
+from .errors import KernelCompileError, Where
+from .preprocess import Preprocessed, SourceFile, preprocess
+from .translate import Chunk, Translator, parse
+
+__all__ = ["CxxKernel", "load_kernel", "C_SOURCE_FILES"]
+
+#: File names of every C++ source compiled in this process (the trace asks whether a frame is C++).
+C_SOURCE_FILES: set[str] = set()
+
+
+class DataCopyExtParams(_ins.DataCopyParams):
+    """``DataCopyExtParams{blockCount, blockLen, srcStride, dstStride, rsv}``: the 32-bit-length form."""
+    __slots__ = ("rsv",)
+
+    def __init__(self, blockCount: int = 1, blockLen: int = 0, srcStride: int = 0, dstStride: int = 0,
+                 rsv: int = 0):
+        super().__init__(blockCount, blockLen, srcStride, dstStride)
+        self.rsv = rsv
+
+
+def _with(obj: Any, **fields: Any) -> Any:
+    for k, v in fields.items():
+        setattr(obj, k, v)
+    return obj
+
+
+_FLOAT_CODES = {"f": np.float32, "e": np.float16}
+
+
+def _tiling(cls: type, raw: Any) -> Any:
+    """``GET_TILING_DATA``: the struct read from the tiling bytes (a C struct, natural alignment, little-endian),
+    one parse per distinct bytes, a fresh copy per core (the kernel owns its copy, as the macro's local does)."""
+    fmt, size, fields = cls._cx_layout
+    raw = bytes(raw)
+    cache = cls._cx_cache
+    values = cache.get(raw)
+    if values is None:
+        if len(raw) < size:
+            raise ValueError(f"the tiling holds {len(raw)} bytes, but {cls.__doc__} needs {size}")
+        unpacked = struct.unpack(fmt, raw[:size])
+        values = []
+        for (fname, ftype), v in zip(fields, unpacked, strict=True):
+            if ftype.kind == "float" and ftype.name in ("float", "half"):
+                v = (np.float32 if ftype.name == "float" else np.float16)(v)
+            values.append((fname, v))
+        if len(cache) > 64:
+            cache.clear()
+        cache[raw] = values
+    obj = cls.__new__(cls)
+    for k, v in values:
+        setattr(obj, k, v)
+    return obj
+
+
+def _namespace() -> dict[str, Any]:
+    """The names translated code reads: the simulated AscendC API, dtypes and the scalar helpers."""
+    ns: dict[str, Any] = {"__name__": "ascend_lab.ascendc.cxx.generated"}
+    for name in ("DataCopy", "DataCopyPad", "Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not",
+                 "Duplicate", "Cast", "CompareScalar", "Compare", "Select", "PipeBarrier", "CMPMODE", "SELMODE",
+                 "DataCopyParams", "DataCopyPadParams"):
+        ns[name] = getattr(_ins, name)
+    ns["DataCopyExtParams"] = DataCopyExtParams
+    ns.update(GetBlockIdx=GetBlockIdx, GetBlockNum=GetBlockNum, RoundMode=RoundMode, VECIN=VECIN, VECOUT=VECOUT,
+              VECCALC=VECCALC, TPipe=TPipe, TQue=TQue, TBuf=TBuf, GlobalTensor=_tensor.GlobalTensor)
+    ns.update(half=_tensor.half, float_=_tensor.float_, bfloat16_t=_tensor.bfloat16_t, int8_t=_tensor.int8_t,
+              uint8_t=_tensor.uint8_t, int16_t=_tensor.int16_t, int32_t=_tensor.int32_t, int64_t=_tensor.int64_t,
+              uint16_t=np.dtype(np.uint16), uint32_t=np.dtype(np.uint32), uint64_t=np.dtype(np.uint64),
+              float64=np.dtype(np.float64), bool_=np.dtype(np.bool_))
+    ns.update(_s8=_rt.s8, _s16=_rt.s16, _s32=_rt.s32, _s64=_rt.s64, _wrap_s=_rt.wrap_s, _idiv=_rt.idiv,
+              _imod=_rt.imod, _f32=_rt.f32, _f16=_rt.f16, _bf16=_rt.bf16, _f64=_rt.f64, _ftoi=_rt.ftoi,
+              _struct_copy=_rt.struct_copy, _cx_tiling=_tiling, _cx_with=_with)
+    return ns
+
+
+def _compile_chunk(chunk: Chunk) -> Any:
+    """Python code for one C++ function whose every line number is the C++ line it came from."""
+    text = "\n".join(t for t, _ in chunk.lines) + "\n"
+    tree = ast.parse(text, filename=chunk.file)
+    line_of = [0] + [ln for _, ln in chunk.lines]
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno"):
+            node.lineno = line_of[min(node.lineno, len(line_of) - 1)]
+            end = getattr(node, "end_lineno", None)
+            node.end_lineno = max(node.lineno, line_of[min(end, len(line_of) - 1)]) if end else node.lineno
+    return compile(tree, chunk.file, "exec")
+
+
+class Instance:
+    """One instantiation: its Python source (what the simulator executes) and the entry function."""
+
+    def __init__(self, chunks: list[Chunk], entry: str, layouts: dict[str, Any]):
+        self.chunks = chunks
+        ns = _namespace()
+        for chunk in chunks:
+            if chunk.kind == "class":
+                exec(_compile_chunk(chunk), ns)
+        for chunk in chunks:
+            if chunk.kind != "class":
+                exec(_compile_chunk(chunk), ns)
+                if chunk.kind == "method":
+                    setattr(ns[chunk.owner], chunk.method, ns.pop(chunk.name))
+        for pyname, layout in layouts.items():
+            cls = ns[pyname]
+            cls._cx_layout = layout
+            cls._cx_cache = {}
+        self.namespace = ns
+        self.entry = ns[entry]
+
+    def python_source(self) -> str:
+        """The translated Python, classes with their methods, each line tagged with its C++ line."""
+        out: list[str] = []
+        methods: dict[str, list[Chunk]] = collections.defaultdict(list)
+        for c in self.chunks:
+            if c.kind == "method":
+                methods[c.owner].append(c)
+        width = max((len(t) for c in self.chunks for t, _ in c.lines), default=40)
+        width = min(width, 96)
+
+        def put(text: str, file: str, line: int) -> None:
+            out.append(f"{text:<{width}}  # {Path(file).name}:{line}" if line else text)
+
+        for c in self.chunks:
+            if c.kind == "method":
+                continue
+            for text, line in c.lines:
+                put(text, c.file, line)
+            for m in methods.get(c.name, []):
+                for i, (text, line) in enumerate(m.lines):
+                    text = text.replace(f"def {m.name}(", f"def {m.method}(", 1) if i == 0 else text
+                    put("    " + text, m.file, line)
+            out.append("")
+        return "\n".join(out).rstrip() + "\n"
+
+
+class CxxKernel:
+    """A C++ AscendC kernel, compiled: call it as the launcher calls an entry, or look at what it became.
+
+    ``template`` arguments of a call: the entry's own template parameters (``schMode=1``), ``tilingKey`` (for
+    ``TILING_KEY_IS``), and the knobs given at compile time (``knobs={"bufferNum": "BUFFER_NUM"}``: the call's
+    ``bufferNum`` overrides every ``static constexpr``/``constexpr`` named ``BUFFER_NUM``)."""
+
+    kernel_api = "ascendc"
+
+    def __init__(self, pre: Preprocessed, trees: list[Any], entry_name: str, knobs: Mapping[str, str],
+                 sources: list[SourceFile]):
+        self.pre = pre
+        self.trees = trees
+        self.entry_name = entry_name
+        self.__name__ = entry_name
+        self.knobs = dict(knobs)
+        self.sources = sources
+        self.files = [s.name for s in sources]
+        self._instances: dict[tuple[Any, ...], Instance] = {}
+        self._lock = threading.Lock()
+        tr = Translator(pre, trees)
+        decls = tr.funcs.get(entry_name)
+        if not decls:
+            raise KernelCompileError(f"no kernel entry '{entry_name}' in {sources[0].name}")
+        self._entry_decl = decls[0]
+        self.template_params = [n for _k, n, _t in decls[0].tparams]
+        self.template_values = {n: pre.template_args.get(n) for n in self.template_params}
+        self.params = self._entry_params()
+
+    def _entry_params(self) -> list[str]:
+        node = self._entry_decl.node.child_by_field_name("declarator")
+        while node is not None and node.type != "function_declarator":
+            node = node.child_by_field_name("declarator")
+        names = []
+        for p in node.child_by_field_name("parameters").named_children:
+            d = p.child_by_field_name("declarator")
+            while d is not None and d.type in ("pointer_declarator", "reference_declarator"):
+                d = d.child_by_field_name("declarator")
+            names.append(d.text.decode() if d is not None else "")
+        return names
+
+    def _key(self, template: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], Any]:
+        unknown = set(template) - set(self.template_params) - set(self.knobs) - {"tilingKey"}
+        if unknown:
+            raise TypeError(f"the kernel '{self.entry_name}' has no template parameter or knob "
+                            f"{', '.join(sorted(unknown))}; it takes {', '.join(self.template_params) or 'none'}"
+                            f"{' and the knobs ' + ', '.join(self.knobs) if self.knobs else ''}")
+        targs = []
+        for n in self.template_params:
+            if n not in template:
+                raise TypeError(f"the kernel '{self.entry_name}' needs its template argument {n}= (the host's "
+                                "tiling key picks it)")
+            v = template[n]
+            declared = self.template_values.get(n)
+            if declared and int(v) not in declared:
+                raise ValueError(f"{n}={v} is not one of the values the kernel's tiling key declares "
+                                 f"({', '.join(map(str, declared))})")
+            targs.append(v)
+        constants = {self.knobs[k]: v for k, v in template.items() if k in self.knobs}
+        return tuple(targs), constants, template.get("tilingKey")
+
+    def instance(self, **template: Any) -> Instance:
+        """The instantiation for these template arguments (translated and compiled on first use)."""
+        targs, constants, key = self._key(template)
+        cache_key = (targs, tuple(sorted(constants.items())), key)
+        inst = self._instances.get(cache_key)
+        if inst is None:
+            with self._lock:
+                inst = self._instances.get(cache_key)
+                if inst is None:
+                    inst = self._translate(targs, constants, key)
+                    self._instances[cache_key] = inst
+        return inst
+
+    def _translate(self, targs: tuple[Any, ...], constants: dict[str, Any], key: Any) -> Instance:
+        tr = Translator(self.pre, self.trees, constants)
+        tr.tiling_key = key
+        try:
+            entry, _ = tr.function(tr.funcs[self.entry_name][0], targs, None, None, entry=True)
+        except RecursionError:
+            raise KernelCompileError("the kernel nests too deeply to translate") from None
+        layouts = {}
+        for decl_ in tr.classes.values():
+            for inst in decl_.insts.values():
+                if inst.pyname in tr.used_struct_names:
+                    layouts[inst.pyname] = tr.struct_layout(inst)
+        return Instance(tr.chunks, entry, layouts)
+
+    def __call__(self, *args: Any, **template: Any) -> None:
+        if len(args) != len(self.params):
+            raise TypeError(f"the kernel '{self.entry_name}' takes {len(self.params)} arguments "
+                            f"({', '.join(self.params)}), got {len(args)}")
+        self.instance(**template).entry(*args)
+
+    def python_source(self, **template: Any) -> str:
+        """What the simulator executes for these template arguments: the translated Python."""
+        return self.instance(**template).python_source()
+
+    def __repr__(self) -> str:
+        tp = f"<{', '.join(self.template_params)}>" if self.template_params else ""
+        return f"CxxKernel({self.entry_name}{tp} from {Path(self.files[0]).name if self.files else '?'})"
+
+
+_GLOBAL = re.compile(r"__global__[^;{]*?\b([A-Za-z_]\w*)\s*\(", re.S)
+_CACHE: collections.OrderedDict[tuple[Any, ...], CxxKernel] = collections.OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_cell_serial = 0
+
+
+def _entries(sources: list[SourceFile]) -> list[str]:
+    names = []
+    for s in sources:
+        text = re.sub(r"//[^\n]*|/\*.*?\*/", "", s.text, flags=re.S)
+        for m in _GLOBAL.finditer(text):
+            if m.group(1) not in names and m.group(1) not in ("void", "inline"):
+                names.append(m.group(1))
+    return names
+
+
+def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, defines: Mapping[str, Any] | None = None,
+                entry: str | None = None, knobs: Mapping[str, str] | None = None,
+                include_dirs: list[Path] | None = None) -> CxxKernel:
+    """Preprocess, parse and check ``main`` (cached by the text of every file, the defines and the knobs)."""
+    if not main.name.startswith("<"):
+        C_SOURCE_FILES.add(main.name)
+    else:
+        linecache.cache[main.name] = (len(main.text), None, main.text.splitlines(keepends=True), main.name)
+    for name, text in (headers or {}).items():
+        linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+    defs = {k: (str(v) if not isinstance(v, bool) else ("1" if v else "0")) for k, v in (defines or {}).items()}
+    pre = preprocess(main, defs, include_dirs, dict(headers or {}))
+    sources = [u.source for u in pre.units]
+    digest = hashlib.sha256()
+    for s in sources:
+        digest.update(s.name.encode() + b"\0" + s.text.encode() + b"\0")
+    key = (digest.hexdigest(), tuple(sorted(defs.items())), entry, tuple(sorted((knobs or {}).items())))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    for s in sources:
+        C_SOURCE_FILES.add(s.name)
+    names = _entries(sources)
+    if entry is None:
+        if not names:
+            raise KernelCompileError("no kernel entry: a kernel needs a __global__ __aicore__ function",
+                                     Where(main.name, 1, 1),
+                                     'write extern "C" __global__ __aicore__ void my_kernel(GM_ADDR x, ..., '
+                                     "GM_ADDR workspace, GM_ADDR tiling)")
+        if len(names) > 1:
+            stem = Path(main.name).stem
+            entry = next((n for n in names if n == stem or stem.startswith(n)), None)
+            if entry is None:
+                raise KernelCompileError(f"several kernel entries ({', '.join(names)}): say which with entry=")
+        else:
+            entry = names[0]
+    trees = []
+    for unit in pre.units:
+        trees.append((unit, parse(unit.text)))
+    kernel = CxxKernel(pre, trees, entry, knobs or {}, sources)
+    with _CACHE_LOCK:
+        _CACHE[key] = kernel
+        while len(_CACHE) > 64:
+            _CACHE.popitem(last=False)
+    return kernel
+
