@@ -4,6 +4,12 @@ Each operator has two phases: ``<Op>GetWorkspaceSize(...)`` checks the arguments
 graph, returning ``(status, workspace_size, executor)``; ``<Op>(workspace, workspace_size, executor,
 stream)`` runs it and returns a status. The functions come from the operator registry: every registered
 op package that owns an aclnn API contributes its two phases here under their C names.
+
+Threads: the APIs act on the ACL runtime and the SoC in force of the calling thread's simulation context
+(``base.context``; ``acl.runtime`` says what is process-wide). Distinct executors may run in distinct threads;
+one executor is run once, by one thread. Phase 1 is re-entrant except where CANN's own is not:
+``aclnnThresholdBackwardGetWorkspaceSize`` keeps the threshold in a file-scope global, so two threads in it at
+once may pick each other's dtype list -- serialise it (the convenience layer, ``ascend_lab.run``, does).
 """
 
 from .opdev.aclnn_common import OUT

@@ -4,6 +4,13 @@
 (aclInit -> aclrtMalloc/aclrtMemcpy -> aclCreateTensor -> phase 1 -> workspace -> phase 2 -> sync ->
 copy back -> destroy/free) and return a :class:`Run` with what happened: the status code, the output,
 the workspace size, the L0 graph, the tiling the kernel used, the trace (``trace=True``) and the log.
+
+Thread-safe: each call runs in a simulation context of its own (``base.context``): its SoC, kernel options and
+log capture hold for that call only, and its ``aclInit`` ... ``aclFinalize`` act on a runtime of its own
+(``acl.runtime.own_runtime``), never on the process's -- so calls from many threads at once give what the same
+calls give one after another, and leave the SoC in force, the installed packages and the process's runtime as
+they found them. Phase 1 of the aclnn APIs, which CANN does not make re-entrant for every operator
+(``aclnnThresholdBackward`` keeps its threshold in a file-scope global), is taken one call at a time.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,21 +93,15 @@ class Run:
 
 @contextlib.contextmanager
 def _session() -> Iterator[None]:
-    """aclInit + aclrtSetDevice(0) if the caller has not done so; undone afterwards."""
-    did_init = did_dev = False
-    if not rt.is_initialized():
-        rt.aclInit(None)
-        did_init = True
-    if rt.current_device() is None:
-        rt.aclrtSetDevice(0)
-        did_dev = True
-    try:
+    """The block runs on an ACL runtime of its own (``aclInit`` + ``aclrtSetDevice(0)`` done, ``acl.runtime.
+    own_runtime``), in this thread only: the process's runtime -- initialised by the caller or not -- is neither
+    used nor changed, and whatever the block leaves allocated is released at its end."""
+    with rt.own_runtime():
         yield
-    finally:
-        if did_dev:
-            rt.aclrtResetDevice(0)
-        if did_init:
-            rt.aclFinalize()
+
+
+#: Phase 1 of the C API, one call at a time (module docstring).
+_PHASE1 = threading.Lock()
 
 
 def _as_array(value: Any, what: str) -> np.ndarray:
@@ -214,7 +216,7 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             t_out = None if out_arr is None else held.upload(out_arr, "out", copy=user_out is not None)
             args = list(tensors.values())
             args.extend(scalars)
-            with requested_kernel(kernel):
+            with requested_kernel(kernel), _PHASE1:
                 status, ws, exe = phase1(*args, t_out)
             run.status, run.workspace_size = status, ws
             if status == 0:

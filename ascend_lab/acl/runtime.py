@@ -27,6 +27,18 @@ misuse that C's type system would reject (a list where an array is expected, a f
 ``TypeError``; the exceptions are a stream argument (an opaque handle: anything that is not a live stream is
 ``ACL_ERROR_INVALID_PARAM``) and ``aclrtMemset``'s value (C converts it to an int: a non-int is refused
 with a code).
+
+Threads. As in ACL there is one runtime per process: ``aclInit`` once, then ``aclrtSetDevice``; the calls act
+on that runtime's state (initialised, current device, streams, the allocations ``aclFinalize`` releases).
+What is thread-safe: every call here can be made from any thread without corrupting the simulator --
+allocation, free and the memory pool take a lock where they share state, and a kernel launch runs on its own
+thread's simulated cores. What is not: like the real ``aclInit``/``aclFinalize``/``aclrtSetDevice``, they
+change the process's runtime for every thread (one thread's ``aclFinalize`` releases the memory another thread
+still uses); freeing or writing a buffer another thread is reading is a data race, as on a device; and CANN's
+aclnn phase 1 is not re-entrant for every operator (``aclnnThresholdBackward`` keeps the threshold in a
+file-scope global). The convenience layer (``ascend_lab.run``) does not touch this runtime: each of its
+calls runs in a runtime of its own (:func:`own_runtime`, selected through the simulation context,
+``base.context``), so it is thread-safe and never inits or finalizes the process's runtime.
 """
 
 from __future__ import annotations
@@ -37,6 +49,7 @@ import ctypes.util
 import itertools
 import os
 import sys
+import threading
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import context as _context
 from ..base import platform as _platform
 from ..base.log import OP_LOGE
 
@@ -59,7 +73,7 @@ __all__ = [
     "aclrtMemset", "aclrtGetMemInfo", "ACL_DDR_MEM", "ACL_HBM_MEM", "set_soc", "soc", "current_soc",
     "is_initialized", "current_device", "trim_pool", "pool_bytes", "pool_limit", "set_pool_limit",
     "device_memory_size", "set_device_memory_size", "install_custom_package", "remove_custom_package",
-    "custom_packages", "custom_package",
+    "custom_packages", "custom_package", "own_runtime", "lending_uploads",
 ]
 
 # --- error codes (acl/acl_base.h, runtime rt error codes) -------------------------------------------
@@ -116,21 +130,49 @@ def _round_up(n: int, a: int) -> int:
 
 
 # --- state --------------------------------------------------------------------------------------------
-@dataclass
+@dataclass(eq=False)
 class _State:
+    """One runtime: the process's (``_state``, what ``aclInit`` ... ``aclFinalize`` drive) or a call's own
+    (:func:`own_runtime`). The runtime in force is the simulation context's (``base.context``)."""
     initialized: bool = False
     device: int | None = None
     allocated: int = 0                       # bytes requested by live aclrtMalloc allocations
     device_memory: int = DEVICE_MEMORY_BYTES
     streams: set[int] = field(default_factory=set)
+    #: Live aclrtMalloc allocations (weakly held: a leaked one the program drops is reclaimed by Python),
+    #: released by aclFinalize like the device memory of a real process.
+    live: weakref.WeakSet[DeviceAllocation] = field(default_factory=weakref.WeakSet)
 
 
 _state = _State()
 _ids = itertools.count(1)
 _address = itertools.count(0)
-#: Live aclrtMalloc allocations (weakly held: a leaked one the program drops is reclaimed by Python),
-#: released by aclFinalize like the device memory of a real process.
-_live: weakref.WeakSet[DeviceAllocation] = weakref.WeakSet()
+_live = _state.live
+#: Guards the runtimes' bookkeeping (allocated bytes, live sets, the pool) against threads (reentrant: a garbage
+#: collection can run ``DeviceAllocation.__del__`` -> ``_recycle`` inside a locked section).
+_lock = threading.RLock()
+#: Every live aclrtMalloc allocation of every runtime: what the host backs (``_host_can_back``).
+_all_live: weakref.WeakSet[DeviceAllocation] = weakref.WeakSet()
+
+
+def _rt() -> _State:
+    """The runtime the calls act on: the simulation context's own (a convenience call), else the process's."""
+    own = _context.current().runtime
+    return _state if own is None else own
+
+
+@contextlib.contextmanager
+def own_runtime() -> Iterator[_State]:
+    """Run the block on a runtime of its own, initialised with device 0 set (the device memory size of the runtime
+    in force): the ``acl`` calls inside act on it, in this thread only, and leave the process's runtime alone --
+    neither ``aclInit`` nor ``aclFinalize`` is called on it. Allocations still live at the end are released, as
+    ``aclFinalize`` would. What the convenience layer (``ascend_lab.run``) runs each call in."""
+    own = _State(initialized=True, device=0, device_memory=_rt().device_memory)
+    try:
+        with _context.scoped(runtime=own):
+            yield own
+    finally:
+        _release_all(own, "aclFinalize")
 
 
 def _log(api: str, message: str) -> None:
@@ -154,13 +196,14 @@ def _pooled_buffer(nbytes: int) -> tuple[np.ndarray, bool]:
     the first look, or all but the span a memcpy is about to overwrite (``DeviceAllocation.overwrite``), which
     spares an upload one pass over its bytes."""
     global _pool_bytes
-    bucket = _POOL.get(nbytes)
-    if bucket:
-        buf = bucket.pop()
-        if not bucket:
-            del _POOL[nbytes]
-        _pool_bytes -= nbytes
-        return buf, True
+    with _lock:
+        bucket = _POOL.get(nbytes)
+        if bucket:
+            buf = bucket.pop()
+            if not bucket:
+                del _POOL[nbytes]
+            _pool_bytes -= nbytes
+            return buf, True
     return np.zeros(nbytes, dtype=np.uint8), False
 
 
@@ -174,9 +217,10 @@ def _recycle(buf: np.ndarray) -> None:
     global _pool_bytes
     if sys.getrefcount(buf) > _OWN_REFS:
         return
-    if buf.size and _pool_bytes + buf.size <= _pool_limit:
-        _POOL.setdefault(buf.size, []).append(buf)
-        _pool_bytes += buf.size
+    with _lock:
+        if buf.size and _pool_bytes + buf.size <= _pool_limit:
+            _POOL.setdefault(buf.size, []).append(buf)
+            _pool_bytes += buf.size
 
 
 def _malloc_trim() -> None:
@@ -197,9 +241,10 @@ def trim_pool() -> int:
 
     Call it before measuring peak memory, or when a long session no longer needs its device buffers."""
     global _pool_bytes
-    released = _pool_bytes
-    _POOL.clear()
-    _pool_bytes = 0
+    with _lock:
+        released = _pool_bytes
+        _POOL.clear()
+        _pool_bytes = 0
     _malloc_trim()
     return released
 
@@ -221,8 +266,9 @@ def set_pool_limit(nbytes: int | None) -> int:
     if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer))
                                or nbytes < 0):
         raise ValueError(f"the pool limit must be an int >= 0 (bytes) or None, not {nbytes!r}")
-    previous = _pool_limit
-    _pool_limit = POOL_LIMIT_BYTES if nbytes is None else int(nbytes)
+    with _lock:
+        previous = _pool_limit
+        _pool_limit = POOL_LIMIT_BYTES if nbytes is None else int(nbytes)
     if _pool_bytes > _pool_limit:
         trim_pool()
     return previous
@@ -230,7 +276,7 @@ def set_pool_limit(nbytes: int | None) -> int:
 
 def device_memory_size() -> int:
     """The simulated HBM size per device that aclrtMalloc allocates from."""
-    return _state.device_memory
+    return _rt().device_memory
 
 
 def set_device_memory_size(nbytes: int | None) -> int:
@@ -240,8 +286,9 @@ def set_device_memory_size(nbytes: int | None) -> int:
     if nbytes is not None and (isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer))
                                or nbytes <= 0):
         raise ValueError(f"the device memory size must be an int > 0 (bytes) or None, not {nbytes!r}")
-    previous = _state.device_memory
-    _state.device_memory = DEVICE_MEMORY_BYTES if nbytes is None else int(nbytes)
+    st = _rt()
+    previous = st.device_memory
+    st.device_memory = DEVICE_MEMORY_BYTES if nbytes is None else int(nbytes)
     return previous
 
 
@@ -275,6 +322,7 @@ class DeviceAllocation:
         # kernel's read needs the buffer, and the GlobalTensor view caches made over them (dropped at that point)
         self._lent: np.ndarray | None = None
         self._lent_views: list[list[Any]] = []
+        self.runtime: _State | None = None    # the runtime whose aclrtMalloc made it (None: made directly)
 
     @property
     def buffer(self) -> np.ndarray | None:
@@ -445,57 +493,70 @@ class aclrtStream:
 
 # --- init / device -------------------------------------------------------------------------------------
 def aclInit(config_path: str | None = None) -> int:
-    """Initialise ACL once per process (a second call returns ACL_ERROR_REPEAT_INITIALIZE)."""
-    if _state.initialized:
-        return ACL_ERROR_REPEAT_INITIALIZE
-    _state.initialized = True
+    """Initialise ACL once per process (a second call returns ACL_ERROR_REPEAT_INITIALIZE). Process-wide, as in
+    ACL: not for one thread of several to call while others use the runtime (module docstring)."""
+    st = _rt()
+    with _lock:
+        if st.initialized:
+            return ACL_ERROR_REPEAT_INITIALIZE
+        st.initialized = True
     return ACL_SUCCESS
 
 
 def aclFinalize() -> int:
-    """Release ACL; the device in use is reset."""
-    if not _state.initialized:
-        return ACL_ERROR_UNINITIALIZE
-    _state.initialized = False
-    _state.device = None
-    _release_all("aclFinalize")
+    """Release ACL; the device in use is reset and every allocation still live is released -- for every thread
+    (process-wide, as in ACL; module docstring)."""
+    st = _rt()
+    with _lock:
+        if not st.initialized:
+            return ACL_ERROR_UNINITIALIZE
+        st.initialized = False
+        st.device = None
+    _release_all(st, "aclFinalize")
     return ACL_SUCCESS
 
 
-def _release_all(by: str) -> None:
-    """Release every live allocation, as a process's device memory goes away with its ACL context."""
-    for alloc in list(_live):
-        if not alloc.freed:
-            alloc.release(by)
-    _live.clear()
-    _state.allocated = 0
+def _release_all(st: _State, by: str) -> None:
+    """Release every live allocation of ``st``, as a process's device memory goes away with its ACL context."""
+    with _lock:
+        allocs = list(st.live)
+        st.live.clear()
+        st.allocated = 0
+        for alloc in allocs:
+            _all_live.discard(alloc)
+        for alloc in allocs:
+            if not alloc.freed:
+                alloc.release(by)
 
 
 def aclrtSetDevice(device_id: int) -> int:
     """Choose the device (0..7) that later calls run on; needs aclInit first."""
-    if not _state.initialized:
+    st = _rt()
+    if not st.initialized:
         return ACL_ERROR_UNINITIALIZE
     if not isinstance(device_id, (int, np.integer)) or isinstance(device_id, bool):
         raise TypeError(f"deviceId must be an int, not {type(device_id).__name__}")
     if not 0 <= device_id < DEVICE_COUNT:
         _log("aclrtSetDevice", f"deviceId {device_id} is out of range [0, {DEVICE_COUNT})")
         return ACL_ERROR_RT_INVALID_DEVICEID
-    _state.device = int(device_id)
+    st.device = int(device_id)
     return ACL_SUCCESS
 
 
 def aclrtResetDevice(device_id: int) -> int:
     """Release the device set by aclrtSetDevice."""
-    if _state.device != device_id:
+    st = _rt()
+    if st.device != device_id:
         return ACL_ERROR_RT_INVALID_DEVICEID
-    _state.device = None
+    st.device = None
     return ACL_SUCCESS
 
 
-def _context_error() -> int:
-    if not _state.initialized:
+def _context_error(st: _State | None = None) -> int:
+    st = _rt() if st is None else st
+    if not st.initialized:
         return ACL_ERROR_UNINITIALIZE
-    if _state.device is None:
+    if st.device is None:
         return ACL_ERROR_RT_CONTEXT_NULL
     return ACL_SUCCESS
 
@@ -506,7 +567,7 @@ def aclrtCreateStream() -> tuple[int, aclrtStream | None]:
     if err:
         return err, None
     s = aclrtStream()
-    _state.streams.add(s.id)
+    _rt().streams.add(s.id)
     return ACL_SUCCESS, s
 
 
@@ -517,7 +578,7 @@ def aclrtDestroyStream(stream: aclrtStream | None) -> int:
         _log("aclrtDestroyStream", f"{stream!r} is not a live stream from aclrtCreateStream")
         return ACL_ERROR_INVALID_PARAM
     stream.destroyed = True
-    _state.streams.discard(stream.id)
+    _rt().streams.discard(stream.id)
     return ACL_SUCCESS
 
 
@@ -542,7 +603,8 @@ def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int
     allocated (module docstring)."""
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"size must be an int number of bytes, not {type(size).__name__}")
-    err = _context_error()
+    st = _rt()
+    err = _context_error(st)
     if err:
         return err, None
     if size <= 0:
@@ -552,20 +614,28 @@ def aclrtMalloc(size: int, policy: int = ACL_MEM_MALLOC_HUGE_FIRST) -> tuple[int
         _log("aclrtMalloc", f"unknown memory policy {policy}")
         return ACL_ERROR_INVALID_PARAM, None
     size = int(size)
-    if _state.allocated + size > _state.device_memory:
-        _log("aclrtMalloc", f"out of device memory: {size} B requested, {_state.allocated} B of "
-                            f"{_state.device_memory} B in use")
-        return ACL_ERROR_RT_MEMORY_ALLOCATION, None
+    with _lock:                 # reserve the bytes first, so two threads cannot both take the last of them
+        if st.allocated + size > st.device_memory:
+            _log("aclrtMalloc", f"out of device memory: {size} B requested, {st.allocated} B of "
+                                f"{st.device_memory} B in use")
+            return ACL_ERROR_RT_MEMORY_ALLOCATION, None
+        st.allocated += size
     backing = _round_up(size, 32) + 32 + GUARD_BYTES
-    if backing >= HOST_CHECK_FROM_BYTES and not _host_can_back(backing):
-        return ACL_ERROR_RT_MEMORY_ALLOCATION, None
+    alloc = None
     try:
-        alloc = DeviceAllocation(size)
+        if backing < HOST_CHECK_FROM_BYTES or _host_can_back(backing):
+            alloc = DeviceAllocation(size)
+        # else: _host_can_back logged why
     except MemoryError:
         _log("aclrtMalloc", f"the host could not back {backing} B of simulated device memory")
+    if alloc is None:
+        with _lock:
+            st.allocated -= size
         return ACL_ERROR_RT_MEMORY_ALLOCATION, None
-    _state.allocated += alloc.size
-    _live.add(alloc)
+    alloc.runtime = st
+    with _lock:
+        st.live.add(alloc)
+        _all_live.add(alloc)
     return ACL_SUCCESS, DevicePtr(alloc)
 
 
@@ -575,7 +645,8 @@ def _host_can_back(backing: int) -> bool:
     avail = _host_available()
     if avail is None:
         return True
-    held = sum(a.backing_bytes for a in list(_live))
+    with _lock:
+        held = sum(a.backing_bytes for a in list(_all_live))
     if held + backing > avail - HOST_RESERVE_BYTES and _pool_bytes:
         trim_pool()                              # pooled buffers are memory the host can have back
         avail = _host_available() or avail
@@ -593,10 +664,15 @@ def aclrtFree(ptr: DevicePtr | None) -> int:
         _log("aclrtFree", f"{ptr!r} is not the start of a live allocation")
         return ACL_ERROR_INVALID_PARAM
     alloc = ptr.allocation
-    if alloc in _live:
-        _live.discard(alloc)
-        _state.allocated -= alloc.size
-    alloc.release("aclrtFree")
+    st = alloc.runtime
+    with _lock:
+        if alloc.freed:                       # another thread freed it meanwhile
+            return ACL_ERROR_INVALID_PARAM
+        if st is not None and alloc in st.live:
+            st.live.discard(alloc)
+            st.allocated -= alloc.size
+        _all_live.discard(alloc)
+        alloc.release("aclrtFree")
     return ACL_SUCCESS
 
 
@@ -683,17 +759,13 @@ def aclrtMemcpy(dst, dest_max: int, src, count: int, kind: int) -> int:
         s = s[:count]
     if d is None:
         alloc = dst.allocation
-        if _lending and kind == ACL_MEMCPY_HOST_TO_DEVICE and dst.offset == 0 and count == alloc.size \
-                and s.flags.c_contiguous:
+        if kind == ACL_MEMCPY_HOST_TO_DEVICE and dst.offset == 0 and count == alloc.size and s.flags.c_contiguous \
+                and _context.current().lending:
             alloc.lend(s)                   # the whole allocation stands on the caller's bytes (lending_uploads)
             return ACL_SUCCESS
         d = alloc.overwrite(dst.offset, count)
     d[...] = s
     return ACL_SUCCESS
-
-
-#: Whether host-to-device copies of whole allocations lend the host bytes (``lending_uploads``).
-_lending = False
 
 
 @contextlib.contextmanager
@@ -702,13 +774,10 @@ def lending_uploads() -> Iterator[None]:
     (``DeviceAllocation.lend``: copied in only when something other than a kernel's read needs them) instead of
     copying them. What any reader or writer of the device memory sees is what the copy would have left; only
     the host array must stay unchanged while the allocation lives, which is why only a caller that frees its
-    device memory before it returns uses it (the convenience calls of ``ascend_lab.run``, for their inputs)."""
-    global _lending
-    previous, _lending = _lending, True
-    try:
+    device memory before it returns uses it (the convenience calls of ``ascend_lab.run``, for their inputs).
+    Thread-safe: a switch of the simulation context (``base.context``), in this thread only."""
+    with _context.scoped(lending=True):
         yield
-    finally:
-        _lending = previous
 
 
 def aclrtMemset(dst: DevicePtr, dest_max: int, value: int, count: int) -> int:
@@ -748,8 +817,9 @@ def aclrtGetMemInfo(attr: int) -> tuple[int, int, int]:
     if isinstance(attr, bool) or not isinstance(attr, (int, np.integer)) or attr != ACL_HBM_MEM:
         _log("aclrtGetMemInfo", f"attr {attr!r}: the simulator models HBM only (ACL_HBM_MEM = {ACL_HBM_MEM})")
         return ACL_ERROR_INVALID_PARAM, 0, 0
-    total = _state.device_memory
-    return ACL_SUCCESS, max(total - _state.allocated, 0), total
+    st = _rt()
+    total = st.device_memory
+    return ACL_SUCCESS, max(total - st.allocated, 0), total
 
 
 # --- the SoC in force -------------------------------------------------------------------------------------
@@ -765,10 +835,10 @@ custom_package = _platform.custom_package
 
 
 def is_initialized() -> bool:
-    """Whether aclInit has been called (and not finalized)."""
-    return _state.initialized
+    """Whether aclInit has been called (and not finalized) -- on the runtime in force (module docstring)."""
+    return _rt().initialized
 
 
 def current_device() -> int | None:
     """The device set by aclrtSetDevice, or None."""
-    return _state.device
+    return _rt().device

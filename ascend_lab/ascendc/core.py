@@ -10,6 +10,7 @@ tiles. The checks on what a kernel does with the core are in :mod:`.sanitizer`.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -217,18 +218,20 @@ class CoreContext:
         return self.summary
 
 
-_current: CoreContext | None = None
+#: The core running in this thread (each thread launches its own kernels: two launches in two threads never see
+#: each other's core). Read when a kernel builds its pipe and queues, not per instruction.
+_current: contextvars.ContextVar[CoreContext | None] = contextvars.ContextVar("ascendc.core", default=None)
 
 
 def set_current(ctx: CoreContext | None) -> None:
-    global _current
-    _current = ctx
+    _current.set(ctx)
 
 
 def current() -> CoreContext:
-    if _current is None:
+    ctx = _current.get()
+    if ctx is None:
         raise RuntimeError("no kernel is running: AscendC calls only work inside ascendc.launch(...)")
-    return _current
+    return ctx
 
 
 def GetBlockIdx() -> int:  # AscendC name

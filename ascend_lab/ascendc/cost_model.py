@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import context as _context
 from ..base.platform import SocInfo
 from . import ub_banks
 
@@ -240,7 +241,7 @@ class CostModel:
         """The vector instructions' (cycles, bank-conflict beats) by instruction, count and operand layout, shared by
         every launch on this SoC's architecture (:data:`VECTOR_MEMO`); None where no bank model applies (or inside
         :func:`without_bank_conflicts`)."""
-        return VECTOR_MEMO.get(self.soc.npu_arch) if _banks_on else None
+        return VECTOR_MEMO.get(self.soc.npu_arch) if _context.current().bank_conflicts else None
 
     def us(self, cycles: float) -> float:
         return cycles / self.soc.clock_mhz
@@ -335,19 +336,13 @@ def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0
     return b + k * n * beats_per_repeat
 
 
-_banks_on = True
-
-
 @contextlib.contextmanager
 def without_bank_conflicts() -> Iterator[None]:
     """Launches started inside cost every vector instruction as if its repeats were conflict-free (one beat each):
-    the what-if "how much do this layout's UB bank conflicts cost?" (``ub_banks``). Events then record 0."""
-    global _banks_on
-    before, _banks_on = _banks_on, False
-    try:
+    the what-if "how much do this layout's UB bank conflicts cost?" (``ub_banks``). Events then record 0.
+    Thread-safe: a switch of the simulation context (``base.context``), read once per launch."""
+    with _context.scoped(bank_conflicts=False):
         yield
-    finally:
-        _banks_on = before
 
 
 def clear_caches() -> None:

@@ -3,14 +3,21 @@
 CANN writes these lines to the plog; the simulator keeps them in a list (and forwards them to Python's
 ``logging`` under ``ascend_lab.aclnn``). ``capture()`` collects the lines of one call, which is how the
 convenience layer fills ``run.messages``.
+
+Thread-safe: the kept records are appended under a lock; a capture is part of the simulation context
+(``base.context``), so it collects the records logged in its own thread (or task) only, and captures nest --
+each gets every record logged inside it, and leaving one removes that capture (by identity), never another.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from . import context as _context
 
 _logger = logging.getLogger("ascend_lab.aclnn")
 # A library does not print: the records are kept here; applications may attach handlers.
@@ -28,16 +35,17 @@ class LogRecord:
 
 
 _records: list[LogRecord] = []
-_sinks: list[list[LogRecord]] = []
 _MAX_KEPT = 10_000
+_lock = threading.Lock()
 
 
 def _emit(level: str, api: str, message: str) -> None:
     rec = LogRecord(level, api, message)
-    _records.append(rec)
-    if len(_records) > _MAX_KEPT:
-        del _records[: len(_records) - _MAX_KEPT]
-    for sink in _sinks:
+    with _lock:
+        _records.append(rec)
+        if len(_records) > _MAX_KEPT:
+            del _records[: len(_records) - _MAX_KEPT]
+    for sink in _context.current().log_sinks:
         sink.append(rec)
     _logger.log(getattr(logging, level), "%s", rec)
 
@@ -59,20 +67,20 @@ def OP_LOGD(api: str, message: str) -> None:
 
 
 def records() -> list[LogRecord]:
-    """All kept records, oldest first."""
-    return list(_records)
+    """All kept records (of every thread), oldest first."""
+    with _lock:
+        return list(_records)
 
 
 def clear() -> None:
-    _records.clear()
+    with _lock:
+        _records.clear()
 
 
 @contextlib.contextmanager
 def capture() -> Iterator[list[LogRecord]]:
-    """Collect the records logged inside the ``with`` block."""
+    """Collect the records logged inside the ``with`` block, in this thread (or task). Captures nest: an outer one
+    also gets what an inner one collects."""
     sink: list[LogRecord] = []
-    _sinks.append(sink)
-    try:
+    with _context.scoped(log_sinks=(*_context.current().log_sinks, sink)):
         yield sink
-    finally:
-        _sinks.remove(sink)

@@ -13,6 +13,7 @@ Lookups accept any spelling of an op: the package key (``hard_sigmoid_grad``), C
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 from ..base.platform import get_soc
@@ -30,6 +31,8 @@ OPERATOR_PACKAGES: tuple[str, ...] = (
 
 _specs: dict[str, OpSpec] = {}
 _loaded = False
+_ready = False
+_load_lock = threading.RLock()
 
 
 def _fold(name: str) -> str:
@@ -45,12 +48,16 @@ def _spec_of(module_name: str) -> OpSpec:
 
 
 def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in OPERATOR_PACKAGES:
-            spec = _spec_of(name)
-            _specs.setdefault(spec.key, spec)
+    global _loaded, _ready
+    if _ready:
+        return
+    with _load_lock:            # another thread asking meanwhile waits for the whole registry
+        if not _loaded:
+            _loaded = True      # (an operator package asking the registry while it loads sees it as loaded)
+            for name in OPERATOR_PACKAGES:
+                spec = _spec_of(name)
+                _specs.setdefault(spec.key, spec)
+            _ready = True
 
 
 def register(spec_or_module: OpSpec | str) -> OpSpec:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import contextvars
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -84,30 +85,31 @@ VCOPY: dict[str, bool] = {"ascend910": False, "ascend910b": True, "ascend910_93"
 #: so every TBE SoC here has it (only the Ascend310 class, not modelled, drops fp32 to fp16).
 VCMPSEL_FP32: dict[str, bool] = dict.fromkeys(VCOPY, True)
 
-_compile_soc: SocInfo | None = None
+#: The compile target, per thread (a ContextVar: two threads building programs for two SoCs never mix them up).
+_compile_soc: contextvars.ContextVar[SocInfo | None] = contextvars.ContextVar("tbe.compile_soc", default=None)
 _SERIAL = itertools.count()
 
 
 @contextlib.contextmanager
 def compile_for(soc: str | SocInfo) -> Iterator[SocInfo]:
     """``with compile_for("Ascend910A"): ...`` builds descriptions for that SoC (TBE's compile target)."""
-    global _compile_soc
     info = get_soc(soc)
     if info.family not in VCOPY:
         raise ValueError(f"the legacy TBE kernels are built for {', '.join(VCOPY)}; {info.name} is "
                          f"{info.family}")
-    previous, _compile_soc = _compile_soc, info
+    token = _compile_soc.set(info)
     try:
         yield info
     finally:
-        _compile_soc = previous
+        _compile_soc.reset(token)
 
 
 def compile_soc() -> SocInfo:
     """The SoC descriptions are being built for (ValueError outside :func:`compile_for`)."""
-    if _compile_soc is None:
+    info = _compile_soc.get()
+    if info is None:
         raise ValueError("no TBE compile target: build the description inside tbe.compile_for(soc)")
-    return _compile_soc
+    return info
 
 
 def api_check_support(api: str, dtype: str | None = None) -> bool:
