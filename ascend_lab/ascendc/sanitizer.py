@@ -106,6 +106,10 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "C++ scalar code of the kernel overflowed a signed integer type, or converted NaN, inf or an out-of-range "
             "float to an integer: undefined behaviour in C++ (the compiler may assume it never happens)",
             "compute in a wider type (int64_t), or in an unsigned type where wrapping is what you mean"),
+    Finding("kernel-assert", _E,
+            "an ASSERT(condition) of the kernel's C++ failed (AscendC's debug check: the CPU-debug build aborts "
+            "there; the NPU build compiles it out and runs on with the broken assumption)",
+            "the message says what the kernel assumed: usually a tiling field the host did not set as expected"),
     Finding("bad-launch", _E, "the launch asks for fewer than one core (blockDim < 1)",
             "launch with blockDim >= 1: the tiling's core count, usually min(cores needed, cores of the SoC)"),
     Finding("tiling-zero", _E,

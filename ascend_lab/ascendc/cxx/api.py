@@ -89,16 +89,16 @@ class Method:
 
 #: AscendC classes: constructor arguments (from template arguments) and methods (name -> overloads).
 API_CLASSES: dict[str, dict[str, list[Method]]] = {
-    "TPipe": {"InitBuffer": [Method(("Q", "I", "I"), "bool"), Method(("B", "I"), "bool")],
+    "TPipe": {"InitBuffer": [Method(("Q", "U8", "U32"), "bool"), Method(("B", "U32"), "bool")],
               "Destroy": [Method((), "void")], "Init": [Method((), "void")], "Reset": [Method((), "void")]},
     "TQue": {"AllocTensor": [Method((), "LocalTensor<U>")], "EnQue": [Method(("L",), "bool")],
              "DeQue": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")],
              "VacantInQue": [Method((), "bool")]},
-    "TBuf": {"Get": [Method((), "LocalTensor<U>"), Method(("I",), "LocalTensor<U>")],
+    "TBuf": {"Get": [Method((), "LocalTensor<U>"), Method(("U32",), "LocalTensor<U>")],
              "AllocTensor": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")]},
-    "GlobalTensor": {"SetGlobalBuffer": [Method(("PTR", "I64"), "void"), Method(("PTR",), "void")],
+    "GlobalTensor": {"SetGlobalBuffer": [Method(("PTR", "U64"), "void"), Method(("PTR",), "void")],
                      "GetSize": [Method((), "uint64")]},
-    "LocalTensor": {"GetValue": [Method(("I",), "T")], "SetValue": [Method(("I", "S"), "void")],
+    "LocalTensor": {"GetValue": [Method(("U32",), "T")], "SetValue": [Method(("U32", "S"), "void")],
                     "GetSize": [Method((), "uint32")], "ReinterpretCast": [Method((), "LocalTensor<U>")]},
 }
 API_CLASSES["TQueBind"] = API_CLASSES["TQue"]

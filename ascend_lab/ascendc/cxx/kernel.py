@@ -32,6 +32,7 @@ from ..core import GetBlockIdx, GetBlockNum
 from ..numerics import RoundMode
 from ..pipe import VECCALC, VECIN, VECOUT, TBuf, TPipe, TQue
 from . import runtime as _rt
+from .ctypes import DTYPE_OF
 from .errors import KernelCompileError, Where
 from .preprocess import Preprocessed, SourceFile, preprocess
 from .translate import Chunk, Translator, parse
@@ -102,7 +103,7 @@ def _namespace() -> dict[str, Any]:
               float64=np.dtype(np.float64), bool_=np.dtype(np.bool_))
     ns.update(_s8=_rt.s8, _s16=_rt.s16, _s32=_rt.s32, _s64=_rt.s64, _wrap_s=_rt.wrap_s, _idiv=_rt.idiv,
               _imod=_rt.imod, _f32=_rt.f32, _f16=_rt.f16, _bf16=_rt.bf16, _f64=_rt.f64, _ftoi=_rt.ftoi,
-              _struct_copy=_rt.struct_copy, _cx_tiling=_tiling, _cx_with=_with)
+              _struct_copy=_rt.struct_copy, _cx_tiling=_tiling, _cx_with=_with, _cx_assert=_rt.kernel_assert)
     return ns
 
 
@@ -176,7 +177,9 @@ class CxxKernel:
     kernel_api = "ascendc"
 
     def __init__(self, pre: Preprocessed, trees: list[Any], entry_name: str, knobs: Mapping[str, str],
-                 sources: list[SourceFile]):
+                 sources: list[SourceFile], build: dict[str, Any] | None = None):
+        self.build = build or {}          # how it was compiled (load_kernel's arguments): a dtype variant reuses them
+        self._variants: dict[tuple[str, ...], CxxKernel] = {}
         self.pre = pre
         self.trees = trees
         self.entry_name = entry_name
@@ -184,6 +187,7 @@ class CxxKernel:
         self.knobs = dict(knobs)
         self.sources = sources
         self.files = [s.name for s in sources]
+        self.main = sources[-1].name if sources else entry_name       # the file compiled (included ones first)
         self._instances: dict[tuple[Any, ...], Instance] = {}
         self._lock = threading.Lock()
         tr = Translator(pre, trees)
@@ -207,6 +211,32 @@ class CxxKernel:
             names.append(d.text.decode() if d is not None else "")
         return names
 
+    def variant(self, **dtypes: Any) -> CxxKernel:
+        """The kernel compiled for these element types of its ``dtype_macros`` (``dtype=np.float16`` defines
+        ``DTYPE_INPUT_GRADIENT`` as ``half``): what the build does once per input dtype of the op definition."""
+        macros = self.build.get("dtype_macros") or {}
+        defines = dict(self.build.get("defines") or {})
+        for key, dt in dtypes.items():
+            defines[macros[key]] = c_type_name(dt)
+        vkey = tuple(sorted(defines.items()))
+        v = self._variants.get(vkey)
+        if v is None:
+            args = {k: v for k, v in self.build.items() if k not in ("main", "defines", "dtype_macros")}
+            v = load_kernel(self.build["main"], defines=defines, **args)
+            self._variants[vkey] = v
+        return v
+
+    def _split(self, template: dict[str, Any]) -> tuple[CxxKernel, dict[str, Any]]:
+        macros = self.build.get("dtype_macros") or {}
+        if not macros:
+            return self, template
+        dtypes = {k: template.pop(k) for k in list(template) if k in macros}
+        if len(dtypes) != len(macros):
+            raise TypeError(f"the kernel '{self.entry_name}' needs the element types "
+                            f"{', '.join(sorted(set(macros) - set(dtypes)))}= (they define "
+                            f"{', '.join(macros[k] for k in macros)})")
+        return self.variant(**dtypes), template
+
     def _key(self, template: Mapping[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], Any]:
         unknown = set(template) - set(self.template_params) - set(self.knobs) - {"tilingKey"}
         if unknown:
@@ -229,6 +259,9 @@ class CxxKernel:
 
     def instance(self, **template: Any) -> Instance:
         """The instantiation for these template arguments (translated and compiled on first use)."""
+        kernel, template = self._split(template)
+        if kernel is not self:
+            return kernel.instance(**template)
         targs, constants, key = self._key(template)
         cache_key = (targs, tuple(sorted(constants.items())), key)
         inst = self._instances.get(cache_key)
@@ -255,6 +288,9 @@ class CxxKernel:
         return Instance(tr.chunks, entry, layouts)
 
     def __call__(self, *args: Any, **template: Any) -> None:
+        kernel, template = self._split(template)
+        if kernel is not self:
+            return kernel(*args, **template)
         if len(args) != len(self.params):
             raise TypeError(f"the kernel '{self.entry_name}' takes {len(self.params)} arguments "
                             f"({', '.join(self.params)}), got {len(args)}")
@@ -266,7 +302,7 @@ class CxxKernel:
 
     def __repr__(self) -> str:
         tp = f"<{', '.join(self.template_params)}>" if self.template_params else ""
-        return f"CxxKernel({self.entry_name}{tp} from {Path(self.files[0]).name if self.files else '?'})"
+        return f"CxxKernel({self.entry_name}{tp} from {Path(self.main).name})"
 
 
 _GLOBAL = re.compile(r"__global__[^;{]*?\b([A-Za-z_]\w*)\s*\(", re.S)
@@ -285,10 +321,21 @@ def _entries(sources: list[SourceFile]) -> list[str]:
     return names
 
 
+def c_type_name(dt: Any) -> str:
+    """The C++ name of a numpy dtype (``float16`` -> ``half``), for a ``DTYPE_<INPUT>`` macro."""
+    npdt = np.dtype(dt)
+    for name, d in DTYPE_OF.items():
+        if d == npdt:
+            return name
+    raise ValueError(f"no AscendC element type for {npdt}")
+
+
 def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, defines: Mapping[str, Any] | None = None,
                 entry: str | None = None, knobs: Mapping[str, str] | None = None,
-                include_dirs: list[Path] | None = None) -> CxxKernel:
-    """Preprocess, parse and check ``main`` (cached by the text of every file, the defines and the knobs)."""
+                include_dirs: list[Path] | None = None, dtype_macros: Mapping[str, str] | None = None) -> CxxKernel:
+    """Preprocess, parse and check ``main`` (cached by the text of every file, the defines and the knobs).
+    ``dtype_macros`` (``{"dtype": "DTYPE_INPUT_GRADIENT"}``): launch keywords that pick the element type a macro
+    is defined as; the kernel is preprocessed again per type (:meth:`CxxKernel.variant`)."""
     if not main.name.startswith("<"):
         C_SOURCE_FILES.add(main.name)
     else:
@@ -301,7 +348,8 @@ def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, d
     digest = hashlib.sha256()
     for s in sources:
         digest.update(s.name.encode() + b"\0" + s.text.encode() + b"\0")
-    key = (digest.hexdigest(), tuple(sorted(defs.items())), entry, tuple(sorted((knobs or {}).items())))
+    key = (digest.hexdigest(), tuple(sorted(defs.items())), entry, tuple(sorted((knobs or {}).items())),
+           tuple(sorted((dtype_macros or {}).items())))
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -326,7 +374,9 @@ def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, d
     trees = []
     for unit in pre.units:
         trees.append((unit, parse(unit.text)))
-    kernel = CxxKernel(pre, trees, entry, knobs or {}, sources)
+    build = {"main": main, "headers": headers, "defines": defines, "entry": entry, "knobs": knobs,
+             "include_dirs": include_dirs, "dtype_macros": dtype_macros}
+    kernel = CxxKernel(pre, trees, entry, knobs or {}, sources, build)
     with _CACHE_LOCK:
         _CACHE[key] = kernel
         while len(_CACHE) > 64:

@@ -101,6 +101,14 @@ def ftoi(v: Any, bits: int, signed: bool) -> int:
     return int(x)
 
 
+def kernel_assert(ok: bool, message: str) -> None:
+    """``ASSERT(cond && "message")`` failed: the ``kernel-assert`` finding, with the message."""
+    if not ok:
+        ctx = current()
+        raise sanitizer.stop("kernel-assert", f"ASSERT failed: {message}", instruction="ASSERT", core=ctx.core,
+                             tile=ctx.current_tile)
+
+
 def struct_copy(value: Any) -> Any:
     """``S b = a;`` for a struct: a copy, as C++ copies by value."""
     return copy.copy(value)

@@ -92,6 +92,9 @@ class E:
     const: Any = NC
     is_type: bool = False            # an identifier that names a type (``sizeof(T)`` parses as an expression)
     ref: Any = None                  # what a name refers to (a method, a function, a struct spec)
+    #: for an unsigned result: code whose value is congruent to it modulo 2**bits (no mask yet), so a chain of
+    #: unsigned arithmetic masks once, at the end (C++'s wrap-around is modular arithmetic)
+    raw: str | None = None
 
 
 @dataclass
@@ -686,7 +689,9 @@ class Translator:
                     value = fx.convert(vals[0], inst.fields[fname]) if len(vals) == 1 else fx.construct(
                         inst.fields[fname], vals, fi)
                     fx.emit(f"this.{fname} = {value}", fi.start_point[0] + 1)
-            fx.block(node.child_by_field_name("body"))
+            body_node = node.child_by_field_name("body")
+            if body_node is not None and body_node.named_children:
+                fx.block(body_node)
         body = fx.out or [("        pass", line0)]
         plist = ", ".join(["this", *params])
         lines.append((f"    def __init__({plist}):", (inst.ctor.node.start_point[0] + 1) if inst.ctor else line0))
@@ -784,6 +789,14 @@ class Translator:
         if tail:
             fmt += f"{tail}x"
         return fmt, offset + tail, fields
+
+
+#: The type traits a kernel may ask (std::is_same_v, AscendC's IsSameType<A, B>::value ...).
+_TRAITS = frozenset({"is_same_v", "is_same", "IsSameType", "is_floating_point_v", "is_floating_point",
+                     "is_integral_v", "is_integral", "is_signed_v", "is_signed", "is_unsigned_v", "is_unsigned"})
+
+#: integer parameter kinds of API methods: their C++ types (TPipe::InitBuffer(que, uint8_t num, uint32_t len) ...)
+_METHOD_INTS = {"I": INT32, "U8": INT_TYPES["uint8_t"], "U32": INT_TYPES["uint32_t"], "U64": UINT64, "I64": INT64}
 
 
 def _mangle(a: Any) -> str:
@@ -991,7 +1004,7 @@ class _Func:
                 if _fits(f, to):
                     return e.code if f.kind == "int" else f"int({e.code})"
                 if not to.signed:
-                    return f"({e.code} & {(1 << to.bits) - 1:#x})"
+                    return f"({self.modular(e)} & {(1 << to.bits) - 1:#x})"
                 return f"_wrap_s({e.code}, {to.bits})"
             if f.kind == "float":
                 return f"_ftoi({e.code}, {to.bits}, {to.signed})"
@@ -1124,6 +1137,15 @@ class _Func:
             elif alt is not None:
                 self.statement(alt)
             return
+        inner = cond_node.child_by_field_name("value") if cond_node.type == "condition_clause" else cond_node
+        if inner is not None and cond_node.child_by_field_name("initializer") is None:
+            folded = self.expr(inner)
+            if folded.const is not NC:          # known at compile time (a type trait of T): the branch taken only
+                if folded.const:
+                    self.block(node.child_by_field_name("consequence"))
+                elif alt is not None:
+                    self.statement(alt)
+                return
         cond = self.cond(cond_node)
         self.emit(f"if {cond}:")
         self.indented(node.child_by_field_name("consequence"))
@@ -1425,6 +1447,14 @@ class _Func:
             if s == "pipe_t":
                 return E(repr(n), CType("enum", s), ("enum", n))
             return E(prefix + n, CType("enum", s), members.index(n))
+        if scope is not None and scope.type == "template_type" and n == "value":
+            tname = scope.child_by_field_name("name").text.decode()
+            if tname in _TRAITS:
+                args = self.tr.template_args(self.unit, scope.child_by_field_name("arguments"), self.bind, self.inst)
+                return self.trait(tname, args, node)
+        if s == "std" and inner.type == "template_function" and \
+                inner.child_by_field_name("name").text.decode() in _TRAITS:
+            return self.expr(inner)
         if s == "std":
             raise self.err(node, f"std::{n} is not available on the AI Core")
         if inner.type in ("qualified_identifier", "template_function", "identifier", "type_identifier",
@@ -1434,7 +1464,29 @@ class _Func:
 
     def x_template_function(self, node: Node) -> E:
         name = node.child_by_field_name("name").text.decode()
+        if name in _TRAITS:
+            args = self.tr.template_args(self.unit, node.child_by_field_name("arguments"), self.bind, self.inst)
+            return self.trait(name, args, node)
         return self.name(name, node)
+
+    def trait(self, name: str, args: tuple[Any, ...], node: Node) -> E:
+        """``std::is_same_v<A, B>`` and friends: compile-time booleans about types."""
+        if not args or not all(isinstance(a, CType) for a in args):
+            raise self.err(node, f"{name} takes types")
+        a = args[0]
+        if name in ("is_same_v", "is_same", "IsSameType"):
+            if len(args) != 2:
+                raise self.err(node, f"{name}<A, B> takes two types")
+            v = args[0] == args[1]
+        elif name in ("is_floating_point_v", "is_floating_point"):
+            v = a.kind == "float"
+        elif name in ("is_integral_v", "is_integral"):
+            v = a.kind in ("int", "bool")
+        elif name in ("is_signed_v", "is_signed"):
+            v = (a.kind == "int" and a.signed) or a.kind == "float"
+        else:
+            v = a.kind == "int" and not a.signed
+        return E(_const_code(v, BOOL), BOOL, v)
 
     def x_field_expression(self, node: Node) -> E:
         arg = node.child_by_field_name("argument")
@@ -1480,7 +1532,9 @@ class _Func:
         idx_nodes = node.child_by_field_name("indices").named_children
         idx = self.expr(idx_nodes[0])
         if base.t.kind == "api" and base.t.name in ("GlobalTensor", "LocalTensor"):
-            return E(f"{base.code}[{self.convert(idx, INT64, node)}]", base.t)
+            # GlobalTensor::operator[](uint64_t), LocalTensor::operator[](uint32_t)
+            itype = UINT64 if base.t.name == "GlobalTensor" else INT_TYPES["uint32_t"]
+            return E(f"{base.code}[{self.convert(idx, itype, node)}]", base.t)
         if base.t.kind == "ptr":
             raise self.err(node, "raw pointer dereference is not supported on the AI Core simulator",
                            "reach global memory through a GlobalTensor (SetGlobalBuffer, then copies)")
@@ -1531,6 +1585,13 @@ class _Func:
         if t.signed:
             raise self.err(node, f"this constant expression overflows {t} (undefined behaviour in C++)")
         return v & ((1 << t.bits) - 1)
+
+    @staticmethod
+    def modular(e: E) -> str:
+        """Code congruent to an integer ``e`` modulo any power of two up to its width (its unmasked form)."""
+        if e.raw is not None:
+            return e.raw
+        return e.code if e.t.kind == "int" else f"int({e.code})"
 
     def _wrap(self, raw: str, t: CType) -> str:
         if t.kind == "bool":
@@ -1595,6 +1656,9 @@ class _Func:
             return E(f"_imod({ca}, {cb})", t)
         if op in ("&", "|", "^"):
             return E(f"({ca} {op} {cb})", t)
+        if not t.signed:                    # + - * on unsigned: modular; mask once, keep the unmasked form
+            raw = f"{self.modular(a)} {op} {self.modular(b)}"
+            return E(f"(({raw}) & {(1 << t.bits) - 1:#x})", t, raw=f"({raw})")
         return E(self._wrap(f"{ca} {op} {cb}", t), t)
 
     def _fold(self, op: str, x: Any, y: Any, t: CType, node: Node) -> Any:
@@ -1753,7 +1817,7 @@ class _Func:
         if name in ("malloc", "calloc", "free", "realloc"):
             raise self.err(fname_node, f"'{name}' is not available on the AI Core: there is no heap",
                            "UB memory comes from TPipe::InitBuffer, GM from the kernel's arguments")
-        if name in ("printf", "PRINTF", "DumpTensor", "assert", "ascendc_assert", "trap"):
+        if name in ("printf", "PRINTF", "DumpTensor", "ascendc_assert", "trap"):
             raise self.err(fname_node, f"'{name}' is not modelled by the simulator",
                            "look at values with the trace in snapshot mode (record=True, snapshot=True) instead")
         # a type used as a function: T(x), K<float>()
@@ -1932,10 +1996,8 @@ class _Func:
         out = []
         elem = btype.args[0] if btype.args and isinstance(btype.args[0], CType) else None
         for kind, v, a in zip(m.params, vals, arg_nodes, strict=True):
-            if kind == "I":
-                out.append(self.convert(v, INT64, a))
-            elif kind == "I64":
-                out.append(self.convert(v, INT64, a))
+            if kind in _METHOD_INTS:
+                out.append(self.convert(v, _METHOD_INTS[kind], a))
             elif kind == "S":
                 out.append(self.convert(v, elem, a))
             elif kind in ("Q", "B"):
@@ -2030,7 +2092,10 @@ class _Func:
                 out.append(v.code)
             elif k in ("P", "PAD"):
                 if v is None:
-                    sname = api.PARAM_STRUCTS[k][0] if k == "P" else "DataCopyPadExtParams"
+                    # DataCopyParams goes with DataCopyPadParams, DataCopyExtParams with DataCopyPadExtParams<T>
+                    ext = any(x is not None and x.t.name == "DataCopyExtParams" for x in vals)
+                    sname = ("DataCopyExtParams" if ext else "DataCopyParams") if k == "P" else (
+                        "DataCopyPadExtParams" if ext else "DataCopyPadParams")
                     ctype = CType("pstruct", sname, args=(elem,) if elem is not None else ())
                     out.append(self.construct(ctype, [self.expr(x) for x in a.named_children], a))
                 else:
@@ -2110,6 +2175,23 @@ class _Func:
         want = self.tr.const_eval(self.unit, args[0], self.bind, self.inst)
         v = int(want) == int(key)
         return E(_const_code(v, BOOL), BOOL, v)
+
+    def b_ASSERT(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``ASSERT(cond && "message")``: AscendC's debug check, a finding when it fails (the CPU-debug build's
+        abort; the NPU build compiles it out)."""
+        if len(args) != 1:
+            raise self.err(node, "ASSERT(condition) takes one argument")
+        cond, message = args[0], ""
+        while cond.type == "parenthesized_expression":
+            cond = cond.named_children[0]
+        if cond.type == "binary_expression" and cond.child_by_field_name("right").type == "string_literal":
+            message = cond.child_by_field_name("right").text.decode()[1:-1]
+            cond = cond.child_by_field_name("left")
+        test = self.cond(cond)
+        text = message or cond.text.decode()
+        return E(f"_cx_assert({test}, {text!r})", VOID)
+
+    b_assert = b_ASSERT
 
     def b_GetBlockIdx(self, node: Node, args: list[Node], statement: bool) -> E:
         if args:
