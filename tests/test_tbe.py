@@ -1,8 +1,8 @@
 """The TBE model: the DSL's dtype rules, the elementwise schedule (worked by hand below), and the three legacy
 TBE kernels bit-exact against oracles written from ``kernel_flavours.md`` §5 (``ascend_lab.golden``).
 
-Which SoC has ``tik.vcopy`` is UNCONFIRMED (§5.3); these tests state the split §5.3 suggests in their own
-table (:data:`VCOPY`), independently of the simulator's.
+Which SoC has ``tik.vcopy`` these tests state from the CANN 8.1.RC1 inis in their own table (:data:`VCOPY`),
+independently of the simulator's catalogue.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from ascend_lab.ops.standalone import run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
 from ascend_lab.tbe import dsl, lowering
 
-#: §5.3's suggestion: tik.vcopy everywhere but Ascend910 (910A).
-VCOPY = {"Ascend910A": False, "Ascend910B4": True, "Ascend910_9392": True, "Ascend310P3": True}
+#: ``api_check_support("tik.vcopy")`` = the ini lists Intrinsic_vcopy (CANN 8.1.RC1 data/platform_config):
+#: Ascend910B4.ini and Ascend910_9392.ini have ``128=Intrinsic_vcopy``; Ascend910A.ini and Ascend310P3.ini have none.
+VCOPY = {"Ascend910A": False, "Ascend910B4": True, "Ascend910_9392": True, "Ascend310P3": False}
 #: bf16 reaches the TBE kernels only where aclnn allows it (§5.6): 910B and 910_93.
 BF16_SOCS = ("Ascend910B4", "Ascend910_9392")
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)

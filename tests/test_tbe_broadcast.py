@@ -4,7 +4,7 @@ the default kernel is the TBE one. The tiling (worked by hand below) tiles the o
 tile's input elements with the broadcast applied. Bit-exact against the broadcasting oracles of ``golden``, on
 every TBE SoC, for fp32/fp16/bf16/int8/uint8/int32, threshold != 0 (ThresholdGradV2D) and 0 (ReluGrad).
 
-Which SoC has ``tik.vcopy`` is UNCONFIRMED (§5.3); these tests state the split §5.3 suggests (:data:`VCOPY`).
+Which SoC has ``tik.vcopy`` is stated from the CANN 8.1.RC1 inis in this file's own table (:data:`VCOPY`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
 from ascend_lab.tbe import dsl
 
-#: §5.3's suggestion: tik.vcopy everywhere but Ascend910 (910A takes vcmpsel / min-max-mul).
-VCOPY = {"Ascend910A": False, "Ascend910B4": True, "Ascend910_9392": True, "Ascend310P3": True}
+#: ``api_check_support("tik.vcopy")`` = the ini lists Intrinsic_vcopy (CANN 8.1.RC1 platform_config): Ascend910B4.ini
+#: and Ascend910_9392.ini do (128=Intrinsic_vcopy), Ascend910A.ini and Ascend310P3.ini do not, so 910A and 310P take
+#: vcmpsel / min-max-mul.
+VCOPY = {"Ascend910A": False, "Ascend910B4": True, "Ascend910_9392": True, "Ascend310P3": False}
 #: bf16 reaches the TBE kernels only where aclnn allows it (§5.6): 910B and 910_93.
 BF16_SOCS = ("Ascend910B4", "Ascend910_9392")
 F32 = np.dtype(np.float32)

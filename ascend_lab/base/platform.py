@@ -15,8 +15,6 @@ from enum import IntEnum
 from functools import cache
 from importlib import resources
 
-from . import context as _context
-
 #: The catalogue file inside the package (``ascend_lab/data/platforms.ini``), read with importlib.resources
 #: so an installed wheel finds it as an editable checkout does.
 CATALOGUE = resources.files("ascend_lab.data").joinpath("platforms.ini")
@@ -68,6 +66,26 @@ class SocInfo:
     gm_bandwidth_gbps: int
     coupled: bool
     note: str
+    #: The platform file this entry's facts come from (CANN 8.1.RC1 ``data/platform_config/<ini>``); "" when none.
+    ini: str = ""
+    #: ``[version] Short_SoC_version``: what ``get_soc_spec("SHORT_SOC_VERSION")`` returns, the key of the TBE DSL's
+    #: per-SoC dtype tables and of ``util_soc_common``'s SoC lists.
+    short_soc_version: str = ""
+    #: The ini's ``[AICoreintrinsicDtypeMap]`` entries the TBE model consults (``intrinsic_check_support``), as
+    #: ``(("Intrinsic_vcopy", (dtypes...)), ...)``; an intrinsic the ini does not list has an empty tuple.
+    intrinsics: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Whether the vector unit runs in INF/NaN (IEEE 754) mode; False = saturation mode only
+    #: (``util_soc_common.support_inf_nan()``).
+    inf_nan_mode: bool = True
+
+    def intrinsic_check_support(self, intrinsic: str, dtype: str = "") -> bool:
+        """``tbe_platform.intrinsic_check_support``: whether the ini lists ``intrinsic`` (with ``dtype`` among its
+        entries when given). ValueError for an intrinsic the catalogue does not record."""
+        for name, dtypes in self.intrinsics:
+            if name == intrinsic:
+                return bool(dtypes) and (dtype == "" or dtype in dtypes)
+        recorded = ", ".join(n for n, _ in self.intrinsics) or "none"
+        raise ValueError(f"{self.name}: the catalogue does not record {intrinsic} (it records {recorded})")
 
     @property
     def core_mem_size_ub(self) -> int:
@@ -96,7 +114,11 @@ def _catalogue() -> dict[str, SocInfo]:
             vector_core_num=s.getint("vector_core_cnt"), cube_core_num=s.getint("cube_core_cnt"),
             ub_size=s.getint("ub_size"), clock_mhz=s.getint("clock_mhz"),
             gm_bandwidth_gbps=s.getint("gm_bandwidth_gbps"), coupled=s.getboolean("coupled"),
-            note=s["note"])
+            note=s["note"], ini=s.get("ini", ""), short_soc_version=s.get("short_soc_version", ""),
+            intrinsics=tuple(("Intrinsic_" + k.removeprefix("intrinsic_"),
+                              tuple(d.strip() for d in v.split(",") if d.strip()))
+                             for k, v in s.items() if k.startswith("intrinsic_")),
+            inf_nan_mode=s.getboolean("inf_nan_mode", True))
     return out
 
 
@@ -110,7 +132,7 @@ def get_soc(name: str | SocInfo | None = None) -> SocInfo:
     if isinstance(name, SocInfo):
         return name
     if name is None:
-        name = _context.current().soc
+        name = _current
     if not isinstance(name, str):
         raise TypeError(f"soc must be a SoC name such as {DEFAULT_SOC!r}, not {type(name).__name__}")
     cat = _catalogue()
@@ -122,27 +144,32 @@ def get_soc(name: str | SocInfo | None = None) -> SocInfo:
     raise ValueError(f"unknown SoC {name!r}; choose one of: {', '.join(cat)}")
 
 
+_current = DEFAULT_SOC
+
+
 def set_soc(name: str) -> SocInfo:
-    """Make ``name`` the SoC in force for checks and tiling; returns its entry. Outside any ``with soc(...)`` (or
-    other ``base.context.scoped``) block this is the process-wide SoC every thread starts from; inside one, it holds
-    in this thread (``base.context``)."""
+    """Make ``name`` the SoC in force for checks and tiling; returns its entry."""
+    global _current
     info = get_soc(name)
-    _context.update(soc=info.name)
+    _current = info.name
     return info
 
 
 def current_soc() -> SocInfo:
     """The SoC in force (set with set_soc / soc())."""
-    return get_soc(_context.current().soc)
+    return get_soc(_current)
 
 
 @contextlib.contextmanager
 def soc(name: str) -> Iterator[SocInfo]:
-    """``with soc("Ascend950PR"): ...`` runs the block on another SoC and restores the previous one. Thread-safe:
-    the SoC changes in this thread only (``base.context.scoped``)."""
-    info = get_soc(name)
-    with _context.scoped(soc=info.name):
+    """``with soc("Ascend950PR"): ...`` runs the block on another SoC and restores the previous one."""
+    global _current
+    previous = _current
+    info = set_soc(name)
+    try:
         yield info
+    finally:
+        _current = previous
 
 
 def GetCurNpuArch() -> NpuArch:  # CANN name
@@ -167,6 +194,7 @@ def lib_api_workspace_size(soc: SocInfo) -> int:
 #: ``ASCEND_CUSTOM_OPP_PATH``); with it installed, an op whose experimental kernel is registered for the SoC
 #: runs that kernel instead of the built-in one (kernel_flavours §1; that the package wins is UNCONFIRMED).
 CUSTOM_PACKAGES = ("experimental",)
+_custom: tuple[str, ...] = ()
 
 
 def _check_package(name: str) -> str:
@@ -176,30 +204,31 @@ def _check_package(name: str) -> str:
 
 
 def install_custom_package(name: str = "experimental") -> None:
-    """Model installing a custom operator package (and pointing ``ASCEND_CUSTOM_OPP_PATH`` at it): process-wide
-    outside a ``with custom_package()`` / ``base.context.scoped`` block, in this thread inside one."""
+    """Model installing a custom operator package (and pointing ``ASCEND_CUSTOM_OPP_PATH`` at it)."""
+    global _custom
     name = _check_package(name)
-    installed = _context.current().custom_packages
-    if name not in installed:
-        _context.update(custom_packages=(*installed, name))
+    if name not in _custom:
+        _custom = (*_custom, name)
 
 
 def remove_custom_package(name: str = "experimental") -> None:
     """Model removing a custom operator package: the built-in kernels run again."""
-    name = _check_package(name)
-    _context.update(custom_packages=tuple(p for p in _context.current().custom_packages if p != name))
+    global _custom
+    _custom = tuple(p for p in _custom if p != _check_package(name))
 
 
 def custom_packages() -> tuple[str, ...]:
     """The custom operator packages installed now (empty for a stock CANN install)."""
-    return _context.current().custom_packages
+    return _custom
 
 
 @contextlib.contextmanager
 def custom_package(name: str = "experimental") -> Iterator[None]:
-    """``with custom_package("experimental"): ...`` runs the block with the package installed, then restores.
-    Thread-safe: in this thread only (``base.context.scoped``)."""
-    name = _check_package(name)
-    installed = _context.current().custom_packages
-    with _context.scoped(custom_packages=installed if name in installed else (*installed, name)):
+    """``with custom_package("experimental"): ...`` runs the block with the package installed, then restores."""
+    global _custom
+    previous = _custom
+    install_custom_package(name)
+    try:
         yield
+    finally:
+        _custom = previous

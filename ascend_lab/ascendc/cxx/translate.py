@@ -126,6 +126,8 @@ class _ClassDecl:
         self.is_struct = is_struct
         self.out_of_class: dict[str, list[tuple[Node, Unit, list[Any]]]] = {}
         self.insts: dict[tuple[Any, ...], _Inst] = {}
+        #: explicit specialisations ``template <> struct X<half> {...}``: (their argument list, node, unit)
+        self.specialisations: list[tuple[Node, Node, Unit]] = []
 
 
 class _FuncDecl:
@@ -157,6 +159,8 @@ class _Inst:
     field_nodes: list[tuple[str, CType, Node | None, Node]] = field(default_factory=list)
     statics: dict[str, E] = field(default_factory=dict)
     methods: dict[str, list[_Method]] = field(default_factory=dict)
+    node: Node | None = None         # the class body instantiated: the primary template's or a specialisation's
+    unit: Unit | None = None
     ctor: _Method | None = None
     aliases: dict[str, CType] = field(default_factory=dict)
 
@@ -241,6 +245,11 @@ def _fits(src: CType, dst: CType) -> bool:
 
 
 def _const_code(v: Any, t: CType) -> str:
+    if t.kind == "enum":
+        if isinstance(v, tuple):                        # a queue position or a pipe: ("enum", "VECIN")
+            return repr(v[1]) if t.name == "pipe_t" else v[1]
+        prefix, members = api.ENUMS.get(t.name, ("", ()))
+        return prefix + members[int(v)] if members and 0 <= int(v) < len(members) else str(int(v))
     if t.kind == "bool":
         return "True" if v else "False"
     if t.kind == "int":
@@ -370,14 +379,29 @@ class Translator:
 
     def _declare_class(self, unit: Unit, node: Node, tparams: list[Any]) -> None:
         name_node = node.child_by_field_name("name")
-        if name_node is None or node.child_by_field_name("body") is None:
-            return                                      # a forward declaration
+        if name_node is None:
+            return
         if any(c.type == "base_class_clause" for c in node.named_children):
             base = next(c for c in node.named_children if c.type == "base_class_clause")
             raise self.error(unit, base, "class inheritance is not supported",
                              "write the kernel as one class (members and methods of its own)")
+        is_struct = node.type == "struct_specifier"
+        if name_node.type == "template_type":           # template <> struct X<half> {...}
+            name = name_node.child_by_field_name("name").text.decode()
+            decl = self.classes.get(name)
+            if decl is None:
+                raise self.error(unit, name_node, f"a specialisation of '{name}' before its primary template")
+            decl.specialisations.append((name_node.child_by_field_name("arguments"), node, unit))
+            return
         name = name_node.text.decode()
-        self.classes[name] = _ClassDecl(name, node, unit, tparams, node.type == "struct_specifier")
+        if node.child_by_field_name("body") is None:    # a forward declaration: a specialisation may follow
+            self.classes.setdefault(name, _ClassDecl(name, None, unit, tparams, is_struct))
+            return
+        old = self.classes.get(name)
+        decl = _ClassDecl(name, node, unit, tparams, is_struct)
+        if old is not None:
+            decl.specialisations = old.specialisations
+        self.classes[name] = decl
 
     def _declare_global(self, unit: Unit, node: Node) -> None:
         ctype = self.type_of(unit, node.child_by_field_name("type"), {})
@@ -551,15 +575,22 @@ class Translator:
                 raise self.error(unit, node, f"template parameter '{pname}' of '{decl.name}' is a type, got {a}")
             bind[pname] = a if kind == "type" else _convert_const(a, ptype)
         pyname = decl.name + "".join("_" + _mangle(a) for a in args)
-        inst = _Inst(decl, args, pyname, bind)
+        inst = _Inst(decl, args, pyname, bind, node=decl.node, unit=decl.unit)
+        for args_node, snode, sunit in decl.specialisations:
+            if self.template_args(sunit, args_node, {}) == args:
+                inst.node, inst.unit, inst.bind = snode, sunit, {}
+                break
+        if inst.node is None:
+            raise self.error(unit, node, f"'{decl.name}<{', '.join(_spell(a) for a in args)}>' is declared but "
+                             "never defined", "define the template, or a specialisation for these arguments")
         decl.insts[key] = inst
         self._members(inst)
         self._emit_class(inst)
         return inst
 
     def _members(self, inst: _Inst) -> None:
-        decl, unit = inst.decl, inst.decl.unit
-        body = decl.node.child_by_field_name("body")
+        decl, unit = inst.decl, inst.unit
+        body = inst.node.child_by_field_name("body")
         for m in body.named_children:
             t = m.type
             if t in ("access_specifier", "comment"):
@@ -589,7 +620,7 @@ class Translator:
             if t in ("declaration", "function_declarator"):
                 continue
             raise self.error(unit, m, f"this class member ({t}) is not supported")
-        for defs in decl.out_of_class.values():
+        for defs in (decl.out_of_class.values() if inst.node is decl.node else ()):
             for node, munit, tparams in defs:
                 extra = tparams[len(decl.tparams):] if len(tparams) > len(decl.tparams) else []
                 # an out-of-class definition may name the class's parameters its own way (K<U>::f)
@@ -616,7 +647,7 @@ class Translator:
             inst.methods.setdefault(name, []).append(method)
 
     def _field(self, inst: _Inst, node: Node) -> None:
-        unit = inst.decl.unit
+        unit = inst.unit
         specs = " ".join(c.text.decode() for c in node.children if c.type in ("storage_class_specifier",
                                                                                "type_qualifier"))
         ctype = self.type_of(unit, node.child_by_field_name("type"), inst.bind, inst)
@@ -658,9 +689,9 @@ class Translator:
 
     # ---- emission ---------------------------------------------------------------------------------------------
     def _emit_class(self, inst: _Inst) -> None:
-        unit = inst.decl.unit
+        unit = inst.unit
         lines: list[tuple[str, int]] = []
-        line0 = inst.decl.node.start_point[0] + 1
+        line0 = inst.node.start_point[0] + 1
         lines.append((f"class {inst.pyname}:", line0))
         doc = f"{'struct' if inst.decl.is_struct else 'class'} {inst.decl.name}" + (
             f"<{', '.join(_spell(a) for a in inst.args)}>" if inst.args else "")
@@ -713,7 +744,6 @@ class Translator:
         for (kind, pname, ptype), a in zip(own, targs, strict=True):
             bind[pname] = a if kind == "type" else _convert_const(a, ptype)
         pyname = m.name + "".join("_" + _mangle(a) for a in targs)
-        decl_node = m.node.child_by_field_name("declarator")
         ret = self._return_type(m.unit, m.node, bind, inst)
         m.insts[key] = (pyname, ret)
         fx = _Func(self, m.unit, bind, inst, ret)
@@ -725,7 +755,6 @@ class Translator:
         lines.extend(fx.out or [("    pass", line)])
         self.chunks.append(Chunk(m.unit.source.name, f"{inst.pyname}__{pyname}", "method", lines, inst.pyname,
                                  pyname))
-        _ = decl_node
         return pyname, ret
 
     def _return_type(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> CType:
@@ -775,7 +804,7 @@ class Translator:
             elif ftype.kind == "float" and ftype.name in ("float", "double", "half"):
                 code, size = {"float": ("f", 4), "double": ("d", 8), "half": ("e", 2)}[ftype.name]
             else:
-                raise self.error(inst.decl.unit, dnode, f"the tiling struct field '{name}' has the type {ftype}, "
+                raise self.error(inst.unit, dnode, f"the tiling struct field '{name}' has the type {ftype}, "
                                  "which a tiling struct cannot hold here",
                                  "tiling structs hold integers, bool, float, double and half")
             pad = -offset % size
@@ -1452,9 +1481,18 @@ class _Func:
             if tname in _TRAITS:
                 args = self.tr.template_args(self.unit, scope.child_by_field_name("arguments"), self.bind, self.inst)
                 return self.trait(tname, args, node)
-        if s == "std" and inner.type == "template_function" and \
-                inner.child_by_field_name("name").text.decode() in _TRAITS:
-            return self.expr(inner)
+        if scope is not None and scope.type in ("template_type", "namespace_identifier", "type_identifier") and \
+                s not in ("std", "AscendC") and (scope.type == "template_type" or s in self.tr.classes):
+            ctype = self.tr.type_of(self.unit, scope, self.bind, self.inst)   # X<T>::value, K::BUFFER_NUM
+            if ctype.kind == "struct":
+                cinst = self._inst_of(ctype)
+                if n in cinst.statics:
+                    st = cinst.statics[n]
+                    return E(st.code, st.t, st.const)
+                raise self.err(inner, f"'{n}' is not a static member of '{cinst.decl.name}'")
+        if s == "std" and ((inner.type == "template_function" and inner.child_by_field_name("name").text.decode()
+                            in _TRAITS) or inner.type == "qualified_identifier"):
+            return self.expr(inner)              # std::is_same_v<A, B>, std::is_same<A, B>::value
         if s == "std":
             raise self.err(node, f"std::{n} is not available on the AI Core")
         if inner.type in ("qualified_identifier", "template_function", "identifier", "type_identifier",

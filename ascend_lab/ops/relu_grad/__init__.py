@@ -1,7 +1,7 @@
 """ReluGrad (reached from aclnnThresholdBackward when threshold == 0): op_host, op_kernel, and its spec."""
 
 from ...atvoss.tiling import BroadcastBaseTilingData
-from ...tbe.dsl import VCOPY
+from ...tbe.dsl import has_vcopy
 from ..spec import KernelSpec, OpSpec
 from . import op_host, op_kernel
 from .op_kernel import main as main_kernel
@@ -35,7 +35,7 @@ SPEC = OpSpec(
             tiling_data=tbe_kernel.ReluGradTbeTilingData, core_ranges=tbe_kernel.core_ranges, tile_field="ubFactor",
             entry=tbe_kernel.relu_grad, template=tbe_kernel.template_args, launch=tbe_kernel.launch,
             args=("gradients", "features", "backprops"),
-            oracle="ascend_lab.golden:relu_grad_legacy_tbe", oracle_params=lambda soc: {"vcopy": VCOPY[soc.family]},
+            oracle="ascend_lab.golden:relu_grad_legacy_tbe", oracle_params=lambda soc: {"vcopy": has_vcopy(soc)},
             source="built-in TBE impl/dynamic/relu_grad.py (modelled schedule)"),
     },
     oracle="ascend_lab.golden:relu_grad",

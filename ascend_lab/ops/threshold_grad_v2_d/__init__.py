@@ -4,7 +4,7 @@ aclnnThresholdBackward belongs to this package; with a threshold of 0 it reaches
 
 from ...atvoss.tiling import BroadcastBaseTilingData
 from ...base.platform import lib_api_workspace_size
-from ...tbe.dsl import VCOPY
+from ...tbe.dsl import has_vcopy
 from ..spec import KernelSpec, OpSpec
 from . import op_api, op_host, op_kernel
 from .op_kernel import main as main_kernel
@@ -40,7 +40,7 @@ SPEC = OpSpec(
             entry=tbe_kernel.threshold_grad_v2_d, template=tbe_kernel.template_args, launch=tbe_kernel.launch,
             args=("input_gradient", "input_feature", "output_backprops"),
             oracle="ascend_lab.golden:threshold_grad_v2_d_legacy_tbe", oracle_attrs=("threshold",),
-            oracle_params=lambda soc: {"vcopy": VCOPY[soc.family]},
+            oracle_params=lambda soc: {"vcopy": has_vcopy(soc)},
             source="built-in TBE impl/dynamic/threshold_grad_v2_d.py (modelled schedule)"),
     },
     aclnn=op_api.ACLNN, oracle="ascend_lab.golden:threshold_grad_v2_d", oracle_attrs=("threshold",),

@@ -6,8 +6,8 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.3; the dynamic `
 2. with ``after_v200()`` (which is ``api_check_support("tik.vcopy")``) and an fp16/fp32 *input* dtype:
    ``vsel(vcmp(x, 0, 'le', 'bit'), 0, g)`` -- a NaN feature passes its gradient, an inf/NaN gradient
    passes where x > 0 and gives 0 where x <= 0;
-3. otherwise (bf16, int8, uint8, int32 everywhere; fp16/fp32 on Ascend910, which the simulator presumes has
-   no ``tik.vcopy``, UNCONFIRMED §5.3) a mask ``vmax(vmin(x, tiny), 0) * s1 * s2`` (fp32: * s2 twice) with
+3. otherwise (int8, uint8, int32 everywhere; fp16/fp32 on Ascend910 and Ascend310P, whose CANN 8.1.RC1 inis list
+   no ``Intrinsic_vcopy``) a mask ``vmax(vmin(x, tiny), 0) * s1 * s2`` (fp32: * s2 twice) with
    tiny/s1/s2 = 2^-126/2^38/2^44 (fp32), 2^-24/2^12/2^12 (fp16), 1/1/1 (int32), then ``g * mask``: x <= 0
    gives ``g * 0`` (so -0 for a negative g and NaN for an inf/NaN g), a NaN x gives NaN (the simulator's
    Mins/Maxs propagate NaN; the hardware's behaviour is UNCONFIRMED), and an fp32 subnormal x a fraction;

@@ -7,8 +7,8 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.2; the dynamic `
 2. if fp32 ``vcmpsel`` is missing on the SoC, fp32 drops to fp16 (no TBE SoC here lacks it, §5.4);
 3. the threshold becomes a constant of the compute dtype (fp16: ``half(thr)``);
 4. with ``tik.vcopy``: ``vsel(vcmp(x, thr, 'le', 'bit'), 0, g)`` -- a NaN feature passes its gradient;
-   without: ``vcmpsel(x, thr, 'gt', g, 0)`` -- a NaN feature gives 0. Which SoC has ``tik.vcopy`` is
-   UNCONFIRMED (§5.3); the simulator follows §5.3's suggestion: all but Ascend910 (see ``tbe.dsl.VCOPY``).
+   without: ``vcmpsel(x, thr, 'gt', g, 0)`` -- a NaN feature gives 0. ``tik.vcopy`` is the SoC ini's
+   ``Intrinsic_vcopy`` (CANN 8.1.RC1: listed for 910B and 910_93, not for 910A and 310P; ``tbe.dsl.has_vcopy``).
 
 bf16: the operator registers ``support_bfp16=True``; how bf16 reaches the compute is UNCONFIRMED. The
 simulator presumes the framework casts it to fp32 and rounds the result back to nearest even, and
