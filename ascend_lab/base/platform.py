@@ -15,6 +15,8 @@ from enum import IntEnum
 from functools import cache
 from importlib import resources
 
+from . import context as _context
+
 #: The catalogue file inside the package (``ascend_lab/data/platforms.ini``), read with importlib.resources
 #: so an installed wheel finds it as an editable checkout does.
 CATALOGUE = resources.files("ascend_lab.data").joinpath("platforms.ini")
@@ -132,7 +134,7 @@ def get_soc(name: str | SocInfo | None = None) -> SocInfo:
     if isinstance(name, SocInfo):
         return name
     if name is None:
-        name = _current
+        name = _context.current().soc
     if not isinstance(name, str):
         raise TypeError(f"soc must be a SoC name such as {DEFAULT_SOC!r}, not {type(name).__name__}")
     cat = _catalogue()
@@ -144,32 +146,27 @@ def get_soc(name: str | SocInfo | None = None) -> SocInfo:
     raise ValueError(f"unknown SoC {name!r}; choose one of: {', '.join(cat)}")
 
 
-_current = DEFAULT_SOC
-
-
 def set_soc(name: str) -> SocInfo:
-    """Make ``name`` the SoC in force for checks and tiling; returns its entry."""
-    global _current
+    """Make ``name`` the SoC in force for checks and tiling; returns its entry. Outside any ``with soc(...)`` (or
+    other ``base.context.scoped``) block this is the process-wide SoC every thread starts from; inside one, it holds
+    in this thread (``base.context``)."""
     info = get_soc(name)
-    _current = info.name
+    _context.update(soc=info.name)
     return info
 
 
 def current_soc() -> SocInfo:
     """The SoC in force (set with set_soc / soc())."""
-    return get_soc(_current)
+    return get_soc(_context.current().soc)
 
 
 @contextlib.contextmanager
 def soc(name: str) -> Iterator[SocInfo]:
-    """``with soc("Ascend950PR"): ...`` runs the block on another SoC and restores the previous one."""
-    global _current
-    previous = _current
-    info = set_soc(name)
-    try:
+    """``with soc("Ascend950PR"): ...`` runs the block on another SoC and restores the previous one. Thread-safe:
+    the SoC changes in this thread only (``base.context.scoped``)."""
+    info = get_soc(name)
+    with _context.scoped(soc=info.name):
         yield info
-    finally:
-        _current = previous
 
 
 def GetCurNpuArch() -> NpuArch:  # CANN name
@@ -194,7 +191,6 @@ def lib_api_workspace_size(soc: SocInfo) -> int:
 #: ``ASCEND_CUSTOM_OPP_PATH``); with it installed, an op whose experimental kernel is registered for the SoC
 #: runs that kernel instead of the built-in one (kernel_flavours §1; that the package wins is UNCONFIRMED).
 CUSTOM_PACKAGES = ("experimental",)
-_custom: tuple[str, ...] = ()
 
 
 def _check_package(name: str) -> str:
@@ -204,31 +200,30 @@ def _check_package(name: str) -> str:
 
 
 def install_custom_package(name: str = "experimental") -> None:
-    """Model installing a custom operator package (and pointing ``ASCEND_CUSTOM_OPP_PATH`` at it)."""
-    global _custom
+    """Model installing a custom operator package (and pointing ``ASCEND_CUSTOM_OPP_PATH`` at it): process-wide
+    outside a ``with custom_package()`` / ``base.context.scoped`` block, in this thread inside one."""
     name = _check_package(name)
-    if name not in _custom:
-        _custom = (*_custom, name)
+    installed = _context.current().custom_packages
+    if name not in installed:
+        _context.update(custom_packages=(*installed, name))
 
 
 def remove_custom_package(name: str = "experimental") -> None:
     """Model removing a custom operator package: the built-in kernels run again."""
-    global _custom
-    _custom = tuple(p for p in _custom if p != _check_package(name))
+    name = _check_package(name)
+    _context.update(custom_packages=tuple(p for p in _context.current().custom_packages if p != name))
 
 
 def custom_packages() -> tuple[str, ...]:
     """The custom operator packages installed now (empty for a stock CANN install)."""
-    return _custom
+    return _context.current().custom_packages
 
 
 @contextlib.contextmanager
 def custom_package(name: str = "experimental") -> Iterator[None]:
-    """``with custom_package("experimental"): ...`` runs the block with the package installed, then restores."""
-    global _custom
-    previous = _custom
-    install_custom_package(name)
-    try:
+    """``with custom_package("experimental"): ...`` runs the block with the package installed, then restores.
+    Thread-safe: in this thread only (``base.context.scoped``)."""
+    name = _check_package(name)
+    installed = _context.current().custom_packages
+    with _context.scoped(custom_packages=installed if name in installed else (*installed, name)):
         yield
-    finally:
-        _custom = previous

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import contextvars
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -105,30 +106,31 @@ DSL_CHECK_SUPPORT: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-_compile_soc: SocInfo | None = None
+#: The compile target, per thread (a ContextVar: two threads building programs for two SoCs never mix them up).
+_compile_soc: contextvars.ContextVar[SocInfo | None] = contextvars.ContextVar("tbe.compile_soc", default=None)
 _SERIAL = itertools.count()
 
 
 @contextlib.contextmanager
 def compile_for(soc: str | SocInfo) -> Iterator[SocInfo]:
     """``with compile_for("Ascend910A"): ...`` builds descriptions for that SoC (TBE's compile target)."""
-    global _compile_soc
     info = get_soc(soc)
     if info.family not in TBE_FAMILIES:
         raise ValueError(f"the legacy TBE kernels are built for {', '.join(TBE_FAMILIES)}; {info.name} is "
                          f"{info.family}")
-    previous, _compile_soc = _compile_soc, info
+    token = _compile_soc.set(info)
     try:
         yield info
     finally:
-        _compile_soc = previous
+        _compile_soc.reset(token)
 
 
 def compile_soc() -> SocInfo:
     """The SoC descriptions are being built for (ValueError outside :func:`compile_for`)."""
-    if _compile_soc is None:
+    info = _compile_soc.get()
+    if info is None:
         raise ValueError("no TBE compile target: build the description inside tbe.compile_for(soc)")
-    return _compile_soc
+    return info
 
 
 def intrinsic_check_support(intrinsic: str, dtype: str = "", soc: str | SocInfo | None = None) -> bool:
