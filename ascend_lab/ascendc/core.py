@@ -11,6 +11,7 @@ tiles. The checks on what a kernel does with the core are in :mod:`.sanitizer`.
 from __future__ import annotations
 
 import contextvars
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -155,6 +156,9 @@ class CoreContext:
         self.states: list[UBState] = []
         # (instruction, dtypes, mode) whose API limits this core's SoC already accepted (they depend on nothing else)
         self.api_checked: set[tuple[Any, ...]] = set()
+        #: the C++ files of the kernel running (a compiled ascendc.cxx kernel; recorded launches only): each event
+        #: then carries the C++ line that issued it
+        self.source_files: frozenset[str] | None = None
 
     # --- UB allocation (TPipe.InitBuffer) -----------------------------------------------------------
     def alloc_ub(self, nbytes: int, name: str, kind: str) -> int:
@@ -210,8 +214,22 @@ class CoreContext:
     def event(self, pipe: str, instr: str, tile: int | None, start: float, end: float, nbytes: int = 0,
               count: int = 0, ub: tuple[int, int] | None = None, buffer: str = "", detail: str = "",
               values: object = None, bank_conflicts: int = 0) -> None:
-        self.trace.events.append(Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer,
-                                       detail, values, bank_conflicts))
+        e = Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer, detail, values,
+                  bank_conflicts)
+        if self.source_files:
+            e.line = self.source_line()
+        self.trace.events.append(e)
+
+    def source_line(self) -> tuple[str, int] | None:
+        """The innermost frame of the running C++ kernel: ``(file, line)`` -- its code objects carry the C++ file
+        and line numbers (ascendc.cxx). A short walk, only for a recorded C++ kernel."""
+        files = self.source_files
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename in files:
+                return frame.f_code.co_filename, frame.f_lineno
+            frame = frame.f_back
+        return None
 
     def finish(self) -> CoreSummary:
         self.summary.cycles = max(self.pipe_free.values())

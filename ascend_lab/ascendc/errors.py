@@ -38,6 +38,8 @@ def _system_dirs() -> list[str]:
 
 
 _library_dirs: list[str] = [_PACKAGE_DIR, *_system_dirs()]
+#: A kernel's C++ source is never library code: a finding names its line even in a kernel the package ships.
+_CXX_SUFFIXES = (".h", ".hpp", ".hh", ".cpp", ".cc", ".cxx")
 _verdicts: dict[str, bool] = {}          # filename -> in the library (a frame walk asks about a few files, often)
 
 
@@ -54,7 +56,9 @@ def in_library(filename: str) -> bool:
     """Is ``filename`` (a code object's ``co_filename``) library code rather than the learner's?"""
     verdict = _verdicts.get(filename)
     if verdict is None:
-        if filename.startswith("<frozen") or filename.startswith("<string"):
+        if filename.endswith(_CXX_SUFFIXES) or filename.startswith("<ascendc"):
+            verdict = False                       # kernel C++ (ascendc.cxx): always the line a finding names
+        elif filename.startswith("<frozen") or filename.startswith("<string"):
             verdict = True
         elif filename.startswith("<"):            # <ipython-input-...>, <lab cell 3>: code typed by the learner
             verdict = False

@@ -84,10 +84,13 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     trace.kernel_api = api
     if plan_only and api == "ascendc":      # no instruction will run: keep what a Select kernel must leave free
         trace.ub_reserved = reserved_ub_bytes(soc)
+    source_files = getattr(entry, "source_files", None)         # a C++ kernel: events name its lines
     with np.errstate(all="ignore"):
         for core in (range(block_dim) if cores is None else cores):
             ctx = CoreContext(core, block_dim, soc, cost, trace, record, snapshot, plan_only, strict, api,
                               tiling_data, gm_args)
+            if record:
+                ctx.source_files = source_files
             set_current(ctx)
             try:
                 entry(*gm_args, None, tiling, **template)

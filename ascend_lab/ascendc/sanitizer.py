@@ -285,6 +285,17 @@ def warn(ctx: CoreContext, instr: str, tile: int | None, kind: str, message: str
 
 
 # --- launch and UB plan -------------------------------------------------------------------------------
+def scalar_overflow(ctx: CoreContext, message: str) -> KernelError:
+    """The kernel's C++ scalar code did what C++ leaves undefined (signed overflow, a bad float -> int)."""
+    return stop("int-overflow", message, instruction="scalar", core=ctx.core, tile=ctx.current_tile)
+
+
+def kernel_assert(ctx: CoreContext, message: str) -> KernelError:
+    """``ASSERT(cond && "message")`` in the kernel's C++ failed."""
+    return stop("kernel-assert", f"ASSERT failed: {message}", instruction="ASSERT", core=ctx.core,
+                tile=ctx.current_tile)
+
+
 def check_launch(block_dim: int) -> None:
     if block_dim < 1:
         raise stop("bad-launch", f"blockDim must be >= 1, got {block_dim}", instruction="launch")

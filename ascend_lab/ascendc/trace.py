@@ -33,6 +33,9 @@ class Event:
     #: Beats UB bank conflicts added to this vector instruction (ub_banks: the repeats' beats minus one per
     #: repeat; 0 = conflict-free, and always 0 off the V pipe or on a SoC without a bank model).
     bank_conflicts: int = 0
+    #: The kernel source line that issued it, ``(file, line)``, for a kernel written in C++ (``ascendc.cxx``):
+    #: the trace and the stepper name the C++, not the Python it was translated to. None for a Python kernel.
+    line: Any = field(default=None, compare=False, repr=False)
 
 
 def _call_names(calls: list[Event]) -> str:

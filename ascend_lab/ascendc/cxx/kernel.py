@@ -108,7 +108,8 @@ def _namespace() -> dict[str, Any]:
 
 
 def _compile_chunk(chunk: Chunk) -> Any:
-    """Python code for one C++ function whose every line number is the C++ line it came from."""
+    """Python code for one C++ function whose every line number is the C++ line it came from, and whose function
+    is named as C++ names it (``K<float>::Init``), so a traceback reads as the C++."""
     text = "\n".join(t for t, _ in chunk.lines) + "\n"
     tree = ast.parse(text, filename=chunk.file)
     line_of = [0] + [ln for _, ln in chunk.lines]
@@ -117,7 +118,20 @@ def _compile_chunk(chunk: Chunk) -> Any:
             node.lineno = line_of[min(node.lineno, len(line_of) - 1)]
             end = getattr(node, "end_lineno", None)
             node.end_lineno = max(node.lineno, line_of[min(end, len(line_of) - 1)]) if end else node.lineno
-    return compile(tree, chunk.file, "exec")
+    code = compile(tree, chunk.file, "exec")
+    return _renamed(code, chunk) if chunk.cxx_name else code
+
+
+def _renamed(code: Any, chunk: Chunk) -> Any:
+    """Module code whose function (a class chunk: its ``__init__``) is named ``chunk.cxx_name``."""
+    def rename(c: Any, target: str) -> Any:
+        return c.replace(co_consts=tuple(
+            k.replace(co_name=chunk.cxx_name, co_qualname=chunk.cxx_name)
+            if hasattr(k, "co_code") and k.co_name == target else k for k in c.co_consts))
+    if chunk.kind == "class":
+        return code.replace(co_consts=tuple(rename(k, "__init__") if hasattr(k, "co_code") else k
+                                            for k in code.co_consts))
+    return rename(code, chunk.name)
 
 
 class Instance:
@@ -187,6 +201,8 @@ class CxxKernel:
         self.knobs = dict(knobs)
         self.sources = sources
         self.files = [s.name for s in sources]
+        #: the C++ files whose lines the kernel's code objects carry (the launcher tags trace events with them)
+        self.source_files = frozenset(self.files)
         self.main = sources[-1].name if sources else entry_name       # the file compiled (included ones first)
         self._instances: dict[tuple[Any, ...], Instance] = {}
         self._lock = threading.Lock()

@@ -29,10 +29,8 @@ __all__ = ["bool_c", "f16", "bf16", "f32", "f64", "ftoi", "idiv", "imod", "overf
 
 def overflow(value: int, ctype: str) -> int:
     """A signed result out of range: undefined behaviour in C++, a finding here."""
-    ctx = current()
-    raise sanitizer.stop("int-overflow", f"{ctype} arithmetic overflowed: the exact result {value} is outside its "
-                         "range (signed overflow is undefined behaviour in C++)", instruction="scalar",
-                         core=ctx.core, tile=ctx.current_tile)
+    raise sanitizer.scalar_overflow(current(), f"{ctype} arithmetic overflowed: the exact result {value} is "
+                                    "outside its range (signed overflow is undefined behaviour in C++)")
 
 
 def s8(v: int) -> int:
@@ -94,19 +92,15 @@ def ftoi(v: Any, bits: int, signed: bool) -> int:
     x = float(v)
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if math.isnan(x) or math.isinf(x) or not (lo - 1 < x < hi + 1):
-        ctx = current()
-        raise sanitizer.stop("int-overflow", f"converting {x} to a {'' if signed else 'u'}int{bits}_t is undefined "
-                             "behaviour (NaN, inf, or out of the type's range)", instruction="scalar", core=ctx.core,
-                             tile=ctx.current_tile)
+        raise sanitizer.scalar_overflow(current(), f"converting {x} to a {'' if signed else 'u'}int{bits}_t is "
+                                        "undefined behaviour (NaN, inf, or out of the type's range)")
     return int(x)
 
 
 def kernel_assert(ok: bool, message: str) -> None:
     """``ASSERT(cond && "message")`` failed: the ``kernel-assert`` finding, with the message."""
     if not ok:
-        ctx = current()
-        raise sanitizer.stop("kernel-assert", f"ASSERT failed: {message}", instruction="ASSERT", core=ctx.core,
-                             tile=ctx.current_tile)
+        raise sanitizer.kernel_assert(current(), message)
 
 
 def struct_copy(value: Any) -> Any:

@@ -24,6 +24,7 @@ import numpy as np
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser
 
+from ...dtypes import bfloat16
 from . import api
 from .ctypes import (
     AUTO,
@@ -106,6 +107,7 @@ class Chunk:
     lines: list[tuple[str, int]]
     owner: str = ""                  # a method's class (Python name)
     method: str = ""                 # a method's Python name on that class
+    cxx_name: str = ""               # what a traceback calls the function: K<float>::Init, hard_sigmoid_grad<0>
 
 
 @dataclass
@@ -221,7 +223,6 @@ def _convert_const(v: Any, to: CType) -> Any:
 
 
 def api_bf16(x: Any) -> Any:
-    from ...dtypes import bfloat16
     return bfloat16.type(x)
 
 
@@ -727,7 +728,8 @@ class Translator:
         plist = ", ".join(["this", *params])
         lines.append((f"    def __init__({plist}):", (inst.ctor.node.start_point[0] + 1) if inst.ctor else line0))
         lines.extend(body)
-        self.chunks.append(Chunk(unit.source.name, inst.pyname, "class", lines))
+        self.chunks.append(Chunk(unit.source.name, inst.pyname, "class", lines,
+                                 cxx_name=f"{_cxx_spelling(inst)}::{inst.decl.name}"))
 
     def method(self, inst: _Inst, m: _Method, targs: tuple[Any, ...], call_node: Node, unit: Unit) -> tuple[str, CType]:
         key = targs
@@ -753,8 +755,9 @@ class Translator:
         line = m.node.start_point[0] + 1
         lines = [(f"def {inst.pyname}__{pyname}({', '.join(['this', *params])}):", line)]
         lines.extend(fx.out or [("    pass", line)])
+        targ_text = f"<{', '.join(_spell(a) for a in targs)}>" if targs else ""
         self.chunks.append(Chunk(m.unit.source.name, f"{inst.pyname}__{pyname}", "method", lines, inst.pyname,
-                                 pyname))
+                                 pyname, f"{_cxx_spelling(inst)}::{m.name}{targ_text}"))
         return pyname, ret
 
     def _return_type(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> CType:
@@ -788,7 +791,8 @@ class Translator:
         line = fdecl.node.start_point[0] + 1
         lines = [(f"def {pyname}({', '.join(params)}):", line)]
         lines.extend(fx.out or [("    pass", line)])
-        self.chunks.append(Chunk(fdecl.unit.source.name, pyname, "function", lines))
+        targ_text = f"<{', '.join(_spell(a) for a in targs)}>" if targs else ""
+        self.chunks.append(Chunk(fdecl.unit.source.name, pyname, "function", lines, cxx_name=fdecl.name + targ_text))
         return pyname, ret
 
     def struct_layout(self, inst: _Inst) -> tuple[str, int, list[tuple[str, CType]]]:
@@ -832,6 +836,10 @@ def _mangle(a: Any) -> str:
     if isinstance(a, CType):
         return re.sub(r"\W", "", a.spelled().replace("*", "p"))
     return str(int(a)) if not isinstance(a, bool) else ("true" if a else "false")
+
+
+def _cxx_spelling(inst: _Inst) -> str:
+    return inst.decl.name + (f"<{', '.join(_spell(a) for a in inst.args)}>" if inst.args else "")
 
 
 def _spell(a: Any) -> str:
