@@ -111,6 +111,88 @@ def test_live_tiling_over_http(site, browser, http_base):  # noqa: F811
     assert not log.problems(), log.problems()
 
 
+def _ready(page) -> None:
+    page.wait_for_selector('#lt-panel[data-state="ready"], #lt-panel[data-state="failed"]', timeout=60_000)
+    assert page.get_attribute("#lt-panel", "data-state") == "ready", page.inner_text("#lt-status")
+
+
+def _press_and_time(page, key: str) -> tuple[float, float]:
+    """Press one key in the focused field; (seconds until the page has drawn the update, ms the page reports)."""
+    before = int(page.get_attribute("#lt-panel", "data-updates") or 0)
+    t0 = time.perf_counter()
+    page.keyboard.press(key)
+    page.wait_for_function(f"() => +document.querySelector('#lt-panel').dataset.updates > {before}",
+                           timeout=60_000)
+    wall = time.perf_counter() - t0
+    return wall, float(page.get_attribute("#lt-panel", "data-update-ms"))
+
+
+def test_live_tiling_stays_responsive(site, browser, http_base):  # noqa: F811
+    """Issue 26 item 1: a large core count typed digit by digit never freezes the page (each update < 1 s, the chart
+    built off-page and inserted once); the form enforces the explorer's core cap with a message; N = 2^63 - 1 prints
+    exactly (integers past 2^53 cross from Python as strings)."""
+    from ascend_lab.ops.live_tiling import MAX_CORES
+
+    page, log = _open(browser, http_base + PAGE, (http_base,))
+    try:
+        _ready(page)
+        big = str(2**63 - 1)
+        page.select_option("#lt-op", "hard_sigmoid_grad")
+        page.select_option("#lt-soc", "Ascend950PR")
+        page.select_option("#lt-kernel", "experimental")
+        page.select_option("#lt-dtype", "float16")
+        before = int(page.get_attribute("#lt-panel", "data-updates") or 0)
+        page.fill("#lt-n", big)
+        page.wait_for_function(f"() => +document.querySelector('#lt-panel').dataset.updates > {before}")
+        want = tiling.compute("hard_sigmoid_grad", 2**63 - 1, "float16", soc="Ascend950PR", kernel="experimental")
+        got = _shown(page)
+        assert "error" not in got, got
+        assert got["fields"] == {k: _text(v) for k, v in want.as_dict().items()}
+        assert got["fields"]["totalLength"] == big                       # not 9223372036854776000
+        # the chart was put in with one insertion: count the mutation records the panel's chart box receives
+        page.evaluate("""() => { window.__records = 0; new MutationObserver(r => { window.__records += r.length; })
+                          .observe(document.querySelector('#lt-cores'), {childList: true, subtree: true}); }""")
+        page.fill("#lt-cores-n", "")
+        page.focus("#lt-cores-n")
+        timings, texts = [], []
+        for digit in "100000":
+            wall, reported = _press_and_time(page, digit)
+            typed = page.input_value("#lt-cores-n")
+            timings.append((typed, round(wall, 3), reported))
+            error = page.get_attribute("#lt-panel", "data-error")
+            texts.append(error)
+            if int(typed) > MAX_CORES:
+                assert error and f"at most {MAX_CORES}" in error, (typed, error)
+                assert page.inner_text("#lt-error") == error and page.locator("#lt-result").is_hidden()
+                assert page.get_attribute("#lt-cores-n", "aria-invalid") == "true"
+            else:
+                assert not error, (typed, error)
+                assert page.locator("#lt-svg g[data-core]").count() == want_rows(typed)
+            assert wall < 1.0, f"typing {typed!r}: the page took {wall:.2f} s to update"
+        records = page.evaluate("() => window.__records")
+        assert records <= 2 * 3, f"the chart box saw {records} mutation records for 3 charts: not built off-page"
+        # the largest core count the form takes, drawn in one go
+        page.fill("#lt-cores-n", "")
+        page.focus("#lt-cores-n")
+        for digit in str(MAX_CORES):
+            wall, reported = _press_and_time(page, digit)
+            assert wall < 1.0, f"typing {digit}: {wall:.2f} s"
+        assert not page.get_attribute("#lt-panel", "data-error")
+        assert page.locator("#lt-svg g[data-core]").count() == want_rows(str(MAX_CORES))
+        print(f"typed core counts (value, wall s, page ms): {timings}; {MAX_CORES} cores: {wall:.3f} s, "
+              f"{reported:.0f} ms")
+    finally:
+        page.close()
+    assert not log.problems(), log.problems()
+
+
+def want_rows(cores: str) -> int:
+    """How many cores the package's tiling uses for N = 2^63 - 1 float16 on the experimental kernel."""
+    td = tiling.compute("hard_sigmoid_grad", 2**63 - 1, "float16", int(cores), soc="Ascend950PR",
+                        kernel="experimental")
+    return td.blockDim
+
+
 def test_live_tiling_over_file_says_why(site, browser):  # noqa: F811
     page, log = _open(browser, _file_url(PAGE), ())
     try:

@@ -41,10 +41,14 @@ from ..tbe.schedule import (
 from .tile_map import tile_map_parts
 from .tiling_inputs import check_float, check_n, resolve_platform
 
-__all__ = ["FACTS_VERSION", "build_facts", "compute", "default_kernel"]
+__all__ = ["FACTS_VERSION", "MAX_CORES", "build_facts", "compute", "default_kernel"]
 
 #: Bumped when the facts' layout changes (:func:`compute` refuses facts of another version).
 FACTS_VERSION = 1
+
+#: The largest core count the live page's form and the notebook tiling explorer accept (a what-if beyond any SoC's
+#: vector cores; every chart then has at most this many rows). The page reads it from the facts.
+MAX_CORES = 256
 
 #: Past this many tiles the rows leave out the per-tile lists (``core_ranges(tiles=False)``), as the explorers do.
 MAX_TILES = 20000
@@ -110,7 +114,7 @@ def build_facts() -> dict[str, Any]:
         ops.append({"key": spec.key, "op_type": spec.op_type, "n_name": spec.n_name, "summary": spec.summary,
                     "op_def": f"{host}:OP_DEF", "dtypes": [d.short for d in spec.dtypes], "kernels": kernels,
                     "stock": {s.name: stock(s) for s in catalogue}})
-    return {"version": FACTS_VERSION, "ops": ops, "dtypes": [d.short for d in BOOK_DTYPES],
+    return {"version": FACTS_VERSION, "ops": ops, "dtypes": [d.short for d in BOOK_DTYPES], "max_cores": MAX_CORES,
             "socs": [{"name": s.name, "family": s.family, "vector_core_num": s.vector_core_num,
                       "ub_size": s.core_mem_size_ub} for s in catalogue]}
 

@@ -26,6 +26,7 @@ from ..dtypes import as_acl_dtype
 from ..opdev.tiling_data import TilingError
 from ..ops import registry
 from ..ops import standalone as sa
+from ..ops.live_tiling import MAX_CORES
 from ..run import validation_case
 from . import data as D
 from . import figures as F
@@ -180,7 +181,7 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
         "n": W.BoundedIntText(value=n, min=1, max=10**9, description="N (elements)", style=style),
         "ub_size": W.BoundedIntText(value=fixed.get("ub_size") or 0, min=0, max=1 << 22,
                                     description="UB bytes (0 = SoC)", style=style),
-        "core_num": W.BoundedIntText(value=fixed.get("core_num") or 0, min=0, max=256,
+        "core_num": W.BoundedIntText(value=fixed.get("core_num") or 0, min=0, max=MAX_CORES,
                                      description="cores (0 = SoC)", style=style),
         "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", opened or 2),
                                       description="BUFFER_NUM",

@@ -45,6 +45,17 @@ def _count(text, what):
     except ValueError:
         raise ValueError(f"{what} must be a whole number, got {text!r}") from None
 
+SAFE = 2**53 - 1          # JavaScript numbers hold integers exactly up to here; larger ones cross as strings
+
+def _exact(v):
+    if isinstance(v, bool) or v is None or isinstance(v, (float, str)):
+        return v
+    if isinstance(v, int):
+        return v if -SAFE <= v <= SAFE else str(v)
+    if isinstance(v, dict):
+        return {k: _exact(x) for k, x in v.items()}
+    return [_exact(x) for x in v]
+
 def live(args_json):
     a = json.loads(args_json)
     try:
@@ -54,7 +65,7 @@ def live(args_json):
         r = live_tiling.compute(FACTS, a["op"], n, a["dtype"], a["soc"], _count(a["core_num"], "the core count"),
                                 _count(a["ub_size"], "the UB size"), a["kernel"] or None)
         r["fields"] = {k: (repr(v) if isinstance(v, float) else v) for k, v in r["fields"].items()}
-        return json.dumps({"ok": r})
+        return json.dumps({"ok": _exact(r)})
     except Exception as exc:
         return json.dumps({"error": f"{type(exc).__name__}: {exc}"})
 `;
@@ -97,17 +108,21 @@ def live(args_json):
     tr.appendChild(td);
   }
 
+  // Every piece of the result is built off-page and put in with one replaceChildren: the theme's Font Awesome
+  // script watches the document and rescans the parent of every inserted node, so appending a chart node by
+  // node costs O(n^2) (minutes for a large core count); one insertion costs one scan.
   function renderFields(r) {
-    const body = $("#lt-fields tbody");
-    body.textContent = "";
+    const rows = document.createDocumentFragment();
     for (const [name, value] of Object.entries(r.fields)) {
       const tr = document.createElement("tr");
       const th = document.createElement("th");
       th.textContent = name;
+      th.scope = "row";
       tr.appendChild(th);
       cell(tr, String(value), {"data-field": name});
-      body.appendChild(tr);
+      rows.appendChild(tr);
     }
+    $("#lt-fields tbody").replaceChildren(rows);
     $("#lt-struct").textContent = `${r.struct} (${r.size} bytes), blockDim and tilingKey beside it`;
   }
 
@@ -119,16 +134,24 @@ def live(args_json):
     return e;
   }
 
+  // Integers past 2^53 arrive as strings (PY_SETUP's _exact): BigInt for exact text, Number for geometry.
+  const big = (v) => BigInt(v);
+  const exact = (v) => big(v).toLocaleString("en");
+
   function renderCores(r) {
     const box = $("#lt-cores");
-    box.textContent = "";
     const rows = r.rows;
-    const total = Math.max(1, ...rows.map((c) => c.offset + c.data_num));
+    const totalBig = rows.reduce((m, c) => { const e = big(c.offset) + big(c.data_num); return e > m ? e : m; }, 1n);
+    const total = Number(totalBig);
     const width = 760, left = 64, barH = rows.length > 40 ? 6 : 14, gap = rows.length > 40 ? 2 : 4;
     const height = rows.length * (barH + gap) + 24;
+    const kinds = new Set(rows.map((c) => c.kind));
     const svg = el("svg", {width: width, height: height, viewBox: `0 0 ${width} ${height}`, role: "img",
-                           "aria-label": "per-core assignment", id: "lt-svg"}, box);
-    const scale = (x) => left + (width - left - 8) * x / total;
+                           id: "lt-svg",
+                           "aria-label": `per-core assignment: ${exact(r.n)} ${r.dtype} elements on ${rows.length} ` +
+                                         `core${rows.length === 1 ? "" : "s"} (${[...kinds].join(" and ")}), ` +
+                                         `${r.kernel} kernel`});
+    const scale = (x) => left + (width - left - 8) * Number(x) / total;
     const segs = r.segments || [];
     rows.forEach((c, i) => {
       const y = 4 + i * (barH + gap);
@@ -142,7 +165,7 @@ def live(args_json):
                                width: Math.max(1, scale(c.offset + c.data_num) - scale(c.offset)),
                                class: c.kind === "big" ? "lt-big" : "lt-small"}, g);
       const tip = el("title", {}, rect);
-      tip.textContent = `core ${c.core} (${c.kind}): elements [${c.offset}, ${c.offset + c.data_num}), ` +
+      tip.textContent = `core ${c.core} (${c.kind}): elements [${c.offset}, ${big(c.offset) + big(c.data_num)}), ` +
                         `${c.tile_num} tile(s), last ${c.tail}, ${c.bytes} B`;
     });
     // tile boundaries and tail tiles from the tile map's segments (ops.tile_map, as the matplotlib figure)
@@ -158,18 +181,37 @@ def live(args_json):
       }
     }
     const axis = el("text", {x: left, y: height - 4, class: "lt-label"}, svg);
-    axis.textContent = `element 0 … ${total.toLocaleString("en")}`;
+    axis.textContent = `element 0 … ${totalBig.toLocaleString("en")}`;
+    box.replaceChildren(svg);                        // the one insertion into the page
     $("#lt-title").textContent = r.title || `${rows.length} cores (too many tiles to list each one)`;
-    const legend = $("#lt-legend");
-    legend.textContent = "";
+    const items = document.createDocumentFragment();
     for (const key of ["big", "small", "tail", "padding"]) {
       const text = r.labels && r.labels[key];
       if (!text) continue;
       const li = document.createElement("li");
       li.className = "lt-key-" + key;
       li.textContent = text;
-      legend.appendChild(li);
+      items.appendChild(li);
     }
+    $("#lt-legend").replaceChildren(items);
+  }
+
+  // The form's own check, before Python: at most facts.max_cores cores (the notebook explorer's cap), so that
+  // every chart the panel draws stays small. Returns the message, or "".
+  function formError(args) {
+    const cores = String(args.core_num).trim().replace(/[_,]/g, "");
+    const cap = facts.max_cores;
+    if (cap && /^\d+$/.test(cores) && BigInt(cores) > BigInt(cap)) {
+      return `ValueError: the core count is at most ${cap} here (the cap of the notebook explorer); got ${cores}`;
+    }
+    return "";
+  }
+
+  function showError(text) {
+    root.dataset.error = text;
+    $("#lt-error").textContent = text;
+    $("#lt-cores-n").setAttribute("aria-invalid", String(text.includes("core count")));
+    $("#lt-result").hidden = true;
   }
 
   function update() {
@@ -178,15 +220,16 @@ def live(args_json):
                   soc: $("#lt-soc").value, n: $("#lt-n").value, core_num: $("#lt-cores-n").value,
                   ub_size: $("#lt-ub").value};
     const t = performance.now();
-    const out = JSON.parse(live(JSON.stringify(args)));
+    const refused = formError(args);
+    const out = refused ? {error: refused} : JSON.parse(live(JSON.stringify(args)));
     const ms = performance.now() - t;
-    root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
     if (out.error) {
-      root.dataset.error = out.error;
-      $("#lt-error").textContent = out.error;
-      $("#lt-result").hidden = true;
+      showError(out.error);
+      root.dataset.updateMs = (performance.now() - t).toFixed(1);
+      root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
       return;
     }
+    $("#lt-cores-n").setAttribute("aria-invalid", "false");
     delete root.dataset.error;
     $("#lt-error").textContent = "";
     $("#lt-result").hidden = false;
@@ -197,6 +240,8 @@ def live(args_json):
       `UB ${r.ub_size} B — computed in ${ms.toFixed(1)} ms by ascend_lab.ops.live_tiling in this page`;
     renderFields(r);
     renderCores(r);
+    root.dataset.updateMs = (performance.now() - t).toFixed(1);
+    root.dataset.updates = String(Number(root.dataset.updates || 0) + 1);
   }
 
   // pyodide from the memory snapshot scripts/vendor_pyodide.sh made (CPython already initialised: a fraction of
