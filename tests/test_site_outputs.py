@@ -69,3 +69,23 @@ def test_no_stray_outputs_in_the_site(site):  # noqa: F811  (pytest fixture)
     stray = {p: found for p in site.pages if (found := stray_outputs(site.html[p]))}
     assert not stray, ("stray output cells (end the cell with ';' or show the value with a label): "
                        + "; ".join(f"{p}: {found}" for p, found in stray.items()))
+
+
+#: What an intended error must not show a learner (issue 26 item 6): a traceback, or a path of the build machine.
+_TRACEBACK = re.compile(r'<div class="output traceback')
+_MACHINE_PATH = re.compile(r"(?:/work/main|/tmp/|/home/\w+|site-packages|/usr/lib/python|\.venv/)")
+
+
+def test_no_traceback_or_machine_path_in_outputs(site):  # noqa: F811  (pytest fixture)
+    """An error a page means to show is the message a learner needs (``ValueError: ...``), not a traceback that
+    prints the build machine's paths and the library's internals."""
+    found = {}
+    for p in site.pages:
+        page = site.html[p]
+        outputs = [html.unescape(_TAG.sub("", m.group("text"))) for m in _OUTPUT.finditer(page)]
+        bad = (["a traceback"] if _TRACEBACK.search(page) else []) + sorted(
+            {m.group(0) for text in outputs for m in _MACHINE_PATH.finditer(text)})
+        if bad:
+            found[p] = bad
+    assert not found, "outputs that show a traceback or a machine path: " + "; ".join(
+        f"{p}: {bad}" for p, bad in found.items())
