@@ -623,8 +623,14 @@ def relu_grad_main950(grad: np.ndarray, feature: np.ndarray) -> np.ndarray:
 def relu_grad_legacy_tbe(grad: np.ndarray, feature: np.ndarray, vcopy: bool = True) -> np.ndarray:
     """Legacy TBE ReluGrad (``kernel_flavours.md`` §5.3), with broadcasting.
 
-    * ``vcopy`` (``after_v200()``, i.e. ``tik.vcopy``) and an fp16/fp32 input: ``x <= 0 ? 0 : grad`` by
-      vcmp + vsel, bit for bit (a NaN feature keeps its gradient).
+    * bf16: the compute is registered with ``support_bfp16=True``, so TBE's framework (``register_op_compute``,
+      CANN 8.1.RC1 ``tbe/common/register/operation_func_mgr.py:42-176``) casts bf16 inputs to fp32 before the
+      compute runs -- on a SoC whose ``vadd`` has no bf16 and whose ``vconv`` has bf162f32, i.e. 910B/910_93, the
+      only SoCs aclnn sends bf16 to -- and rounds the fp32 result back to bf16 (``tbe.round``, half to even). The
+      compute sees fp32: bf16 follows the fp32 rules below, then is rounded.
+    * ``vcopy`` (``after_v200()``, i.e. ``tik.vcopy``) and an fp16/fp32 input as the compute sees it (so bf16
+      too): ``x <= 0 ? 0 : grad`` by vcmp + vsel, bit for bit (a NaN feature keeps its gradient, -0 never
+      appears).
     * Otherwise, in the compute dtype (fp32 for fp32/bf16, fp16 for fp16/int8/uint8, int32 for int32):
       ``mask = max(min(x, tiny), 0) * s1 * s2`` (fp32: ``* s2`` twice), tiny/s1/s2 = 2^-126/2^38/2^44 (fp32),
       2^-24/2^12/2^12 (fp16), 1/1/1 (int32), every product rounded in that dtype; ``out = grad * mask``.
@@ -636,6 +642,8 @@ def relu_grad_legacy_tbe(grad: np.ndarray, feature: np.ndarray, vcopy: bool = Tr
     """
     g, f = _pair(grad, feature, _RELU_DTYPES, "relu_grad_legacy_tbe", broadcast=True)
     dt = g.dtype
+    if dt == BF16:                                   # the support_bfp16 wrapper: fp32 in, round half-even back
+        return cast(relu_grad_legacy_tbe(cast(g, F32), cast(f, F32), vcopy), BF16, "CAST_RINT")
     if dt == I64 or (vcopy and dt in (F32, F16)):
         return np.where(f <= 0, _zero(dt), g)
     if dt == I32:
@@ -651,6 +659,4 @@ def relu_grad_legacy_tbe(grad: np.ndarray, feature: np.ndarray, vcopy: bool = Tr
         out = rounded_mul(g_c, m)
     if dt in (I8, U8):
         return cast(out, dt, "CAST_TRUNC")
-    if dt == BF16:
-        return cast(out, BF16, "CAST_RINT")
     return out

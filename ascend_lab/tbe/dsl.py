@@ -30,8 +30,9 @@ from __future__ import annotations
 import builtins
 import contextlib
 import contextvars
+import functools
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,8 @@ from ..dtypes import bfloat16
 __all__ = [
     "DSL_CHECK_SUPPORT", "DTYPES", "TBE_FAMILIES", "Compute", "Tensor", "after_v200", "api_check_support", "broadcast",
     "broadcast_shapes", "cast_to", "compile_for", "compile_soc", "has_vcopy", "intrinsic_check_support", "placeholder",
-    "round", "storage", "vabs", "vadds", "vcmp", "vcmpsel", "vmax", "vmaxs", "vmin", "vmins", "vmul", "vmuls", "vsel",
+    "register_operator_compute", "round", "storage", "vabs", "vadds", "vcmp", "vcmpsel", "vmax", "vmaxs", "vmin",
+    "vmins", "vmul", "vmuls", "vsel",
 ]
 
 #: TBE dtype names and their numpy storage; ``uint1`` is vcmp's 'bit' result (one bit per element).
@@ -454,6 +456,72 @@ def round(raw_tensor: Tensor, dtype: Any = "int32") -> Tensor:
     if (raw_tensor.dtype, dst) not in {("float32", "bfloat16"), ("float32", "int32"), ("float16", "int32")}:
         raise TypeError(f"tbe.round {raw_tensor.dtype} -> {dst} is not modelled")
     return _cast_node(raw_tensor, dst, "CAST_RINT", "round")
+
+
+# --- the framework's bf16 wrapper ---------------------------------------------------------------------------
+def _needs_fp32(t: Tensor) -> bool:
+    """``need_cast_to_fp32`` (operation_func_mgr.py:47-54): a bf16 tensor on a SoC whose vector add has no bf16
+    (``api_check_support("tbe.dsl.vadd", "bfloat16")``) and whose ``vconv`` converts bf16 to fp32
+    (``intrinsic_check_support("Intrinsic_vconv", "bf162f32")``)."""
+    return (t.dtype == "bfloat16" and not api_check_support("tbe.dsl.vadd", "bfloat16")
+            and intrinsic_check_support("Intrinsic_vconv", "bf162f32"))
+
+
+def _bf16_back(res: Tensor) -> Tensor:
+    """``cast_res_to_bf16``'s ``float32_process``: fp32 is rounded to bf16 (``round``), fp16 cast to fp32 first."""
+    if res.dtype == "float16":
+        res = cast_to(res, "float32")
+    return round(res, "bfloat16") if res.dtype == "float32" else res
+
+
+def register_operator_compute(op_type: str, op_mode: str = "dynamic", support_fusion: bool = True,
+                              **kwargus: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``tbe.common.register.register_op_compute`` (CANN 8.1.RC1 ``python/site-packages/tbe/common/register/
+    operation_func_mgr.py:127-176``) as far as it changes a description: the bf16 wrapper.
+
+    When the ``support_bfp16`` keyword is given (its value is not read: the source tests ``"support_bfp16" in
+    kwargus``), the compute function is wrapped:
+
+    1. ``cast_in_to_fp32`` (:42-80): every positional tensor argument that :func:`_needs_fp32` is ``cast_to``
+       fp32 (on 910B and 910_93: vadd has no bf16, vconv has bf162f32); a dict argument with ``"dtype":
+       "bfloat16"`` (an output's description) is handed on as a copy saying float32; everything else unchanged;
+    2. the compute runs on those arguments, so it sees fp32 and takes its fp32 paths;
+    3. ``cast_res_to_bf16`` (:83-131): the dtypes of the *original* dict arguments name the outputs; when there are
+       as many as results, each result whose output is bf16 and that is not bf16 is rounded back (fp32 ``round``
+       to bf16, round half to even; fp16 through fp32).
+
+    Every op that declares ``support_bfp16`` gets this one mechanism (here ThresholdGradV2D and ReluGrad); an op
+    without it (HardSigmoidGrad) handles bf16 in its own compute, if at all. ``op_type``, ``op_mode`` and
+    ``support_fusion`` only register the function in TBE; here they are recorded on it."""
+
+    def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
+        if "support_bfp16" not in kwargus:
+            return func
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            new_args = []
+            for a in args:
+                if isinstance(a, Tensor) and _needs_fp32(a):
+                    a = cast_to(a, "float32")
+                elif isinstance(a, dict) and a.get("dtype") == "bfloat16":
+                    a = {**a, "dtype": "float32"}
+                new_args.append(a)
+            res = func(*new_args, **kwargs)
+            single = isinstance(res, Tensor)
+            results = [res] if single else list(res)
+            out_dtypes = [a["dtype"] for a in args if isinstance(a, dict) and "dtype" in a]
+            if len(results) != len(out_dtypes):
+                return res
+            results = [_bf16_back(r) if dt == "bfloat16" and r.dtype != dt else r
+                       for r, dt in zip(results, out_dtypes, strict=True)]
+            return results[0] if single else results
+
+        wrapper.op_type = op_type            # type: ignore[attr-defined]
+        wrapper.support_bfp16 = True         # type: ignore[attr-defined]
+        return wrapper
+
+    return decorator
 
 
 # --- a whole description -----------------------------------------------------------------------------------

@@ -2,8 +2,12 @@
 
 Written as the TBE source states it (``kernel_flavours.md`` §5.3; the dynamic ``relu_grad.py``):
 
-1. int8/uint8 are cast to fp16, bf16 to fp32;
-2. with ``after_v200()`` (which is ``api_check_support("tik.vcopy")``) and an fp16/fp32 *input* dtype:
+0. the compute is registered with ``support_bfp16=True``: on 910B/910_93 (no bf16 ``vadd``, a bf16 -> fp32
+   ``vconv``) TBE's framework casts bf16 inputs to fp32 before the compute runs and rounds the result back to bf16
+   (:func:`ascend_lab.tbe.dsl.register_operator_compute`), so the compute sees fp32 there;
+1. int8/uint8 are cast to fp16, bf16 to fp32 (reached only where the wrapper did not cast);
+2. with ``after_v200()`` (which is ``api_check_support("tik.vcopy")``) and an fp16/fp32 dtype as the compute sees
+   it (bf16 on 910B/910_93, through the wrapper):
    ``vsel(vcmp(x, 0, 'le', 'bit'), 0, g)`` -- a NaN feature passes its gradient, an inf/NaN gradient
    passes where x > 0 and gives 0 where x <= 0;
 3. otherwise (int8, uint8, int32 everywhere; fp16/fp32 on Ascend910 and Ascend310P, whose CANN 8.1.RC1 inis list
@@ -11,7 +15,11 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.3; the dynamic `
    tiny/s1/s2 = 2^-126/2^38/2^44 (fp32), 2^-24/2^12/2^12 (fp16), 1/1/1 (int32), then ``g * mask``: x <= 0
    gives ``g * 0`` (so -0 for a negative g and NaN for an inf/NaN g), a NaN x gives NaN (the simulator's
    Mins/Maxs propagate NaN; the hardware's behaviour is UNCONFIRMED), and an fp32 subnormal x a fraction;
-4. int8/uint8 are cast back (``f1628IntegerFlag=True``), bf16 rounded back (``round(..., "bfloat16")``).
+4. int8/uint8 are cast back (``f1628IntegerFlag=True``), bf16 rounded back (``round(..., "bfloat16")``; on
+   910B/910_93 the wrapper's ``round``).
+
+So TBE ReluGrad bf16 on 910B/910_93 is ``vsel(vcmp(x, 0, 'le'), 0, g)`` in fp32: grad ``[3, inf, -2, 3, 5]``, x
+``[nan, -1, -1, 1e-39, 2]`` give ``[3, 0, +0, 3, 5]`` (not the min/max/mul mask's NaN, -0 and a fraction).
 
 int64 (``vcmp`` in 'bool' mode) reaches ReluGrad only on Ascend950 through aclnn, so it is not lowered here.
 The source's broadcasts of the constants are folded into Mins/Maxs/Muls (see ``ascend_lab.tbe.lowering``).
@@ -61,8 +69,11 @@ def calculate_one_or_zero(input_tensor: dsl.Tensor, dtype: str) -> dsl.Tensor:
     return dsl.vmul(result_tmp, help_rec_sec_tensor)
 
 
-def relu_grad_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor) -> dsl.Tensor:
-    """``relu_grad_compute``, line for line (the int64 branch is left out, see the module docstring)."""
+@dsl.register_operator_compute("ReluGrad", op_mode="dynamic", support_fusion=True, support_bfp16=True)
+def relu_grad_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor,
+                      output_backprops: dict[str, Any]) -> dsl.Tensor:
+    """``relu_grad_compute``, line for line (the int64 branch is left out, see the module docstring;
+    ``output_backprops`` names the output's dtype, which the bf16 wrapper reads)."""
     dtype = input_gradients.dtype
     trans_type = dtype
     if dtype in ("int8", "uint8"):
@@ -97,7 +108,7 @@ def describe(dtype: str, n: int = 1, shapes: tuple[Any, Any] | None = None) -> d
     g_shape, x_shape = shapes if shapes is not None else ((n,), (n,))
     g = dsl.placeholder(g_shape, dtype, "tensor_g")
     x = dsl.placeholder(x_shape, dtype, "tensor_x")
-    return dsl.Compute("relu_grad", (g, x), relu_grad_compute(g, x))
+    return dsl.Compute("relu_grad", (g, x), relu_grad_compute(g, x, {"dtype": dtype}))
 
 
 def tiling(n: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradTbeTilingData:

@@ -10,9 +10,13 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.2; the dynamic `
    without: ``vcmpsel(x, thr, 'gt', g, 0)`` -- a NaN feature gives 0. ``tik.vcopy`` is the SoC ini's
    ``Intrinsic_vcopy`` (CANN 8.1.RC1: listed for 910B and 910_93, not for 910A and 310P; ``tbe.dsl.has_vcopy``).
 
-bf16: the operator registers ``support_bfp16=True``; how bf16 reaches the compute is UNCONFIRMED. The
-simulator presumes the framework casts it to fp32 and rounds the result back to nearest even, and
-writes that into the description. The threshold travels in the tiling struct (a compile-time constant in TBE).
+bf16: the compute is registered with ``register_operator_compute(..., support_bfp16=True)``, so TBE's framework
+wraps it (:func:`ascend_lab.tbe.dsl.register_operator_compute`, CANN 8.1.RC1 ``tbe/common/register/
+operation_func_mgr.py``): on a SoC whose vector add has no bf16 and whose ``vconv`` has bf162f32 (910B, 910_93) the
+inputs are cast to fp32, the compute sees fp32 and takes its fp32 path (vsel/vcmp there), and the result is rounded
+back to bf16 (``round``, half to even). The threshold is a runtime attribute of the shipped binaries (their
+``kernel/config/<soc>/threshold_grad_v2_d.json`` entries carry ``"threshold"`` with ``"value": null``, so the compute
+reads it with ``tbe.var_attr``); the simulator carries it in the tiling struct.
 
 Broadcasting: the operator is classified ``ELEWISE_WITH_BROADCAST`` and its compute broadcasts both inputs to
 ``shape_util.broadcast_shapes``' shape (§5.2 steps 1 and 3), so the inputs reach the kernel in their own shapes
@@ -40,9 +44,11 @@ DTYPES = ("bfloat16", "float16", "float32", "int32", "int8", "uint8")
 FLOAT_16, FLOAT_32 = "float16", "float32"
 
 
+@dsl.register_operator_compute("ThresholdGradV2D", op_mode="dynamic", support_fusion=True, support_bfp16=True)
 def threshold_grad_v2_d_compute(input_gradients: dsl.Tensor, input_features: dsl.Tensor,
-                                threshold: float) -> dsl.Tensor:
-    """``threshold_grad_v2_d_compute``, line for line."""
+                                output_backprops: dict[str, Any], threshold: float) -> dsl.Tensor:
+    """``threshold_grad_v2_d_compute``, line for line (``output_backprops`` names the output's dtype, which the
+    bf16 wrapper reads)."""
     _, _, shape_max = dsl.broadcast_shapes(input_gradients.shape, input_features.shape, "input_x", "input_y")
     dtype = input_gradients.dtype
     ori_dtype = dtype
@@ -73,13 +79,6 @@ def threshold_grad_v2_d_compute(input_gradients: dsl.Tensor, input_features: dsl
     return result
 
 
-def _support_bfp16(compute: Any, g: dsl.Tensor, x: dsl.Tensor, *attrs: Any) -> dsl.Tensor:
-    """``register_operator_compute(..., support_bfp16=True)`` as presumed: bf16 in through fp32, rounded back."""
-    if g.dtype != "bfloat16":
-        return compute(g, x, *attrs)
-    return dsl.round(compute(dsl.cast_to(g, FLOAT_32), dsl.cast_to(x, FLOAT_32), *attrs), "bfloat16")
-
-
 def describe(dtype: str, threshold: float = 1.0, n: int = 1,
              shapes: tuple[Any, Any] | None = None) -> dsl.Compute:
     """The description for one dtype, built for the SoC of :func:`ascend_lab.tbe.compile_for`: inputs of
@@ -89,7 +88,7 @@ def describe(dtype: str, threshold: float = 1.0, n: int = 1,
     g_shape, x_shape = shapes if shapes is not None else ((n,), (n,))
     g = dsl.placeholder(g_shape, dtype, "data_input_gradients")
     x = dsl.placeholder(x_shape, dtype, "data_input_features")
-    return dsl.Compute("threshold_grad_v2_d", (g, x), _support_bfp16(threshold_grad_v2_d_compute, g, x, threshold))
+    return dsl.Compute("threshold_grad_v2_d", (g, x), threshold_grad_v2_d_compute(g, x, {"dtype": dtype}, threshold))
 
 
 def tiling(n: int, dtype: Any, core_num: int, ub_size: int,
