@@ -589,6 +589,11 @@ def main(argv: list[str] | None = None) -> int:
     except _WriteError as exc:
         print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
+    except MemoryError as exc:  # a shape the parser admits but this host cannot hold: say so, no traceback
+        detail = " ".join(str(exc).split())
+        print(f"{PROG}: error: out of memory{': ' + detail if detail else ''}; try a smaller --shape / --n",
+              file=sys.stderr)
+        return 1
     except SystemExit as exc:   # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:    # `ascend-lab socs | head -1`

@@ -31,6 +31,7 @@ from .acl.tensor import aclScalar, aclTensor
 from .ascendc import options
 from .base import log as oplog
 from .base import platform
+from .base.log import OP_LOGE
 from .dtypes import as_acl_dtype, to_numpy
 from .opdev.errno import describe
 from .opdev.executor import L0Node
@@ -125,6 +126,15 @@ def _as_array(value: Any, what: str) -> np.ndarray:
     return arr
 
 
+class DeviceMemoryError(MemoryError):
+    """An ``aclrtMalloc`` of the convenience layer failed: ``status`` is its ACL code (207001 when the simulated
+    device or the host cannot hold the bytes); the runtime logged why. ``_invoke`` turns it into a Run."""
+
+    def __init__(self, status: int, nbytes: int):
+        super().__init__(f"aclrtMalloc({nbytes}) failed with {status}")
+        self.status = status
+
+
 class _Tensors:
     """Device allocations and aclTensors made for one call, released together."""
 
@@ -152,12 +162,33 @@ class _Tensors:
         if nbytes:
             ret, ptr = rt.aclrtMalloc(nbytes, rt.ACL_MEM_MALLOC_HUGE_FIRST)
             if ret:
-                raise MemoryError(f"aclrtMalloc({nbytes}) failed with {ret}")
+                raise DeviceMemoryError(ret, nbytes)
             self.ptrs.append(ptr)
             if copy:
                 rt.aclrtMemcpy(ptr, nbytes, np.ascontiguousarray(storage), nbytes, rt.ACL_MEMCPY_HOST_TO_DEVICE)
         strides = tuple(s // item for s in strides_b) if arr.size else acl.contiguous_strides(arr.shape)
         t = acl.aclCreateTensor(arr.shape, arr.dtype, strides, 0, acl.ACL_FORMAT_ND, (storage.size,), ptr)
+        if t is None:
+            raise ValueError(f"could not describe {name} as an aclTensor")
+        t.name = name
+        self.tensors.append(t)
+        return t
+
+    def allocate(self, shape: tuple[int, ...], dtype: Any, name: str) -> aclTensor:
+        """A contiguous aclTensor on freshly allocated device memory (an output nothing reads before it is written:
+        no host array is needed until the result is copied back)."""
+        npdt = np.dtype(to_numpy(dtype))
+        count = 1
+        for d in shape:
+            count *= int(d)
+        nbytes = count * npdt.itemsize
+        ptr = None
+        if nbytes:
+            ret, ptr = rt.aclrtMalloc(nbytes, rt.ACL_MEM_MALLOC_HUGE_FIRST)
+            if ret:
+                raise DeviceMemoryError(ret, nbytes)
+            self.ptrs.append(ptr)
+        t = acl.aclCreateTensor(shape, npdt, acl.contiguous_strides(shape), 0, acl.ACL_FORMAT_ND, (count,), ptr)
         if t is None:
             raise ValueError(f"could not describe {name} as an aclTensor")
         t.name = name
@@ -198,11 +229,8 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             raise ValueError("out is a broadcast view (a stride of 0 repeats elements, so the results would "
                              "overwrite each other): pass a real array, e.g. np.empty(shape, dtype)")
         out_arr = user_out
-    elif default_out is not None:
-        shape, dtype = default_out
-        out_arr = np.zeros(shape, dtype=to_numpy(dtype))
     else:
-        out_arr = None
+        out_arr = None        # a default out is allocated on the device only (host array made at the copy back)
     run = Run(op=op, soc=soc, status=-1)
     with platform.soc(soc), _session(), oplog.capture() as records:
         held = _Tensors()
@@ -212,8 +240,13 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             with rt.lending_uploads():
                 tensors = {k: (None if a is None else held.upload(a, k)) for k, a in arrays.items()}
             # a user's out array is copied in (a strided view keeps the elements it does not cover); an out
-            # allocated here is only written, so its device memory needs no upload
-            t_out = None if out_arr is None else held.upload(out_arr, "out", copy=user_out is not None)
+            # allocated here is only written, so its device memory needs no upload (nor a host array yet)
+            if out_arr is not None:
+                t_out = held.upload(out_arr, "out", copy=True)
+            elif default_out is not None and out is not NULLPTR:
+                t_out = held.allocate(tuple(int(d) for d in default_out[0]), default_out[1], "out")
+            else:
+                t_out = None
             args = list(tensors.values())
             args.extend(scalars)
             with requested_kernel(kernel), _PHASE1:
@@ -239,10 +272,16 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
                         user_out[...] = t_out.numpy()
                         run.out = user_out
                     else:                                    # step 5 of the sample: copy back to the host
+                        out_arr = np.empty(tuple(t_out.view_dims), dtype=to_numpy(t_out.dtype))
                         if out_arr.nbytes:
                             rt.aclrtMemcpy(out_arr, out_arr.nbytes, t_out.data + t_out.offset * t_out.itemsize,
                                            out_arr.nbytes, rt.ACL_MEMCPY_DEVICE_TO_HOST)
                         run.out = out_arr
+        except DeviceMemoryError as exc:             # the code and the log line a C caller gets from aclrtMalloc
+            run.status, run.out = exc.status, None
+        except MemoryError as exc:                   # the host ran out (numpy): a code and a reason, never a raise
+            OP_LOGE(op, f"the host ran out of memory ({exc}); try a smaller shape")
+            run.status, run.out = rt.ACL_ERROR_BAD_ALLOC, None
         finally:
             held.release()
             for sc in scalars:

@@ -851,10 +851,16 @@ def test_dtype_spellings(dev, spelling):
     assert t.GetDataType() == acl.ACL_FLOAT16
 
 
-def test_unknown_format_raises(dev):
+def test_unknown_format_is_a_null_tensor_with_a_reason(dev):
+    """An int C can pass that is no aclFormat answers like the other bad descriptions: nullptr and a log line."""
     ptr = malloc(64)
-    with pytest.raises(ValueError):
-        acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, 12345, (4,), ptr)
+    for fmt in (12345, 77, -2):
+        with oplog.capture() as records:
+            assert acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, fmt, (4,), ptr) is None
+        assert [r.api for r in records] == ["aclCreateTensor"] and f"format {fmt} is not an aclFormat" in \
+            records[0].message
+    with pytest.raises(TypeError, match="format must be an aclFormat"):      # not an int: C would not compile it
+        acl.aclCreateTensor((4,), acl.ACL_FLOAT, (1,), 0, "ND", (4,), ptr)
 
 
 def test_data_must_be_a_device_pointer(dev):

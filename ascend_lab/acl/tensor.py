@@ -216,7 +216,8 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
                     fmt: Any, storage_dims: Sequence[int], data: DevicePtr | None) -> aclTensor | None:
     """``aclCreateTensor(viewDims, dataType, stride, offset, format, storageDims, tensorData)``.
 
-    Returns ``None`` (nullptr) and logs the reason when the description is inconsistent. A dtype the
+    Returns ``None`` (nullptr) and logs the reason when the description is inconsistent or ``format`` is an int
+    that is no aclFormat. A dtype the
     simulator cannot store (e.g. an int outside the enum) still gives a tensor, as in CANN: the aclnn API
     refuses it with ACLNN_ERR_PARAM_INVALID (module docstring).
     """
@@ -230,10 +231,14 @@ def aclCreateTensor(view_dims: Sequence[int], data_type: Any, stride: Sequence[i
     if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
         raise TypeError(f"offset must be an int (elements), not {type(offset).__name__}")
     dtype, dtype_value = _as_tensor_dtype(data_type)
+    if isinstance(fmt, bool) or not isinstance(fmt, (int, np.integer)):
+        raise TypeError(f"format must be an aclFormat (an int such as acl.ACL_FORMAT_ND), not {type(fmt).__name__}")
     try:
-        fmt = aclFormat(fmt)
-    except ValueError:
-        raise ValueError(f"unknown aclFormat {fmt!r}; use acl.ACL_FORMAT_ND for these operators") from None
+        fmt = aclFormat(int(fmt))
+    except ValueError:              # an int C can pass but no aclFormat: nullptr and a log line, like a bad dim
+        OP_LOGE(api, f"format {fmt} is not an aclFormat; use ACL_FORMAT_ND ({int(aclFormat.ACL_FORMAT_ND)}) for "
+                     "these operators")
+        return None
     if data is not None and not isinstance(data, DevicePtr):
         raise TypeError(f"data must be a DevicePtr from aclrtMalloc or None, not {type(data).__name__}")
     if any(d < 0 for d in view) or any(d < 0 for d in storage):

@@ -86,6 +86,9 @@ def _attr_name(obj: object, frame_depth: int = 2) -> str | None:
         for k, v in vars(owner).items():
             if v is obj:
                 return k
+    for k, v in local.items():                         # a local of the entry (``TQue<VECIN, 1> inQ;``)
+        if v is obj:
+            return k
     return None
 
 

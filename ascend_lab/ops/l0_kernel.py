@@ -25,11 +25,14 @@ from typing import Any
 from ..acl.tensor import aclTensor
 from ..base.platform import SocInfo, current_soc, custom_packages
 from ..opdev.aclnn_common import ParamError
-from ..opdev.errno import ACLNN_ERR_INNER_NULLPTR
+from ..opdev.errno import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
 from ..opdev.executor import L0Node, aclOpExecutor
 from .spec import FLAVOURS, KernelSpec, OpSpec
 
 __all__ = ["dispatch", "kernel_node", "requested_kernel", "stock_flavour"]
+
+#: The largest element count CANN's shapes can describe (``GetShapeSize`` is an int64).
+INT64_MAX = 2**63 - 1
 
 _requested: contextvars.ContextVar[str | None] = contextvars.ContextVar("requested_kernel", default=None)
 
@@ -81,7 +84,16 @@ def dispatch(spec: OpSpec, soc: SocInfo) -> tuple[KernelSpec, str]:
 def kernel_node(spec: OpSpec, inputs: Sequence[aclTensor], out: aclTensor, attrs: dict[str, Any],
                 executor: aclOpExecutor, why: str) -> L0Node:
     """Pick the kernel, tile now, record the kernel node, launch in phase 2. ``attrs``: the op's tiling attributes;
-    ``why``: why the graph has this node (the kernel's formula and the dispatch reason are added)."""
+    ``why``: why the graph has this node (the kernel's formula and the dispatch reason are added).
+
+    A tensor of more elements than an int64 holds (``GetShapeSize``, CANN's element count) is a parameter error
+    (161002) for every kernel, before any tiling sees the count."""
+    for t in (*inputs, out):
+        size = t.Size()
+        if size > INT64_MAX:
+            raise ParamError(ACLNN_ERR_PARAM_INVALID,
+                             f"{spec.op_type}: a tensor of shape {list(t.view_dims)} holds {size} elements, more "
+                             f"than CANN's int64 element count can hold (max {INT64_MAX})")
     soc = current_soc()
     kernel, reason = dispatch(spec, soc)
     if kernel.tiling_shapes is not None:

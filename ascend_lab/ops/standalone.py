@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ascendc import KernelError, KernelRun
 from ..ascendc.launcher import launch as _launch
-from ..base.platform import SocInfo, get_soc
+from ..base.platform import SocInfo, get_soc, socs
 from ..dtypes import as_acl_dtype, to_numpy
 from . import registry
 from .kernel_args import gm_from_array
@@ -35,8 +35,11 @@ def _kernel(op: str | OpSpec, kernel: str | None) -> tuple[OpSpec, KernelSpec]:
     return spec, spec.kernel(kernel)
 
 
-def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_size: int | None = None) -> SocInfo:
-    """A SoC entry with the core count and/or UB size overridden (for "what if" exploration)."""
+def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_size: int | None = None, *,
+             believed: bool = False) -> SocInfo:
+    """A SoC entry with the core count and/or UB size overridden (for "what if" exploration). A UB larger than any
+    catalogued SoC's is refused (a simulated core allocates it), unless the entry is only what a tiling
+    ``believed`` (``ub_plan``'s ``tiling_ub_size``)."""
     info = get_soc(soc)
     changes: dict[str, Any] = {}
     if core_num is not None:
@@ -44,8 +47,10 @@ def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_s
             raise ValueError(f"core_num must be a positive int, got {core_num!r}")
         changes["vector_core_num"] = int(core_num)
     if ub_size is not None:
-        if isinstance(ub_size, bool) or not isinstance(ub_size, (int, np.integer)) or ub_size < 1024:
-            raise ValueError(f"ub_size must be an int number of bytes >= 1024, got {ub_size!r}")
+        largest = 2**62 if believed else max(get_soc(name).ub_size for name in socs())
+        if isinstance(ub_size, bool) or not isinstance(ub_size, (int, np.integer)) or not 1024 <= ub_size <= largest:
+            raise ValueError(f"ub_size must be an int number of bytes in [1024, {largest}] (the largest UB of a "
+                             f"catalogued SoC), got {ub_size!r}")
         changes["ub_size"] = int(ub_size)
     return dataclasses.replace(info, **changes) if changes else info
 
@@ -144,8 +149,8 @@ def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B
     spec, k = _kernel(op, kernel)
     info = make_soc(soc, core_num, ub_size)
     dt = as_acl_dtype(dtype)
-    td = tiling_for(spec, n, dt, make_soc(info, None, tiling_ub_size) if tiling_ub_size else info, k.flavour,
-                    threshold=threshold)
+    believed = make_soc(info, None, tiling_ub_size, believed=True) if tiling_ub_size else info
+    td = tiling_for(spec, n, dt, believed, k.flavour, threshold=threshold)
     item = to_numpy(dt).itemsize
     args = [gm_from_array(None, name, n * item) for name in k.args]   # Init reads no data
     entry, template = kernel_entry(spec, td, dt, buffer_num, k.flavour)

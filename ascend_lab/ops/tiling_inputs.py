@@ -37,8 +37,8 @@ def _entry_numbers(entry: Any) -> tuple[int, int]:
     try:
         return entry.vector_core_num, getattr(entry, "core_mem_size_ub", entry.ub_size)
     except AttributeError:
-        raise TypeError(f"soc entry {entry!r} has no .vector_core_num/.ub_size; pass a SoC name, "
-                        "a catalogue entry, a mapping with those keys, or core_num= and ub_size=") from None
+        raise ValueError(f"soc={entry!r} is not a SoC: pass a SoC name such as 'Ascend910B4', a catalogue entry, "
+                         "a mapping with 'vector_core_num' and 'ub_size', or core_num= and ub_size=") from None
 
 
 def _platform(soc: Any) -> tuple[int, int]:

@@ -74,6 +74,7 @@ class SourceFile:
     name: str
     text: str
     directory: Path | None = None          # where its ``#include "..."`` look first
+    builtin: bool = False                  # a header the simulator provides (macros only: no code of its own)
 
 
 @dataclass
@@ -273,7 +274,7 @@ def _blank_tpl_macros(text: str, state: _State, source: SourceFile) -> str:
 
 def _resolve(state: _State, name: str, current: SourceFile, where: Where, angled: bool) -> SourceFile | None:
     if name in BUILTIN_HEADERS:
-        return SourceFile(f"<{name}>", BUILTIN_HEADERS[name])
+        return SourceFile(f"<{name}>", BUILTIN_HEADERS[name], builtin=True)
     dirs = ([current.directory] if current.directory is not None and not angled else []) + state.include_dirs
     for d in dirs:
         p = (d / name)
@@ -396,7 +397,7 @@ def _process(state: _State, source: SourceFile) -> None:
     flush()
     if stack:
         raise KernelCompileError("#if without #endif", Where(source.name, len(lines), 1))
-    if not source.name.startswith("<") or source.name.startswith("<ascendc"):
+    if not source.builtin:
         state.units.append(Unit(source, "\n".join(out)))
 
 

@@ -308,7 +308,10 @@ class Translator:
             t = child.type
             if t in ("namespace_definition", "linkage_specification", "declaration_list"):
                 body = child.child_by_field_name("body") or child
-                self._collect(unit, body, None)
+                if body.type in ("declaration_list", "namespace_definition") or body is child:
+                    self._collect(unit, body, None)
+                else:                                   # extern "C" void f(...) {...}
+                    self._declare(unit, body, None)
             elif t == "template_declaration":
                 tp = self._tparams(unit, child.child_by_field_name("parameters"))
                 inner = [c for c in child.named_children if c.type != "template_parameter_list"]
@@ -387,6 +390,13 @@ class Translator:
             raise self.error(unit, base, "class inheritance is not supported",
                              "write the kernel as one class (members and methods of its own)")
         is_struct = node.type == "struct_specifier"
+        body = node.child_by_field_name("body")
+        for member in body.named_children if body is not None else []:
+            if any(c.type == "virtual" for c in member.children) or (
+                    member.type in ("field_declaration", "declaration", "function_definition")
+                    and member.text.decode().lstrip().startswith("virtual")):
+                raise self.error(unit, member, "virtual methods are not supported",
+                                 "AscendC kernels do not use virtual dispatch: make it a plain method")
         if name_node.type == "template_type":           # template <> struct X<half> {...}
             name = name_node.child_by_field_name("name").text.decode()
             decl = self.classes.get(name)
@@ -560,7 +570,7 @@ class Translator:
             return True
         if last in self.globals:
             return True
-        return any(last in members for _, members in api.ENUMS.values())
+        return any(last in members for _, members in api.ENUMS.values()) or last in api.UNMODELLED_POSITIONS
 
     # ---- class instantiation ----------------------------------------------------------------------------------
     def instantiate_class(self, unit: Unit, node: Node, decl: _ClassDecl, args: tuple[Any, ...]) -> _Inst:
@@ -1033,8 +1043,10 @@ class _Func:
         if to.kind in ("auto",) or f == to:
             return e.code
         if e.const is not NC and to.kind in ("int", "float", "bool") and f.kind in ("int", "float", "bool", "enum"):
-            if to.kind == "int" and f.kind == "float" and not math.isfinite(float(e.const)):
-                raise self.err(node, f"converting {e.const} to {to} is undefined behaviour")
+            if to.kind == "int" and f.kind == "float" and not (
+                    math.isfinite(float(e.const)) and _int_range(to)[0] - 1 < float(e.const) < _int_range(to)[1] + 1):
+                raise self.err(node, f"converting {e.const} to {to} is undefined behaviour (NaN, inf or out of "
+                               "its range)")
             return _const_code(_convert_const(e.const, to), to)
         if to.kind == "int":
             if f.kind in ("int", "bool", "enum"):
@@ -1339,6 +1351,12 @@ class _Func:
 
     def x_number_literal(self, node: Node) -> E:
         text = node.text.decode().replace("'", "")
+        if text[:1] in "+-":                            # the parser folds a sign in: it is a unary operator
+            e = self._number(text[1:].lstrip(), node)
+            return self._unary(text[0], e, node)
+        return self._number(text, node)
+
+    def _number(self, text: str, node: Node) -> E:
         low = text.lower()
         is_hex = low.startswith("0x")
         if not is_hex and any(c in low for c in ".e") or (is_hex and "p" in low):
@@ -1601,7 +1619,9 @@ class _Func:
 
     def x_unary_expression(self, node: Node) -> E:
         op = node.child_by_field_name("operator").text.decode()
-        a = self.expr(node.child_by_field_name("argument"))
+        return self._unary(op, self.expr(node.child_by_field_name("argument")), node)
+
+    def _unary(self, op: str, a: E, node: Node) -> E:
         if op == "!":
             if a.const is not NC:
                 return E(_const_code(not a.const, BOOL), BOOL, not a.const)
