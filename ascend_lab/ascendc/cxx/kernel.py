@@ -154,6 +154,42 @@ class Instance:
             cls._cx_cache = {}
         self.namespace = ns
         self.entry = ns[entry]
+        #: the struct GET_TILING_DATA reads (None when the kernel reads no tiling): its Python class
+        self.tiling_class = ns[next(iter(layouts))] if layouts else None
+
+    def tiling_fields(self) -> dict[str, Any]:
+        """The tiling struct's fields in C++ order with their default values (the struct's own initialisers, 0
+        where it has none): what a host must fill in."""
+        if self.tiling_class is None:
+            return {}
+        defaults = self.tiling_class()
+        return {name: getattr(defaults, name) for name, _t in self.tiling_class._cx_layout[2]}
+
+    def pack_tiling(self, values: Mapping[str, Any] | None = None, **more: Any) -> bytes:
+        """The tiling bytes for these field values (unnamed fields keep their defaults): the C struct, natural
+        alignment, little-endian -- what the host copies next to the kernel's arguments."""
+        fields = self.tiling_fields()
+        given = {**(values or {}), **more}
+        unknown = set(given) - set(fields)
+        if unknown:
+            raise ValueError(f"the tiling struct has no field {', '.join(sorted(unknown))}; its fields are "
+                             f"{', '.join(fields) or 'none'}")
+        fmt, _size, layout = self.tiling_class._cx_layout
+        out = []
+        for name, ctype in layout:
+            v = given.get(name, fields[name])
+            if ctype.kind == "int":
+                lo, hi = (-(1 << (ctype.bits - 1)), (1 << (ctype.bits - 1)) - 1) if ctype.signed else \
+                    (0, (1 << ctype.bits) - 1)
+                v = int(v)
+                if not lo <= v <= hi:
+                    raise ValueError(f"tiling field {name} = {v} does not fit its type {ctype}")
+            elif ctype.kind == "bool":
+                v = bool(v)
+            else:
+                v = float(v)
+            out.append(v)
+        return struct.pack(fmt, *out)
 
     def python_source(self) -> str:
         """The translated Python, classes with their methods, each line tagged with its C++ line."""
@@ -311,6 +347,14 @@ class CxxKernel:
             raise TypeError(f"the kernel '{self.entry_name}' takes {len(self.params)} arguments "
                             f"({', '.join(self.params)}), got {len(args)}")
         self.instance(**template).entry(*args)
+
+    def tiling_fields(self, **template: Any) -> dict[str, Any]:
+        """The fields of the tiling struct this instantiation reads, with their defaults."""
+        return self.instance(**template).tiling_fields()
+
+    def pack_tiling(self, values: Mapping[str, Any] | None = None, **template: Any) -> bytes:
+        """Tiling bytes for field ``values`` (by name; the rest keep the struct's defaults)."""
+        return self.instance(**template).pack_tiling(values)
 
     def python_source(self, **template: Any) -> str:
         """What the simulator executes for these template arguments: the translated Python."""
