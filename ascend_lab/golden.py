@@ -636,7 +636,8 @@ def relu_grad_legacy_tbe(grad: np.ndarray, feature: np.ndarray, vcopy: bool = Tr
       2^-24/2^12/2^12 (fp16), 1/1/1 (int32), every product rounded in that dtype; ``out = grad * mask``.
       So ``x <= 0`` gives ``grad * 0`` (-0 for a negative grad, NaN for an inf/NaN grad) and an fp32 subnormal
       ``x`` scales the gradient down. min/max are numpy's (a NaN feature gives NaN; ``max(-0, +0)`` keeps
-      -0): the vector unit's NaN and signed-zero behaviour is UNCONFIRMED.
+      -0), i.e. IEEE 754: this path runs for floats only on 910A/310P, whose vector units have no INF/NaN mode, and
+      what their saturation mode does with inf/NaN operands (and signed zeros in min/max) is not documented.
     * int8/uint8 come back from fp16 with ``cast_to`` (truncating, saturating); bf16 with ``round`` (RINT).
     * int64 (vcmp in bool mode, then vsel): ``x <= 0 ? 0 : grad``.
     """

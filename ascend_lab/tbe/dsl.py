@@ -294,8 +294,10 @@ def vmul(lhs: Tensor, rhs: Tensor) -> Tensor:
 
 
 def vmin(lhs: Tensor, rhs: Tensor) -> Tensor:
-    """``tbe.vmin``: elementwise minimum (fp16/fp32/int32). How the hardware treats NaN is UNCONFIRMED (§5.3);
-    the simulator's Mins propagates it."""
+    """``tbe.vmin``: elementwise minimum (fp16/fp32/int32). The simulator's Mins propagates NaN, as IEEE 754 min
+    would. The kernels here reach vmin with floats only on 910A and 310P, which have no INF/NaN mode and whose
+    saturation mode is documented for overflowing results only, so what the device gives for a NaN operand is not
+    documented; a run with NaN inputs there carries that warning (``tbe.lowering.warn_non_ieee``)."""
     return _binary("vmin", lhs, rhs)
 
 

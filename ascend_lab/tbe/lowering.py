@@ -116,6 +116,7 @@ from ..ascendc.generated import targets
 from ..ascendc.numerics import scalar as _scalar
 from ..ascendc.options import current as _options
 from ..ascendc.sanitizer import REPEAT_BYTES
+from ..base.log import OP_LOGW
 from ..base.platform import SocInfo, get_soc
 from ..dtypes import to_numpy
 from ..opdev.tiling_data import GET_TILING_DATA, TilingData
@@ -916,8 +917,45 @@ def launch(entry: Callable[..., None], td: TilingData, tensors: Sequence[Any], n
                          "tile broadcasting inputs with the kernel's tiling_shapes (tiling_for_shapes)")
     rec = _options().trace if record is None else record
     args = [_gm(t, name) for t, name in zip(tensors, names, strict=True)]
+    warn_non_ieee(tensors[:-1], names[:-1], soc, kernel_name)
     return _launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=rec,
                    kernel_name=kernel_name, tiling_data=td, cores=cores, **template_args(td, tensors[0].dtype))
+
+
+#: What the docs say about a vector unit without the INF/NaN mode: the saturation mode "converts the calculation
+#: result of Inf to a maximum value and the calculation result of NaN to 0" (CANN ``aclrtFloatOverflowMode``;
+#: Atlas training and Atlas inference products support only that mode; ``util_soc_common.support_inf_nan()`` is
+#: False for Ascend910 and Ascend310P). That is about results that overflow; what vcmp/vsel/vcmpsel/vmin/vmax and the
+#: multiplies produce for inf or NaN *operands* is not documented, so the simulator computes them as IEEE 754 does
+#: and says so on every such run.
+NON_IEEE_WARNING = ("{soc} computes in saturation mode (no INF/NaN mode: util_soc_common.support_inf_nan() is False "
+                    "for {short}), and {what} hold{s} inf or NaN: the simulated result follows IEEE 754; what the "
+                    "device's vector unit produces for inf/NaN operands in saturation mode is not documented")
+
+
+def warn_non_ieee(tensors: Sequence[Any], names: Sequence[str], soc: Any, kernel_name: str) -> bool:
+    """On a SoC without the INF/NaN mode (``SocInfo.inf_nan_mode``), log a warning (``OP_LOGW``, so it reaches
+    ``run.messages``) when a floating-point input of the kernel holds inf or NaN (:data:`NON_IEEE_WARNING`).
+    Returns whether it warned."""
+    info = get_soc(soc)
+    if info.inf_nan_mode:
+        return False
+    found = []
+    for t, name in zip(tensors, names, strict=True):
+        if t is None or t.IsEmpty():
+            continue
+        a = t.numpy()
+        if a.dtype.kind not in "fV" and a.dtype != to_numpy("bfloat16"):
+            continue
+        with np.errstate(invalid="ignore", over="ignore"):
+            if not np.isfinite(a.astype(np.float32)).all():
+                found.append(name)
+    if not found:
+        return False
+    what = " and ".join(found)
+    OP_LOGW(kernel_name, NON_IEEE_WARNING.format(soc=info.name, short=info.short_soc_version, what=what,
+                                                 s="" if len(found) > 1 else "s"))
+    return True
 
 
 def _gm(t: Any, name: str) -> GmAddr:

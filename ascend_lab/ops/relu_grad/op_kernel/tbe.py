@@ -13,8 +13,9 @@ Written as the TBE source states it (``kernel_flavours.md`` §5.3; the dynamic `
 3. otherwise (int8, uint8, int32 everywhere; fp16/fp32 on Ascend910 and Ascend310P, whose CANN 8.1.RC1 inis list
    no ``Intrinsic_vcopy``) a mask ``vmax(vmin(x, tiny), 0) * s1 * s2`` (fp32: * s2 twice) with
    tiny/s1/s2 = 2^-126/2^38/2^44 (fp32), 2^-24/2^12/2^12 (fp16), 1/1/1 (int32), then ``g * mask``: x <= 0
-   gives ``g * 0`` (so -0 for a negative g and NaN for an inf/NaN g), a NaN x gives NaN (the simulator's
-   Mins/Maxs propagate NaN; the hardware's behaviour is UNCONFIRMED), and an fp32 subnormal x a fraction;
+   gives ``g * 0`` (so -0 for a negative g and NaN for an inf/NaN g), a NaN x gives NaN (IEEE 754, as the
+   simulator's Mins/Maxs compute it; 910A and 310P have no INF/NaN mode and what their saturation mode does with
+   inf/NaN operands is not documented, so such runs carry a warning), and an fp32 subnormal x a fraction;
 4. int8/uint8 are cast back (``f1628IntegerFlag=True``), bf16 rounded back (``round(..., "bfloat16")``; on
    910B/910_93 the wrapper's ``round``).
 
