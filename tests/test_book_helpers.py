@@ -44,6 +44,118 @@ def test_source_markdown_needs_an_object():
         book.source_markdown()
 
 
+# --- show_cxx: C++ kernel source with its own line numbers ----------------------------------------------------------
+SCALE_CPP = """#include "kernel_operator.h"
+using namespace AscendC;
+
+class Scale {
+public:
+    __aicore__ inline Scale() {}
+    __aicore__ inline void Run(GM_ADDR x)
+    {
+        GlobalTensor<float> g;
+        g.SetGlobalBuffer((__gm__ float*)x, 64);
+        pipe.InitBuffer(q, 1, 256);
+        LocalTensor<float> t = q.AllocTensor<float>();
+        DataCopy(t, g, 64);
+        q.EnQue(t);
+        t = q.DeQue<float>();
+        Muls(t, t, 2.0f, 64);
+        DataCopy(g, t, 64);
+        q.FreeTensor(t);
+    }
+private:
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+};
+
+extern "C" __global__ __aicore__ void scale(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling)
+{
+    Scale op;
+    op.Run(x);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def hsg_kernel():
+    from ascend_lab.ops.hard_sigmoid_grad import op_kernel
+    return op_kernel.hard_sigmoid_grad
+
+
+def test_cxx_listing_shows_one_definition_with_the_files_line_numbers(hsg_kernel):
+    from ascend_lab.book.source import cxx_listing
+    header = hsg_kernel.path.parent / "arch35" / "hard_sigmoid_grad.h"
+    file_lines = header.read_text().splitlines()
+    lst = cxx_listing(hsg_kernel, "HardSigmoidGrad<T>::Compute")
+    assert lst.name == "ascend_lab/ops/hard_sigmoid_grad/op_kernel/experimental/arch35/hard_sigmoid_grad.h"
+    assert lst.code.splitlines() == file_lines[lst.first - 1:lst.last]
+    assert file_lines[lst.first - 1].startswith("template <typename T>")          # the template head belongs to it
+    assert "::Compute(" in file_lines[lst.first] and file_lines[lst.last - 1] == "}"
+    for spelled in ("HardSigmoidGrad::Compute", "HardSigmoidGrad < T >::Compute"):    # template args and spaces
+        assert cxx_listing(hsg_kernel, spelled) == lst
+    assert cxx_listing(header, "HardSigmoidGrad<T>::Compute").code == lst.code      # a path works alike
+    html_ = lst._repr_html_()
+    assert f'<span class="linenos">{lst.first}</span>' in html_ and "highlight" in html_
+    assert "/work/" not in html_ and str(header.parent) not in html_ and "<details>" not in html_
+    whole = cxx_listing(hsg_kernel)                                                 # no symbol: the entry .cpp
+    assert whole.name.endswith("hard_sigmoid_grad_apt.cpp") and whole.first == 1
+    part = cxx_listing(hsg_kernel, "HardSigmoidGrad<T>::Compute", lines=(lst.first + 2, lst.first + 4))
+    assert part.code.splitlines() == file_lines[lst.first + 1:lst.first + 4]
+
+
+def test_cxx_listing_python_is_the_translation_of_the_shown_lines(hsg_kernel):
+    from ascend_lab.book.source import cxx_listing
+    lst = cxx_listing(hsg_kernel, "HardSigmoidGrad<T>::Compute", python=dict(schMode=1, bufferNum=2))
+    py = lst.python.splitlines()
+    assert py[0].startswith("class HardSigmoidGrad_half:") and py[1].lstrip().startswith("def Compute(this")
+    tags = [int(line.rsplit(":", 1)[1]) for line in py[1:]]
+    assert all(lst.first <= t <= lst.last for t in tags)
+    assert all(line.rsplit("#", 1)[1].strip().startswith("hard_sigmoid_grad.h:") for line in py)
+    full = hsg_kernel.python_source(schMode=1, bufferNum=2)
+    assert all(line.strip() in full for line in py[1:])                           # the very lines the simulator runs
+    html_ = lst._repr_html_()
+    assert "<details><summary>What the simulator executes (schMode=1, bufferNum=2)</summary>" in html_
+    assert "Muls" in html_.split("<details>")[1]
+
+
+def test_cxx_line_finds_a_line_and_refuses_ambiguity(hsg_kernel):
+    from ascend_lab.book.source import cxx_line
+    header = hsg_kernel.path.parent / "arch35" / "hard_sigmoid_grad.h"
+    file_lines = header.read_text().splitlines()
+    n = cxx_line(hsg_kernel, "Muls(tmpLocal", "HardSigmoidGrad<T>::Compute")
+    assert file_lines[n - 1].lstrip().startswith("Muls(tmpLocal, selfLocal")
+    assert cxx_line(hsg_kernel, "Muls(", "HardSigmoidGrad<T>::Compute", occurrence=2) > n
+    with pytest.raises(LookupError, match="occurs on 2 lines"):
+        cxx_line(hsg_kernel, "Muls(", "HardSigmoidGrad<T>::Compute")
+
+
+def test_cxx_listing_of_a_kernel_compiled_from_text():
+    from ascend_lab.ascendc import cxx
+    from ascend_lab.book.source import cxx_line, cxx_listing
+    k = cxx.compile(SCALE_CPP, name="scale.cpp")
+    lst = cxx_listing(k, "Scale::Run", python={})
+    assert lst.name == "scale.cpp" and lst.first == SCALE_CPP.splitlines().index("    __aicore__ inline void "
+                                                                                   "Run(GM_ADDR x)") + 1
+    assert "def Run(this, x):" in lst.python and "Muls(" in lst.python
+    assert cxx_listing(k, "Scale").first == 4                      # the class, not its constructor
+    assert cxx_listing(k, "Scale::Scale").first == cxx_listing(k, "Scale::Scale").last == 6
+    assert cxx_listing(k, "scale").code.startswith('extern "C"')   # the entry with its linkage
+    assert SCALE_CPP.splitlines()[cxx_line(k, "Muls") - 1].strip() == "Muls(t, t, 2.0f, 64);"
+
+
+def test_cxx_listing_says_what_a_file_defines_when_a_symbol_is_missing(hsg_kernel):
+    from ascend_lab.book.source import cxx_listing
+    with pytest.raises(LookupError, match=r"no definition of 'Computer'.*HardSigmoidGrad<T>::Compute"):
+        cxx_listing(hsg_kernel, "Computer")
+    with pytest.raises(LookupError, match="several definitions.*HardSigmoidGradBf16::Compute"):
+        cxx_listing(hsg_kernel, "Compute")
+    with pytest.raises(ValueError, match="not inside"):
+        cxx_listing(hsg_kernel, "HardSigmoidGrad<T>::Compute", lines=(1, 3))
+    with pytest.raises(TypeError, match="header"):
+        cxx_listing(hsg_kernel.path.parent / "arch35" / "hard_sigmoid_grad.h", python={"schMode": 0})
+
+
 # --- widget trees ----------------------------------------------------------------------------------------------
 def test_widgets_of_finds_nested_widgets_in_order():
     a, b, c = widgets.Image(value=b"a"), widgets.Image(value=b"b"), widgets.Image(value=b"c")

@@ -4,7 +4,9 @@ Every number the book states is computed by the package; ``glue`` hands it to my
 ``{glue:text}`name``` instead of a typed number. ``table`` renders a plain HTML table (the site has no
 pandas), escaping every cell. The submodules hold the rest:
 
-* :mod:`.source` -- ``show_source``: the simulator's current code as a highlighted block;
+* :mod:`.source` -- ``show_source``: the simulator's current code as a highlighted block; ``show_cxx``: a C++
+  kernel file (or one definition of it) with the file's line numbers and, collapsed, the Python the simulator
+  executes for it (``show_translation``); ``cxx_line``: a line's number for the prose;
 * :mod:`.calls` -- the C-named layers by hand: ``phase1_raw`` (nullptr out-pointers), ``to_device``,
   ``dense_tensor``, ``logged`` (a run's check message);
 * :mod:`.kernels` -- ``gm`` / ``gm_read``: kernel arguments for a direct launch;
@@ -31,7 +33,7 @@ import numpy as np
 from .calls import dense_tensor, logged, phase1_raw, to_device
 from .kernels import gm, gm_read
 from .names import resolve_name
-from .source import show_source, source_markdown
+from .source import cxx_line, cxx_listing, show_cxx, show_source, show_translation, source_markdown
 from .trace import bytes_moved, pipe_load, step_label, tile_vector_events, vector_step
 from .values import (
     bit_pattern,
@@ -45,10 +47,11 @@ from .values import (
 from .widgets import widgets_of
 
 __all__ = [
-    "bit_pattern", "bytes_moved", "column_table", "count_bit_differences", "dense_tensor", "dtype_abbr",
-    "format_value", "glue", "gm", "gm_read", "logged", "pct", "phase1_raw", "pipe_load", "repo_root",
-    "resolve_name", "seeded_inputs", "show_source", "source_markdown", "step_label", "table", "table_html",
-    "tile_vector_events", "to_device", "ulp_distance", "vector_step", "widgets_of",
+    "bit_pattern", "bytes_moved", "column_table", "count_bit_differences", "cxx_line", "cxx_listing",
+    "dense_tensor", "dtype_abbr", "format_value", "glue", "gm", "gm_read", "logged", "pct", "phase1_raw",
+    "pipe_load", "repo_root", "resolve_name", "seeded_inputs", "show_cxx", "show_source", "show_translation",
+    "source_markdown", "step_label", "table", "table_html", "tile_vector_events", "to_device", "ulp_distance",
+    "vector_step", "widgets_of",
 ]
 
 
