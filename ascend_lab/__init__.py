@@ -11,6 +11,9 @@ The convenience functions (``al.hardsigmoid_backward``, ``al.threshold_backward`
 operator registry: one per registered aclnn API.
 """
 
+import sys as _sys
+from typing import Any as _Any
+
 from . import acl, aclnn, dtypes, tiling
 from .base import platform
 from .run import NULLPTR, Run, acl_session, call, convenience_functions, validation_case
@@ -22,3 +25,29 @@ globals().update(_CONVENIENCE)
 
 __all__ = ["acl", "aclnn", "dtypes", "tiling", "platform", "Run", "NULLPTR", "acl_session", "call",
            "validation_case", *_CONVENIENCE]
+
+
+def load_ipython_extension(ipython: _Any) -> None:
+    """Register the ``%%ascendc`` cell magic (AscendC C++ in a notebook cell: :mod:`ascend_lab.ascendc.cxx.magic`).
+    Importing ``ascend_lab`` inside IPython does it; ``%load_ext ascend_lab`` too. The C++ front end is imported
+    by the first ``%%ascendc`` cell, not here."""
+    def ascendc(line: str, cell: str) -> None:
+        """%%ascendc [NAME] [--entry E] [-D KEY=VALUE ...] [--knob KW=CONST ...] [--run --tiling FIELD=VALUE ...]:
+        compile the cell's AscendC C++ and bind the kernel to NAME (``%%ascendc --help`` for every option)."""
+        from .ascendc.cxx.magic import ascendc_cell
+        ascendc_cell(ipython, line, cell)
+    ipython.register_magic_function(ascendc, "cell", "ascendc")
+
+
+def _in_ipython() -> _Any:
+    """The running IPython shell, or None -- without importing IPython when it is not already loaded."""
+    get = getattr(_sys.modules.get("IPython"), "get_ipython", None)
+    try:
+        return get() if get is not None else None
+    except Exception:      # a half-initialised IPython is no shell
+        return None
+
+
+if (_shell := _in_ipython()) is not None:
+    load_ipython_extension(_shell)
+del _shell

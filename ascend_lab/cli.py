@@ -5,6 +5,7 @@ Three commands::
     ascend-lab tiling hard_sigmoid_grad --n 100000 --dtype float32 --cores 64 --ub-size 253952
     ascend-lab run hardsigmoid_backward --shape 4,2 --dtype float32 --soc Ascend910B4 --trace out.json
     ascend-lab socs
+    ascend-lab kernel run my_kernel.cpp --tiling totalLength=4096 tileLength=512   (ascend_lab.cli_kernel)
 
 ``tiling`` prints a TilingData (CANN field names, plus blockDim and tilingKey), the packed bytes the kernel
 reads and what every core does with them. ``run`` runs the aclnn op on seeded random data and prints the
@@ -569,6 +570,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="The SoC catalogue (ascend_lab/data/platforms.ini).")
     p.add_argument("--notes", action="store_true", help="print where each figure comes from")
     p.set_defaults(func=cmd_socs)
+
+    from .cli_kernel import add_kernel_parser  # ascend-lab kernel run|show: a C++ kernel file
+    add_kernel_parser(sub)
     return parser
 
 

@@ -1,6 +1,7 @@
 """``python -m benchmarks``: the simulator benchmark (:mod:`benchmarks.bench_simulator`), the explorer-update
 benchmark (:mod:`benchmarks.bench_viz`), then one row per other kernel flavour: TBE (:mod:`benchmarks.bench_tbe`)
-and the atvoss template (:mod:`benchmarks.bench_atvoss`); the live tiling page's start-up in Chromium
+and the atvoss template (:mod:`benchmarks.bench_atvoss`); the C++ front end's compile times
+(:mod:`benchmarks.bench_cxx`); the live tiling page's start-up in Chromium
 (:mod:`benchmarks.bench_live_tiling`, needs the built site); last, one summary table of every target with PASS or
 MISSED (also written to ``results/summary.json``). A missed target never changes the exit status."""
 
@@ -8,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import bench_atvoss, bench_live_tiling, bench_tbe, bench_viz
+from . import bench_atvoss, bench_cxx, bench_live_tiling, bench_tbe, bench_viz
 from .bench_simulator import RESULTS, main
 from .measure import load_text
 
@@ -53,6 +54,10 @@ def summary(sim_json: Path, viz: dict, live: dict) -> list[dict]:
             e = row[key]
             rows.append({"target": f"atvoss {op} {key}", "sim_s": e, "numpy_s": row["numpy"],
                          "ratio": e["ratio_vs_numpy"], "limit": f"<= {e['target_ratio']:g}x", "verdict": e["verdict"]})
+    cxx_rows = json.loads(bench_cxx.RESULTS.read_text(encoding="utf-8"))["rows"]
+    for row in cxx_rows.values():
+        rows.append({"target": f"{row['label']} (ms)", "ratio": row["median_s"] * 1e3,
+                     "limit": f"<= {row['target_s'] * 1e3:g} ms", "verdict": row["verdict"]})
     if "median_s" in live:
         rows.append({"target": "live tiling start-up (s)", "ratio": live["median_s"],
                      "limit": f"<= {live['target_s']:g} s", "verdict": live["verdict"]})
@@ -90,6 +95,8 @@ print()
 status = max(status, bench_tbe.main(_shared(argv)))      # the TBE flavour's row (results/tbe.json)
 print()
 status = max(status, bench_atvoss.main(_shared(argv)))   # the atvoss rows (main flavour, Ascend950PR)
+print()
+status = max(status, bench_cxx.main(_shared(argv)))      # the C++ front end's compile rows (results/cxx.json)
 print()
 live = bench_live_tiling.main(repeats=2 if "--quick" in argv else 3)
 print()

@@ -454,6 +454,9 @@ def test_benchmarks_quick(tmp_path):
     assert "bit-identical to the numpy formula: yes" in tbe
     assert len(ratio_lines(atvoss)) == 4 and "ThresholdGradV2D" in atvoss and "ReluGrad" in atvoss
     assert atvoss.count("output bit-identical to the numpy formula: yes") == 2
+    # the C++ front end's compile rows (benchmarks.bench_cxx): absolute targets, in the summary too
+    assert "C++ kernel compile, cold" in atvoss and "target < 500 ms" in atvoss
+    assert "C++ kernel cached compile (ms)" in atvoss.split("summary")[-1]
     data = json.loads(out_json.read_text())
     assert data["config"]["n"] == 2**20 and data["config"]["quick"] is True
     assert {"python", "numpy", "cpu_count"} <= set(data["machine"])

@@ -1,0 +1,121 @@
+"""``ascend-lab kernel``: an AscendC kernel written in C++, run or shown from the shell.
+
+::
+
+    ascend-lab kernel run my_kernel.cpp --tiling totalLength=4096 tileLength=512 --block-dim 8 --trace out.json
+    ascend-lab kernel show my_kernel.cpp --template schMode=1
+
+``run`` compiles the file (its ``#include "..."`` found beside it) and launches it with the sanitizer on: GM
+arguments in the entry's parameter order (all but ``workspace`` and ``tiling``; the last is the output unless
+``--output NAME``), seeded random inputs unless ``--input name=shape:dtype`` or ``name=file.npy``, the tiling bytes
+packed from ``--tiling field=value`` (the rest keep the struct's defaults). It prints the findings (warnings, or the
+error that stopped the kernel, at its C++ file:line), the estimated cycles and microseconds, the UB each core laid
+out, and a summary of the output; ``--trace`` writes the Chrome trace. ``show`` prints the translated Python -- what
+the simulator executes -- and the tiling struct's fields. (:mod:`ascend_lab.ascendc.cxx.runner` does the work.)
+
+Exit codes: 0 the kernel ran to the end (warnings or not); 1 a finding or an error stopped it; 2 a kernel the front
+end refuses (the compiler-style message with file:line:column and a caret on stderr) or a bad argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .base.platform import DEFAULT_SOC
+from .cli import PROG, CliError, _int, _positive, _soc
+
+__all__ = ["add_kernel_parser", "cmd_kernel_run", "cmd_kernel_show"]
+
+
+def _compile(args: argparse.Namespace) -> Any:
+    from pathlib import Path
+
+    from .ascendc import cxx
+    from .ascendc.cxx.runner import RunError, parse_pairs
+    path = Path(args.file)
+    if not path.is_file():
+        raise CliError(f"no kernel file {args.file!r}" + (": it is a folder" if path.is_dir() else ""))
+    try:
+        defines = parse_pairs(args.define, "--define", default="1")
+    except RunError as exc:
+        raise CliError(str(exc)) from None
+    return cxx.compile(path, defines=defines or None, entry=args.entry)
+
+
+def _guarded(body: Callable[[argparse.Namespace, Callable[[str], None]], int]) -> Callable[..., int]:
+    """Run ``body``; a KernelCompileError is printed as the compiler prints it (exit 2), a RunError is a CliError."""
+    def command(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+        from .ascendc.cxx import KernelCompileError
+        from .ascendc.cxx.runner import RunError
+        try:
+            return body(args, out)
+        except KernelCompileError as exc:
+            print(str(exc), file=sys.stderr)
+            print(f"{PROG}: error: {args.file} did not compile", file=sys.stderr)
+            return 2
+        except RunError as exc:
+            raise CliError(str(exc)) from None
+    command.__name__ = body.__name__
+    return command
+
+
+def _kernel_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+    from .ascendc.cxx.runner import RunSpec, parse_pairs, run
+    spec = RunSpec(tiling=parse_pairs(args.tiling, "--tiling"), template=parse_pairs(args.template, "--template"),
+                   inputs=parse_pairs(args.input, "--input"), n=args.n, dtype=args.dtype, soc=args.soc,
+                   block_dim=args.block_dim, seed=args.seed, output=args.output, trace=args.trace)
+    kernel = _compile(args)
+    return run(kernel, spec, out)
+
+
+def _kernel_show(args: argparse.Namespace, out: Callable[[str], None]) -> int:
+    from .ascendc.cxx.runner import parse_pairs, show
+    return show(_compile(args), parse_pairs(args.template, "--template"), out)
+
+
+cmd_kernel_run = _guarded(_kernel_run)
+cmd_kernel_show = _guarded(_kernel_show)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE.cpp", help="the kernel's .cpp (its #include \"...\" are found beside it)")
+    p.add_argument("--template", nargs="+", action="extend", default=[], metavar="K=V",
+                   help="template arguments of the entry (schMode=1), tilingKey=N for TILING_KEY_IS")
+    p.add_argument("--define", "-D", action="append", default=[], metavar="K=V",
+                   help="a macro, as the build defines it (-D DTYPE_X=half; -D K alone is 1); repeat for more")
+    p.add_argument("--entry", default=None, help="the __global__ function to run when the file has several")
+
+
+def add_kernel_parser(sub: Any) -> None:
+    """``ascend-lab kernel run|show`` on the CLI's subparsers."""
+    p = sub.add_parser("kernel", help="run or show an AscendC kernel written in C++",
+                       description="An AscendC kernel written in C++: run it on the simulator with the sanitizer on, "
+                                   "or show what the simulator executes.")
+    ks = p.add_subparsers(dest="kernel_command", metavar="{run,show}", required=True)
+
+    r = ks.add_parser("run", help="launch a kernel file on seeded random inputs; print findings, cycles, UB use",
+                      description="Launch a C++ kernel file with the sanitizer on: findings (at their C++ line), "
+                                  "cycles, UB use per core, an output summary.")
+    _common(r)
+    r.add_argument("--tiling", nargs="+", action="extend", default=[], metavar="FIELD=VALUE",
+                   help="tiling struct fields (the rest keep the struct's defaults)")
+    r.add_argument("--input", nargs="+", action="extend", default=[], metavar="NAME=SHAPE:DTYPE",
+                   help="a GM argument's shape and dtype (x=4096:float16) or its data (x=x.npy); default random")
+    r.add_argument("--n", type=lambda s: _int(s, "the element count", 0), default=None,
+                   help="elements per GM argument (default: the tiling's totalLength)")
+    r.add_argument("--dtype", default="float32", help="element type of the GM arguments (default float32)")
+    r.add_argument("--output", default=None, metavar="NAME", help="the GM argument the kernel writes (default: "
+                                                                  "the last before workspace)")
+    r.add_argument("--soc", type=_soc, default=None, help=f"SoC (default {DEFAULT_SOC})")
+    r.add_argument("--block-dim", type=_positive("the block dim"), default=1, help="cores launched (default 1)")
+    r.add_argument("--seed", type=lambda s: _int(s, "the seed", 0), default=0, help="random seed (default 0)")
+    r.add_argument("--trace", default=None, metavar="PATH", help="record every instruction; write a Chrome trace")
+    r.set_defaults(func=cmd_kernel_run)
+
+    s = ks.add_parser("show", help="print the translated Python (what the simulator executes) and the tiling fields",
+                      description="Print what the simulator executes for a C++ kernel file, and its tiling struct.")
+    _common(s)
+    s.set_defaults(func=cmd_kernel_show)
