@@ -166,3 +166,15 @@ def test_console_command_smoke(kernel_file):
                           cwd=kernel_file.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "findings: none" in proc.stdout and "cycles: " in proc.stdout
+
+
+def test_inputs_from_npy_files_and_a_named_output(capsys, kernel_file, tmp_path):
+    x = np.linspace(-1, 1, 512, dtype=np.float32)
+    y = np.full(512, 3, np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    code, out, err = call(capsys, "kernel", "run", kernel_file, "--tiling", "totalLength=512", "--input",
+                          f"x={tmp_path / 'x.npy'}", f"y={tmp_path / 'y.npy'}", "--output", "z")
+    assert code == 0, out + err
+    assert f"x float32[512] (file {tmp_path / 'x.npy'})" in out
+    assert "output z: float32[512]: min 2, max 4, mean 3; first [2, 2.00391, 2.00783" in out

@@ -151,3 +151,12 @@ def test_run_names_a_finding_at_the_cells_line(shell, capsys):
 def test_bad_options_print_one_message(shell, capsys, line, message):
     _, out, err = cell(shell, capsys, line)
     assert message in err and "Traceback" not in out + err
+
+
+def test_a_cell_includes_headers_from_the_working_folder(shell, capsys, tmp_path, monkeypatch):
+    from cxx_user_kernels import TILING_STRUCT
+    (tmp_path / "add_tiling.h").write_text("#pragma once\n" + TILING_STRUCT + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    _, out, err = cell(shell, capsys, "with_header", add_kernel(inline=False))
+    assert err == "" and "tiling AddTilingData (8 B)" in out
+    assert str(tmp_path / "add_tiling.h") in shell.user_ns["with_header"].files

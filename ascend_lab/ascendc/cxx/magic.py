@@ -9,7 +9,8 @@
     { ... }
 
 compiles the cell (named ``<ascendc cell N>``, so messages, findings and the trace name the cell and its line,
-counted as the notebook counts them: the ``%%ascendc`` line is line 1) and
+counted as the notebook counts them: the ``%%ascendc`` line is line 1; its ``#include "..."`` are found in the
+notebook's working folder) and
 binds the :class:`~.kernel.CxxKernel` to ``add_kernel`` (default: the entry's name), ready for
 ``ascend_lab.ascendc.launch``. A kernel the front end refuses prints the compiler-style message -- file:line:column,
 the line, a caret, a hint -- and no traceback. ``--run`` also launches it at once on seeded random inputs and prints
@@ -27,11 +28,12 @@ import argparse
 import itertools
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
-from . import compile as _compile_cxx
 from .errors import KernelCompileError
-from .kernel import CxxKernel
+from .kernel import CxxKernel, load_kernel
+from .preprocess import SourceFile
 from .runner import RunError, RunSpec, parse_pairs, run, tiling_struct
 
 __all__ = ["USAGE", "ascendc_cell"]
@@ -160,8 +162,8 @@ def ascendc_cell(shell: Any, line: str, cell: str) -> None:
     try:
         # a blank line for the %%ascendc line: C++ line numbers are the notebook's numbers of the cell's lines
         source = "\n" + cell
-        kernel = _compile_cxx(source, defines=defines or None, entry=args.entry, knobs=knobs or None,
-                              name=_cell_name(shell, cell, source))
+        main = SourceFile(_cell_name(shell, cell, source), source, Path.cwd())   # #include "x.h": the notebook's folder
+        kernel = load_kernel(main, defines=defines or None, entry=args.entry, knobs=knobs or None)
         _check(kernel)
     except KernelCompileError as exc:
         _err(str(exc))
