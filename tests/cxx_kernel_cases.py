@@ -1,9 +1,9 @@
 """The cases that pin the C++ AscendC kernels to the Python kernels they replaced (``data/cxx_kernel_digests.json``).
 
 Before the book's four AscendC kernels were rewritten in C++, each case below was run through the Python kernel and
-its output bytes, every trace event (core, pipe, instruction, tile, cycles, bytes, UB range, buffer, detail), the
-cycle count and every warning were hashed. ``tests/test_cxx_kernels.py`` runs the C++ kernels on the same cases and
-requires the same digests: same bits, same events, same cycles.
+its output bytes, every trace event (core, pipe, instruction, tile, bytes, UB range, buffer, detail) and every
+warning were hashed. ``tests/test_cxx_kernels.py`` runs the C++ kernels on the same cases and requires the same
+digests: same bits, same events. (Cycles were equal too when the kernels were swapped; they are not pinned here.)
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ def inputs(dname: str, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def digest(run, out_bytes: bytes) -> str:
-    """sha256 of the output bytes, every event's fields, the cycles and the warnings of a launch."""
+    """sha256 of the output bytes, every event's fields but its cycles, and the warnings of a launch.
+
+    Cycles are left out on purpose: the cost model is pinned to its sources by its own tests and may change (a new
+    row for a SoC); what a kernel *does* must not. At the swap the cycles were compared too (equal on every case)."""
     h = hashlib.sha256(out_bytes)
     for e in run.trace.events:
-        h.update(repr((e.core, e.pipe, e.instr, e.tile, e.start, e.end, e.nbytes, e.count, e.ub, e.buffer,
-                       e.detail)).encode())
-    h.update(repr(run.cycles).encode())
+        h.update(repr((e.core, e.pipe, e.instr, e.tile, e.nbytes, e.count, e.ub, e.buffer, e.detail)).encode())
     for w in run.warnings:
         h.update(repr((w.core, w.tile, w.instr, w.kind, w.message)).encode())
     return h.hexdigest()

@@ -19,17 +19,25 @@ from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
     VECCALC,
+    VECIN,
+    VECOUT,
     Cast,
     CompareScalar,
+    DataCopy,
+    GetBlockIdx,
+    GlobalTensor,
     RoundMode,
     Select,
     TBuf,
+    TPipe,
+    TQue,
+    float_,
     half,
     int8_t,
+    sizeof,
     uint8_t,
 )
 from ascend_lab.ops import standalone
-from ascend_lab.ops.threshold_grad_v2_d.op_kernel.experimental import KernelThresholdGradV2D
 
 Solution = solutions.KernelThresholdGradV2DInt8
 
@@ -37,11 +45,64 @@ Solution = solutions.KernelThresholdGradV2DInt8
 # ------------------------------------------------------------------------------------------------
 # lab 10
 # ------------------------------------------------------------------------------------------------
-class Published(KernelThresholdGradV2D):
-    """The ops-nn experimental kernel of chapter 12, as a learner copying it would wrap it."""
+class Published:
+    """The int8 path of chapter 12's published kernel (``threshold_grad_v2_d.h``), as a learner porting it to lab
+    10's Python kernel class writes it: its second temp is half-sized but used as float, as in the source."""
 
     def __init__(self):
-        super().__init__(np.int8)
+        self.T = np.dtype(np.int8)
+        self.pipe = TPipe()
+        self.inQueueG, self.inQueueF, self.outQueue = TQue(VECIN, 2), TQue(VECIN, 2), TQue(VECOUT, 2)
+        self.maskBuf, self.tmpQueue1, self.tmpQueue2 = TBuf(VECCALC), TBuf(VECCALC), TBuf(VECCALC)
+        self.gGm, self.fGm, self.outGm = GlobalTensor(self.T), GlobalTensor(self.T), GlobalTensor(self.T)
+
+    def Init(self, input_gradient, input_feature, output_backprops, td):
+        core_id = GetBlockIdx()
+        if core_id < td.tailBlockNum:
+            self.coreDataNum, self.tileNum, self.tailDataNum = td.bigCoreDataNum, td.finalBigTileNum, td.bigTailDataNum
+            offset = td.bigCoreDataNum * core_id
+        else:
+            self.coreDataNum, self.tileNum = td.smallCoreDataNum, td.finalSmallTileNum
+            self.tailDataNum = td.smallTailDataNum
+            offset = (td.bigCoreDataNum * core_id
+                      - (td.bigCoreDataNum - td.smallCoreDataNum) * (core_id - td.tailBlockNum))
+        self.tileDataNum, self.threshold = td.tileDataNum, td.threshold
+        self.gGm.SetGlobalBuffer(input_gradient + offset, self.coreDataNum)
+        self.fGm.SetGlobalBuffer(input_feature + offset, self.coreDataNum)
+        self.outGm.SetGlobalBuffer(output_backprops + offset, self.coreDataNum)
+        for q in (self.inQueueG, self.inQueueF, self.outQueue):
+            self.pipe.InitBuffer(q, 2, self.tileDataNum)
+        self.pipe.InitBuffer(self.maskBuf, self.tileDataNum * sizeof(uint8_t))
+        self.pipe.InitBuffer(self.tmpQueue1, self.tileDataNum * sizeof(half))
+        self.pipe.InitBuffer(self.tmpQueue2, self.tileDataNum * sizeof(half))
+
+    def Process(self):
+        n = self.tileDataNum
+        for i in range(self.tileNum):
+            if i == self.tileNum - 1:
+                n = self.tailDataNum
+            g, f = self.inQueueG.AllocTensor(self.T), self.inQueueF.AllocTensor(self.T)
+            DataCopy(g, self.gGm[i * self.tileDataNum], n)
+            DataCopy(f, self.fGm[i * self.tileDataNum], n)
+            self.inQueueG.EnQue(g)
+            self.inQueueF.EnQue(f)
+            g, f, out = self.inQueueG.DeQue(self.T), self.inQueueF.DeQue(self.T), self.outQueue.AllocTensor(self.T)
+            mask = self.maskBuf.Get(uint8_t)
+            tmp_h, tmp_f = self.tmpQueue1.AllocTensor(half), self.tmpQueue2.AllocTensor(float_)
+            Cast(tmp_h, f, RoundMode.CAST_NONE, n)
+            Cast(tmp_f, tmp_h, RoundMode.CAST_NONE, n)
+            CompareScalar(mask, tmp_f, float_.type(self.threshold), CMPMODE.GT, n)
+            Cast(tmp_h, g, RoundMode.CAST_NONE, n)
+            Cast(tmp_f, tmp_h, RoundMode.CAST_NONE, n)
+            Select(tmp_f, mask, tmp_f, float_.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
+            Cast(tmp_h, tmp_f, RoundMode.CAST_NONE, n)
+            Cast(out, tmp_h, RoundMode.CAST_TRUNC, n)
+            self.outQueue.EnQue(out)
+            self.inQueueG.FreeTensor(g)
+            self.inQueueF.FreeTensor(f)
+            out = self.outQueue.DeQue(self.T)
+            DataCopy(self.outGm[i * self.tileDataNum], out, n)
+            self.outQueue.FreeTensor(out)
 
 
 class PublishedFixedTemp(Published):

@@ -18,6 +18,7 @@ import pytest
 from ascend_lab import golden, tiling
 from ascend_lab.ascendc import VECIN, DataCopy, GlobalTensor, Max, Min, PipeBarrier, TPipe, TQue, launch
 from ascend_lab.ascendc.cost_model import vector_cycles
+from ascend_lab.ascendc.cxx import KernelCompileError
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.ops import registry
@@ -68,8 +69,8 @@ def test_op_def_is_the_union_and_the_package_has_no_int64():
         "float32", "float16", "bfloat16", "int8", "uint8", "int32"}
     with pytest.raises(ValueError, match="experimental ReluGrad has no kernel for int64"):
         op_host.tiling(1000, "int64", 40, UB)
-    with pytest.raises(TypeError, match="no kernel for int64"):
-        kernel.KernelReluGrad(np.int64)
+    with pytest.raises(KernelCompileError, match="static assertion failed: the experimental ReluGrad has no kernel"):
+        kernel.relu_grad.instance(schMode=0, dtype=np.int64)
 
 
 # --- tiling (§4) ------------------------------------------------------------------------------------------------
@@ -222,9 +223,11 @@ def test_instruction_sequence(dtype):
 
 
 def test_bf16_constants_wrap_to_zero():
-    # constexpr int scalar_bf16_C = 274877906944 (2^38), _D = 17592186044416 (2^44): both wrap to 0
-    assert kernel.SCALAR_BF16_C == 0 and kernel.SCALAR_BF16_D == 0
-    assert kernel.constexpr_int(2**31) == -2**31 and kernel.constexpr_int(4096) == 4096
+    # constexpr int scalar_bf16_C = 274877906944 (2^38), _D = 17592186044416 (2^44): both wrap to 0 in the C++ the
+    # simulator runs (the front end converts the constant as C++ does), and the bf16 instance multiplies by them
+    cls = kernel.relu_grad.instance(schMode=0, dtype=bfloat16).namespace["KernelReluGrad_bfloat16_t"]
+    assert cls.SCALAR_BF16_C == 0 and cls.SCALAR_BF16_D == 0
+    assert cls.SCALAR_UINT8ORINT8_C == 4096 and cls.SCALAR_INT32_B == 1
 
 
 # --- kernel vs oracle --------------------------------------------------------------------------------------------

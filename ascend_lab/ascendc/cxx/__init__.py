@@ -17,6 +17,7 @@ The pipeline (design §9)::
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from .errors import KernelCompileError, Where
 from .kernel import CxxKernel, load_kernel
 from .preprocess import BUILTIN_HEADERS, SourceFile
 
-__all__ = ["BUILTIN_HEADERS", "CxxKernel", "KernelCompileError", "Where", "compile"]
+__all__ = ["BUILTIN_HEADERS", "CxxKernel", "KernelCompileError", "KernelFile", "Where", "compile"]
 
 _serial = 0
 
@@ -61,3 +62,40 @@ def compile(source: str | os.PathLike[str], *, headers: Mapping[str, str] | None
         path = path.resolve()
         main = SourceFile(str(path), path.read_text(encoding="utf-8"), path.parent)
     return load_kernel(main, headers=headers, defines=defines, entry=entry, knobs=knobs, dtype_macros=dtype_macros)
+
+
+class KernelFile:
+    """A kernel file of the package, compiled on first use: what an operator's ``op_kernel`` module exports as its
+    ``__global__`` entry (importing the package compiles nothing; the first launch compiles, later ones reuse it).
+
+    It calls and reads like the :class:`CxxKernel` it compiles to (``kernel(*gm, workspace, tiling, **template)``,
+    ``.python_source(...)``, ``.source_files`` ...); ``path`` is the entry's ``.cpp``, ``entry`` its name."""
+
+    kernel_api = "ascendc"
+
+    def __init__(self, path: str | os.PathLike[str], *, entry: str, knobs: Mapping[str, str] | None = None,
+                 dtype_macros: Mapping[str, str] | None = None):
+        self.path = Path(path)
+        self.__name__ = entry
+        self._options = {"entry": entry, "knobs": knobs, "dtype_macros": dtype_macros}
+        self._kernel: CxxKernel | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def kernel(self) -> CxxKernel:
+        if self._kernel is None:
+            with self._lock:
+                if self._kernel is None:
+                    self._kernel = compile(self.path, **self._options)
+        return self._kernel
+
+    def __call__(self, *args: Any, **template: Any) -> None:
+        return self.kernel(*args, **template)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.kernel, name)
+
+    def __repr__(self) -> str:
+        return f"KernelFile({self.__name__} from {self.path.name})"

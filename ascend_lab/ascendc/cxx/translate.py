@@ -161,6 +161,7 @@ class _Inst:
     field_nodes: list[tuple[str, CType, Node | None, Node]] = field(default_factory=list)
     statics: dict[str, E] = field(default_factory=dict)
     methods: dict[str, list[_Method]] = field(default_factory=dict)
+    static_lines: dict[str, int] = field(default_factory=dict)
     node: Node | None = None         # the class body instantiated: the primary template's or a specialisation's
     unit: Unit | None = None
     ctor: _Method | None = None
@@ -351,6 +352,8 @@ class Translator:
             return
         elif t == "enum_specifier":
             self._declare_enum(unit, node)
+        elif t == "static_assert_declaration":
+            self.static_assert(unit, node, {}, None)
         elif t in ("namespace_definition", "linkage_specification"):
             self._collect(unit, node.child_by_field_name("body") or node, None)
         elif t == "ERROR":
@@ -626,7 +629,10 @@ class Translator:
                 name, ctype = self._alias(unit, m, inst.bind)
                 inst.aliases[name] = ctype
                 continue
-            if t in ("friend_declaration", "static_assert_declaration"):
+            if t == "static_assert_declaration":
+                self.static_assert(unit, m, inst.bind, inst)
+                continue
+            if t == "friend_declaration":
                 continue
             if t in ("declaration", "function_declarator"):
                 continue
@@ -685,11 +691,20 @@ class Translator:
                 else:
                     value = _convert_const(self.const_eval(unit, value_node, inst.bind, inst), ftype)
                 inst.statics[name] = E(_const_code(value, ftype), ftype, value)
+                inst.static_lines[name] = d.start_point[0] + 1
                 continue
             inst.fields[name] = ftype
             inst.field_nodes.append((name, ftype, value_node, d))
 
     # ---- compile-time evaluation ------------------------------------------------------------------------------
+    def static_assert(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> None:
+        """``static_assert(cond, "message")``: a compile error where it fails, as in C++."""
+        cond = node.child_by_field_name("condition")
+        message = node.child_by_field_name("message")
+        if not self.const_eval(unit, cond, bind, inst):
+            text = message.text.decode()[1:-1] if message is not None else cond.text.decode()
+            raise self.error(unit, node, f"static assertion failed: {text}")
+
     def const_eval(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None = None) -> Any:
         fx = _Func(self, unit, bind, inst, None)
         e = fx.expr(node)
@@ -708,7 +723,7 @@ class Translator:
             f"<{', '.join(_spell(a) for a in inst.args)}>" if inst.args else "")
         lines.append((f"    {doc!r}", line0))
         for name, e in inst.statics.items():
-            lines.append((f"    {name} = {e.code}", line0))
+            lines.append((f"    {name} = {e.code}", inst.static_lines.get(name, line0)))
         fx = _Func(self, unit, inst.bind, inst, VOID)
         params = []
         if inst.ctor is not None:
@@ -1147,7 +1162,7 @@ class _Func:
         elif t in ("try_statement", "throw_statement"):
             raise self.err(node, "exceptions do not exist on the AI Core", "check and return instead")
         elif t == "static_assert_declaration":
-            return
+            self.tr.static_assert(self.unit, node, self.bind, self.inst)
         elif t in ("type_definition", "alias_declaration"):
             name, ctype = self.tr._alias(self.unit, node, self.bind)
             self.bind = {**self.bind, name: ctype}

@@ -1,13 +1,16 @@
 """The legacy TBE HardSigmoidGrad (910A, 910B, 910_93, 310P) as a compute description on the TBE model.
 
-Written as the TBE source states it (``kernel_flavours.md`` §5.1; the dynamic ``hard_sigmoid_grad.py``):
-bf16 inputs are cast to fp32, ``alpha`` becomes a constant of the compute dtype (fp16: 0.1666259765625),
+Written as the TBE source states it (CANN 8.1.RC1 ``opp/built-in/op_impl/ai_core/tbe/impl/dynamic/
+hard_sigmoid_grad.py``, ``kernel_flavours.md`` §5.1): bf16 inputs are cast to fp32 by the compute itself (it is
+registered without ``support_bfp16``), ``alpha`` becomes a value of the compute dtype (fp16: 0.1666259765625),
 ``result = vcmpsel(vabs(x), 3.0, 'lt', vmuls(grads, alpha), broadcast(0))`` -- so |x| < 3 passes
 alpha * grad, x = +-3 and NaN x give 0 -- and bf16 results are rounded back with ``round(..., "bfloat16")``.
 **beta is unused**, as in the source. The schedule is :mod:`ascend_lab.tbe.schedule` (a model, see there).
 
-The simulator carries alpha in the tiling struct so one simulated binary serves every value; in TBE it is
-a compile-time constant of the binary.
+In TBE alpha is a runtime attribute of the shipped binaries: ``kernel/config/ascend910b/hard_sigmoid_grad.json``
+lists ``alpha`` and ``beta`` with ``"value": null``, so the compute reads alpha through ``get_attr_by_cls`` as a
+``tbe.var_attr`` and one binary serves every value. The simulator carries alpha in the tiling struct and builds
+one program per value (a constant of that program).
 """
 
 from __future__ import annotations

@@ -40,6 +40,10 @@ public:
     static constexpr bool kFloatHalf = std::is_same_v<T, float> || std::is_same_v<T, half>;
     static constexpr bool kBf16 = std::is_same_v<T, bfloat16_t>;
     static constexpr bool kInt8 = std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>;
+    // the experimental op definition builds no int64 (or other) binary: a DTYPE_GRADIENTS it does not list is
+    // refused here (ops-nn has no such line: its build never instantiates one)
+    static_assert(kFloatHalf || kBf16 || kInt8 || std::is_same_v<T, int32_t>,
+                  "the experimental ReluGrad has no kernel for this dtype");
 
     __aicore__ inline KernelReluGrad() {}
     __aicore__ inline void Init(GM_ADDR gradients, GM_ADDR features, GM_ADDR backprops, uint64_t smallCoreDataNum,
