@@ -1,6 +1,6 @@
 """Lab 11 -- tune a kernel: BUFFER_NUM and the tile size of HardSigmoidGrad (float16) on Ascend950PR.
 
-The kernel is the package's experimental HardSigmoidGrad (``ops/hard_sigmoid_grad/op_kernel/experimental.py``):
+The kernel is the package's experimental HardSigmoidGrad (C++ in ``ops/hard_sigmoid_grad/op_kernel/experimental/``):
 three queues of ``BUFFER_NUM`` blocks of ``ubFactor`` elements, a temp of ``ubFactor`` elements and a mask, a
 tile loop of ``ceil(blockFactor / ubFactor)`` tiles per core, seven vector instructions per tile. Its host
 tiling gives every core ``blockFactor = ceil(N / 64)`` elements and takes the largest tile the UB allows

@@ -1,6 +1,7 @@
 """Lab 5 -- the UB plan and CopyIn / Compute / CopyOut of an elementwise kernel, LeakyReluGrad.
 
-The learner's kernel is a class in the style of ``ops/hard_sigmoid_grad/op_kernel/experimental.py``::
+The learner's kernel is a Python class against ``ascend_lab.ascendc``, in the style of the package's HardSigmoidGrad
+kernel (C++ in ``ops/hard_sigmoid_grad/op_kernel/experimental/arch35/hard_sigmoid_grad.h``)::
 
     class KernelLeakyReluGrad:
         def __init__(self, T): ...             # given: TPipe, 3 TQues, a mask TBuf
