@@ -34,7 +34,7 @@ _serial = 0
 def compile(source: str | os.PathLike[str], *, headers: Mapping[str, str] | None = None,
             defines: Mapping[str, Any] | None = None, entry: str | None = None,
             knobs: Mapping[str, str] | None = None, dtype_macros: Mapping[str, str] | None = None,
-            name: str | None = None) -> CxxKernel:
+            name: str | None = None, include_dirs: list[str | os.PathLike[str]] | None = None) -> CxxKernel:
     """Compile an AscendC kernel written in C++.
 
     ``source``: a path to the kernel's ``.cpp`` (its ``#include "..."`` found beside it), or the C++ text itself
@@ -43,8 +43,8 @@ def compile(source: str | os.PathLike[str], *, headers: Mapping[str, str] | None
     ``entry`` picks the ``__global__`` function when the file has several; ``knobs`` name launch keywords that
     override a ``static constexpr`` (``{"bufferNum": "BUFFER_NUM"}``); ``dtype_macros`` name launch keywords
     that define a macro as an element type (``{"dtype": "DTYPE_INPUT_GRADIENT"}``: the build's ``DTYPE_<INPUT>``
-    for the launch's input dtype); ``name`` is the file name messages use for
-    source text (default ``<ascendc kernel N>``).
+    for the launch's input dtype); ``include_dirs`` are more folders for ``#include "..."``; ``name`` is the file
+    name messages use for source text (default ``<ascendc kernel N>``).
     """
     global _serial
     text = os.fspath(source) if isinstance(source, os.PathLike) else source
@@ -61,7 +61,8 @@ def compile(source: str | os.PathLike[str], *, headers: Mapping[str, str] | None
             raise FileNotFoundError(f"no kernel file {text!r} (compile takes a path to a .cpp or C++ source text)")
         path = path.resolve()
         main = SourceFile(str(path), path.read_text(encoding="utf-8"), path.parent)
-    return load_kernel(main, headers=headers, defines=defines, entry=entry, knobs=knobs, dtype_macros=dtype_macros)
+    return load_kernel(main, headers=headers, defines=defines, entry=entry, knobs=knobs, dtype_macros=dtype_macros,
+                       include_dirs=[Path(d) for d in include_dirs] if include_dirs else None)
 
 
 class KernelFile:
