@@ -232,3 +232,17 @@ def test_a_finding_in_your_kernel_raises():
         viz.step_kernel(KernelOverrun, AxpbTilingData(totalLength=128, blockLength=128, tileLength=64, blockDim=1,
                                                       tilingKey=0), [X[:128]])
     assert info.value.kind == "ub-overrun"
+
+
+def test_the_stepper_names_the_cxx_line_of_each_instruction_of_a_cxx_kernel():
+    """A C++ kernel's trace carries each instruction's C++ (file, line): the stepper's records and table show it,
+    and the line's text is the call that issued the instruction."""
+    steps = viz.KernelSteps(sa.stepper_run(), 0)           # the experimental HardSigmoidGrad (C++) on one core
+    recs = steps.records(0)
+    assert recs and all(r.line is not None for r in recs)
+    for r in recs:
+        assert r.where.split(":")[0].endswith(".h")
+        if r.pipe == "V":
+            assert r.code.startswith(r.instr + "("), (r.instr, r.code)
+    table = steps.table(0)
+    assert "C++" in table.splitlines()[1] and recs[0].where in table

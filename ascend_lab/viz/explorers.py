@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import html as _html
 import inspect
+import linecache
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -344,6 +346,18 @@ class StepRecord:
     start: float
     end: float
     values: np.ndarray | None = field(default=None, compare=False, repr=False)
+    #: the kernel's C++ line that issued it, ``(file, line)`` (a C++ kernel's trace carries it; None otherwise)
+    line: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def where(self) -> str:
+        """``hard_sigmoid_grad.h:143`` -- the C++ file and line of the instruction ("" for a Python kernel)."""
+        return f"{Path(self.line[0]).name}:{self.line[1]}" if self.line else ""
+
+    @property
+    def code(self) -> str:
+        """The C++ line's text (``Muls(tmpLocal, selfLocal, static_cast<T>(alpha_), currentNum);``)."""
+        return linecache.getline(self.line[0], self.line[1]).strip() if self.line else ""
 
     @property
     def ub_text(self) -> str:
@@ -394,7 +408,7 @@ class KernelSteps:
                 step = counters.get(tile, 0)
                 counters[tile] = step + 1
             self._all.append(StepRecord(tile, step, e.pipe, e.instr, e.buffer, e.ub, e.nbytes, e.count,
-                                        D.clean_detail(e.detail), e.start, e.end, e.values))
+                                        D.clean_detail(e.detail), e.start, e.end, e.values, e.line))
         if not counters:
             raise ValueError(f"core {core} ran no copy or vector instruction in this run (was it launched with "
                              "record=True, and does the core have work?)")
@@ -428,16 +442,18 @@ class KernelSteps:
         """``records`` as dicts with the table's columns (for a DataFrame: ``pd.DataFrame(steps.rows())``)."""
         return [{"tile": r.tile, "step": "" if r.step is None else r.step, "instr": r.instr, "pipe": r.pipe,
                  "buffer": r.buffer, "UB bytes": r.ub_text, "bytes": r.nbytes, "values": r.values_head(head),
-                 "detail": r.detail} for r in self.records(tile, queue_ops)]
+                 "detail": r.detail, "C++": r.where} for r in self.records(tile, queue_ops)]
 
     def table(self, tile: int | None = None, queue_ops: bool = False, head: int = 4) -> str:
         """The records as a text table: tile, step, instruction, pipe, buffer, the UB bytes it wrote (read, for a
         copy-out), how many bytes, and the first ``head`` values it produced."""
-        rows = [[str(row[c]) for c in _TABLE_COLUMNS] for row in self.rows(tile, queue_ops, head)]
-        widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(_TABLE_COLUMNS)]
+        dicts = self.rows(tile, queue_ops, head)
+        columns = _TABLE_COLUMNS + (("C++",) if any(d["C++"] for d in dicts) else ())   # a C++ kernel: its lines
+        rows = [[str(row[c]) for c in columns] for row in dicts]
+        widths = [max([len(c)] + [len(r[i]) for r in rows]) for i, c in enumerate(columns)]
         fmt = "  ".join(f"{{:{'>' if c in ('tile', 'step', 'bytes') else '<'}{w}}}" for c, w in
-                        zip(_TABLE_COLUMNS, widths, strict=True))
-        lines = [self.title, fmt.format(*_TABLE_COLUMNS).rstrip()]
+                        zip(columns, widths, strict=True))
+        lines = [self.title, fmt.format(*columns).rstrip()]
         lines += [fmt.format(*r).rstrip() for r in rows]
         return "\n".join(lines)
 
@@ -626,7 +642,8 @@ def kernel_stepper(run: Any = None, static: bool = False, core: int = 0, steps: 
         row = view.update(tile.value, step.value)
         rec = steps.at(tile.value, min(step.value, steps.steps(tile.value) - 1))
         text.value = (f"<code>{_html.escape(row.label)}</code>: UB bytes {_html.escape(rec.ub_text)} "
-                      f"({rec.nbytes} B), values {_html.escape(rec.values_head(8))}")
+                      f"({rec.nbytes} B), values {_html.escape(rec.values_head(8))}"
+                      + (f"<br>{_html.escape(rec.where)}: <code>{_html.escape(rec.code)}</code>" if rec.line else ""))
         image.value = view.png(fast=True)
 
     tile.observe(redraw, names="value")
