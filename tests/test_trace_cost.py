@@ -401,6 +401,7 @@ def test_a_vector_instruction_without_a_cost_row_is_an_error():
 def test_a_kernel_whose_instruction_lost_its_cost_row_stops(monkeypatch):
     hs_run(1000, core_num=1)                           # the costs of Muls are now cached ...
     monkeypatch.delitem(VECTOR_COST, "Muls")
+    monkeypatch.delitem(cost_model.VECTOR_COST_V2, "Muls")      # the same GE-ATT row in the 950's V2 table
     cost_model.clear_caches()                          # ... and forgotten with its row
     try:
         with pytest.raises(MissingCostRow, match="'Muls'"):
@@ -521,9 +522,11 @@ def test_only_runs_with_muls_on_4_byte_floats_follow_the_float_row(monkeypatch):
                 if any(e.instr == "Muls" and e.nbytes == 4 * e.count for e in r.trace.events if e.pipe == "V")}
     assert f32_muls == {"hsg tbe fp32 910B4", "hsg main fp32 950", "hsg main fp16 950"}
     try:
-        monkeypatch.setitem(VECTOR_COST, "Muls", {**VECTOR_COST["Muls"], "int32": (1.0, 10_000.0)})
+        for table in (VECTOR_COST, cost_model.VECTOR_COST_V2):      # the row in V1 and in the 950's V2 table
+            monkeypatch.setitem(table, "Muls", {**table["Muls"], "int32": (1.0, 10_000.0)})
         assert cycles() == base
-        monkeypatch.setitem(VECTOR_COST, "Muls", {**VECTOR_COST["Muls"], "float": (1.0, 10_000.0)})
+        for table in (VECTOR_COST, cost_model.VECTOR_COST_V2):
+            monkeypatch.setitem(table, "Muls", {**table["Muls"], "float": (1.0, 10_000.0)})
         moved = cycles()
         assert {name for name in base if moved[name] != base[name]} == f32_muls
         assert all(moved[name] > base[name] for name in f32_muls)
@@ -679,9 +682,11 @@ def test_only_runs_that_cast_in_a_direction_follow_its_row(monkeypatch):
         for row, costed_by_it, expected in cases:
             monkeypatch.undo()
             if row == "width row":
-                monkeypatch.setitem(VECTOR_COST, "Cast", {"half": (1.0, 10_000.0), "float": (1.0, 10_000.0)})
+                for table in (VECTOR_COST, cost_model.VECTOR_COST_V2):   # V1 and the 950's V2 table
+                    monkeypatch.setitem(table, "Cast", {"half": (1.0, 10_000.0), "float": (1.0, 10_000.0)})
             else:
-                monkeypatch.setitem(CAST_COST, row, (1.0, 10_000.0))
+                for table in (CAST_COST, cost_model.CAST_COST_V2):
+                    monkeypatch.setitem(table, row, (1.0, 10_000.0))
             moved = cycles()
             assert {name for name in base if moved[name] != base[name]} == expected, row
             assert expected == {name for name, d in directions.items() if d & costed_by_it}, row
@@ -881,7 +886,8 @@ def test_only_runs_that_use_a_row_follow_it(monkeypatch):
     try:
         for row, expected in cases.items():
             monkeypatch.undo()
-            monkeypatch.setitem(VECTOR_COST, row, {"half": (1.0, 10_000.0), "float": (1.0, 10_000.0)})
+            for table in (VECTOR_COST, cost_model.VECTOR_COST_V2):       # V1 and the 950's V2 table
+                monkeypatch.setitem(table, row, {"half": (1.0, 10_000.0), "float": (1.0, 10_000.0)})
             moved = cycles()
             assert {name for name in base if moved[name] != base[name]} == expected, row
             assert expected == {name for name, rows in used.items() if row in rows}, row

@@ -27,6 +27,12 @@ Sources (``shared/reference/ascendc_facts.md`` Part 2) and the choices made here
   their waits are what create the gaps in the timeline (§1.2).
 * **Kernel head**: a fixed launch overhead (op head 300 + MTE2 head ``15.89 * blockDim + 882`` cycles,
   GE-ATT V1, §2.4) is reported separately, not drawn on the lanes.
+* **Ascend950 (DAV_3510)**: GE-ATT's own V2 table (``v35/att/api_perf_register/perf_param_v2.cpp``, registered for
+  platform "3510", :data:`GE_ATT_V2_SOURCE`) wherever it has a row, V1 elsewhere (:func:`ge_att_table`): its vector
+  fits (:data:`VECTOR_COST_V2`, :data:`CAST_COST_V2` -- for every instruction the simulator models the same figures
+  as V1, to the digit), its Load/Store latencies (``h`` = 160 cycles each, not V1's 27.01/12.09), op head 0 and its
+  MTE2 pipe head, 1174.3 cycles when the largest copy-in block is at least 256 bytes, else 775
+  (:func:`kernel_head_cycles`; no per-core term, unlike V1's).
 
 Sanity check against the Add case study (8192x8192 half on 48 cores, double-buffered): the model
 predicts ~(268 MB + 134 MB) / 1.6 TB/s = 252 us of MTE2 time vs 250.5 us measured (case 4); see
@@ -98,6 +104,77 @@ VECTOR_COST: dict[str, dict[str, tuple[float, float]]] = {
     "CompareNEUnaligned": {"half": (0.0115, 20.9123), "float": (0.0156, 21.0313)},
 }
 VEC_PIPE_HEAD = 37.37
+
+#: Where the Ascend950's figures are read: GE-ATT's V2 parameter table, the one its platform "3510" uses
+#: (``v35/optimize/platformv2.cpp:114`` registers PlatformV2 for "3510"; ``v35/att/api_perf_register/
+#: ascir_api_perf_v2.cpp`` registers every API with ``perf_param_table_v2``). Same at 74573e24c43f.
+GE_ATT_V2_SOURCE = "hicann/ge@3d7dd1d40a5e compiler/graph/optimize/autofuse/v35/att/api_perf_register/perf_param_v2.cpp"
+
+#: GE-ATT V2's per-call vector fits for the simulator's instructions (``kParamV2Info``, lines 387-857; file:line
+#: below), laid out as :data:`VECTOR_COST`. Every one equals its V1 row to the digit: the 950's vector unit is costed
+#: with the same ``b + k * n`` fits (V2 differs from V1 in its Load/Store fits and pipe heads, below).
+VECTOR_COST_V2: dict[str, dict[str, tuple[float, float]]] = {
+    "Muls":      {"half": (0.0071, 23.1006), "float": (0.0142, 23.0966), "int32": (0.0180, 20.7457)},   # :674-681
+    "Adds":      {"half": (0.0071, 22.0938), "float": (0.0141, 22.0936)},                               # :396-402
+    "Mul":       {"half": (0.0110, 23.1243), "float": (0.0206, 23.2291)},                               # :682-688
+    "Add":       {"half": (0.0103, 22.2173), "float": (0.0206, 23.2225)},                               # :403-409
+    "Maxs":      {"half": (0.0071, 20.0912), "float": (0.0141, 20.0887)},                               # :646-652
+    "Mins":      {"half": (0.0071, 20.0896), "float": (0.0142, 20.0876)},                               # :660-666
+    "Max":       {"half": (0.0111, 20.1200), "float": (0.0215, 20.1333)},                               # :653-659
+    "Min":       {"half": (0.0111, 20.1104), "float": (0.0215, 20.1271)},                               # :667-673
+    "Duplicate": {"half": (0.0078, 16.9993), "float": (0.0156, 16.9965)},                               # :611-617
+    "Select":    {"half": (0.0118, 45.9656), "float": (0.0229, 43.9906)},                               # :723-729
+    "Cast":      {"half": (0.0147, 20.1204), "float": (0.0147, 20.1204)},               # float16tofloat32, :438-449
+    "Copy":      {"half": (0.0076, 11.6372), "float": (0.0152, 11.6372)},                       # "Ub2ub", :450-456
+    "VecCopy":   {"half": (0.0078, 13.0049), "float": (0.0157, 12.9966)},                        # "Copy", :457-463
+    "CompareScalarEQ": {"half": (0.0084, 21.9204), "float": (0.0160, 21.9749)},                         # :464-470
+    "CompareScalarGE": {"half": (0.0086, 21.9025), "float": (0.0161, 21.9643)},                         # :471-477
+    "CompareScalarGT": {"half": (0.0084, 21.9200), "float": (0.0160, 21.9712)},                         # :478-484
+    "CompareScalarLE": {"half": (0.0084, 21.9210), "float": (0.0161, 21.9722)},                         # :485-491
+    "CompareScalarNE": {"half": (0.0084, 21.9114), "float": (0.0161, 22.9690)},                         # :492-498
+    "CompareScalarLT": {"half": (0.0084, 21.9381), "float": (0.0161, 22.9860)},                         # :499-505
+    "CompareEQAligned":   {"half": (0.0155, 21.0340), "float": (0.0310, 21.0316)},                      # :506-512
+    "CompareEQUnaligned": {"half": (0.0081, 21.0340), "float": (0.0157, 21.0316)},                      # :513-519
+    "CompareGEAligned":   {"half": (0.0155, 21.0279), "float": (0.0310, 21.0309)},                      # :520-526
+    "CompareGEUnaligned": {"half": (0.0079, 21.0279), "float": (0.0156, 21.0309)},                      # :527-533
+    "CompareGTAligned":   {"half": (0.0160, 20.9711), "float": (0.0310, 21.0319)},                      # :534-540
+    "CompareGTUnaligned": {"half": (0.0114, 20.9711), "float": (0.0157, 21.0319)},                      # :541-547
+    "CompareLEAligned":   {"half": (0.0155, 21.9556), "float": (0.0310, 21.0303)},                      # :548-554
+    "CompareLEUnaligned": {"half": (0.0080, 21.9556), "float": (0.0158, 21.0303)},                      # :555-561
+    "CompareLTAligned":   {"half": (0.0155, 21.0297), "float": (0.0316, 20.9940)},                      # :562-568
+    "CompareLTUnaligned": {"half": (0.0079, 21.0297), "float": (0.0173, 20.9940)},                      # :569-575
+    "CompareNEAligned":   {"half": (0.0164, 20.9123), "float": (0.0310, 21.0313)},                      # :576-582
+    "CompareNEUnaligned": {"half": (0.0115, 20.9123), "float": (0.0156, 21.0313)},                      # :583-589
+}
+
+#: GE-ATT V2's ``Cast`` fits by direction (``"Cast"``, :438-449): the same five as V1.
+CAST_COST_V2: dict[tuple[str, str], tuple[float, float]] = {
+    ("float16", "float32"): (0.0147, 20.1204),
+    ("float32", "float16"): (0.0087, 20.4393),
+    ("float16", "uint8"):   (0.0083, 19.9408),
+    ("uint8", "float16"):   (0.0102, 46.512),
+    ("int64", "int32"):     (0.0332, 18.8690),
+}
+
+#: GE-ATT V2's copy and head figures: the ``h`` (fixed cycles) of its ``Load`` (:796-805) and ``Store`` (:826-835)
+#: LoadStoreFunc fits -- ``cycles = data_size / (a + b / blockDim) + h`` (``utils/api_perf_utils.cpp:289-318``); the
+#: simulator keeps its own bandwidth model and takes ``h`` as the copy latency, as for V1 --, its op head
+#: (``GetOpHeadCost``, :377-380) and MTE2 pipe head (``GetMTE2PipeHead``, :16-19 and :22-53: the normal cost when the
+#: largest Load's innermost block, last dim times element size, is at least ``kLoadThreshold`` = 256 bytes, else the
+#: small one). Its MTE3 pipe head (571, :20) is not used, as V1's (497.36) is not.
+V2_LOAD_LATENCY = 160.0
+V2_STORE_LATENCY = 160.0
+V2_OP_HEAD = 0.0
+V2_MTE2_HEAD_NORMAL = 1174.3
+V2_MTE2_HEAD_SMALL = 775.0
+V2_MTE2_HEAD_THRESHOLD = 256
+
+
+@cache
+def ge_att_table(arch: Any) -> str:
+    """Which GE-ATT parameter table costs a SoC of NpuArch ``arch``: "V2" for DAV_3510 (the Ascend950: GE-ATT's
+    PlatformV2 is registered for "3510"), "V1" for every other architecture."""
+    return "V2" if int(arch) == 3510 else "V1"
 
 #: GE-ATT's name of a VECTOR_COST row that the simulator names otherwise (every other row has GE-ATT's name).
 GE_ATT_ROW: dict[str, str] = {"Copy": "Ub2ub", "VecCopy": "Copy", "Cast": "Cast (float16tofloat32)"}
@@ -184,8 +261,13 @@ ISSUE_CYCLES = 1.0
 OP_HEAD = 300.0
 
 
-def kernel_head_cycles(block_dim: int) -> float:
-    """Launch overhead outside the lanes: op head + MTE2 start-up (GE-ATT V1, small loads)."""
+def kernel_head_cycles(block_dim: int, soc: SocInfo | None = None, max_block_bytes: int = 0) -> float:
+    """Launch overhead outside the lanes: op head + MTE2 start-up. GE-ATT V1 (small loads): ``300 + 15.89 *
+    blockDim + 882``; on a SoC costed with V2 (:func:`ge_att_table`, the Ascend950): ``0 + 1174.3`` when the largest
+    copy-in block is at least 256 bytes, else ``0 + 775``, whatever the core count."""
+    if soc is not None and ge_att_table(soc.npu_arch) == "V2":
+        head = V2_MTE2_HEAD_NORMAL if max_block_bytes >= V2_MTE2_HEAD_THRESHOLD else V2_MTE2_HEAD_SMALL
+        return V2_OP_HEAD + head
     return OP_HEAD + 15.89 * block_dim + 882.0
 
 
@@ -203,6 +285,26 @@ class CostModel:
         return self.soc.clock_mhz * 1e6
 
     @cached_property
+    def table(self) -> str:
+        """The GE-ATT table this SoC is costed with (:func:`ge_att_table`)."""
+        return ge_att_table(self.soc.npu_arch)
+
+    @cached_property
+    def mte2_latency(self) -> float:
+        """Fixed cycles of a GM->UB copy: GE-ATT's Load ``h`` (V1 :data:`MTE2_LATENCY`, V2 160)."""
+        return V2_LOAD_LATENCY if self.table == "V2" else MTE2_LATENCY
+
+    @cached_property
+    def mte3_latency(self) -> float:
+        """Fixed cycles of a UB->GM copy: GE-ATT's Store ``h`` (V1 :data:`MTE3_LATENCY`, V2 160)."""
+        return V2_STORE_LATENCY if self.table == "V2" else MTE3_LATENCY
+
+    def head_cycles(self) -> float:
+        """The kernel head of this launch (:func:`kernel_head_cycles`), the largest copy-in costed so far standing
+        for GE-ATT V2's largest Load block."""
+        return kernel_head_cycles(self.block_dim, self.soc, max(self._in_cache, default=0))
+
+    @cached_property
     def gm_share_b_per_cycle(self) -> float:
         return self.soc.gm_bandwidth_gbps * 1e9 / max(self.block_dim, 1) / self.clock_hz
 
@@ -218,14 +320,14 @@ class CostModel:
         """MTE2 cycles of one GM->UB copy: latency + whole 512-byte bursts at this core's bandwidth."""
         cached = self._in_cache.get(nbytes)
         if cached is None:
-            cached = self._in_cache[nbytes] = MTE2_LATENCY + math.ceil(nbytes / 512) * 512 / self.mte2_b_per_cycle
+            cached = self._in_cache[nbytes] = self.mte2_latency + math.ceil(nbytes / 512) * 512 / self.mte2_b_per_cycle
         return cached
 
     def copy_out(self, nbytes: int) -> float:
         """MTE3 cycles of one UB->GM copy: latency + whole 32-byte blocks at this core's bandwidth."""
         cached = self._out_cache.get(nbytes)
         if cached is None:
-            cached = self._out_cache[nbytes] = MTE3_LATENCY + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
+            cached = self._out_cache[nbytes] = self.mte3_latency + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
         return cached
 
     def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0, integer: bool = False,
@@ -233,8 +335,8 @@ class CostModel:
         """PIPE_V cycles of one ``api`` call on ``n`` elements of ``itemsize`` bytes (of an integer type when
         ``integer``; a ``Cast`` costed with the fit of direction ``cast_dir``, :func:`cast_fit`): ``b + k * n`` when its
         repeats are conflict-free, ``b + k * n * beats_per_repeat`` when UB bank conflicts stretch them
-        (:mod:`.ub_banks`)."""
-        return vector_cycles(api, itemsize, n, beats_per_repeat, integer, cast_dir)
+        (:mod:`.ub_banks`). The row comes from this SoC's GE-ATT table (:func:`ge_att_table`)."""
+        return vector_cycles(api, itemsize, n, beats_per_repeat, integer, cast_dir, self.table)
 
     @cached_property
     def vector_memo(self) -> dict[tuple[Any, ...], tuple[float, int]] | None:
@@ -298,14 +400,20 @@ def _stand_in(t: np.dtype) -> str | None:
 
 @cache
 def _vector_coeffs(api: str, itemsize: int, integer: bool = False,
-                   cast_dir: tuple[str, str] | None = None) -> tuple[float, float]:
+                   cast_dir: tuple[str, str] | None = None, table: str = "V1") -> tuple[float, float]:
     """(k, b) for an API and operand type: a ``Cast``'s direction fit when ``cast_dir`` names one (:data:`CAST_COST`,
     chosen by :func:`cast_fit`); an integer type's own row where the API has one (:data:`INTEGER_ROWS`: int32
     ``Muls``), else the float row for 4-byte types, the half row for 1-2-byte types, twice the float k for 8-byte
     types. ``integer`` is what tells int32 from float32, ``cast_dir`` f32->f16 from f16->f32: the width alone cannot."""
-    if cast_dir is not None:
+    name = BORROWED_ROWS.get(api, api)
+    if table == "V2":                       # GE-ATT V2 where it has the row, V1 elsewhere
+        if cast_dir is not None:
+            return CAST_COST_V2.get(cast_dir) or CAST_COST[cast_dir]
+        row = VECTOR_COST_V2.get(name) or VECTOR_COST.get(name)
+    elif cast_dir is not None:
         return CAST_COST[cast_dir]
-    row = VECTOR_COST.get(BORROWED_ROWS.get(api, api))
+    else:
+        row = VECTOR_COST.get(name)
     if row is None:
         if api in ("Compare", "CompareScalar"):
             raise MissingCostRow(f"{api} is costed by its compare mode (and, for Compare, its length): ask "
@@ -323,7 +431,7 @@ def _vector_coeffs(api: str, itemsize: int, integer: bool = False,
 
 @lru_cache(maxsize=4096)
 def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0, integer: bool = False,
-                  cast_dir: tuple[str, str] | None = None) -> float:
+                  cast_dir: tuple[str, str] | None = None, table: str = "V1") -> float:
     """``b + k * n * beats_per_repeat`` for one vector instruction (MissingCostRow if ``api`` has no row).
 
     ``itemsize``, ``integer`` (the operands are of an integer type) and, for a ``Cast``, ``cast_dir`` (the direction
@@ -331,8 +439,9 @@ def vector_cycles(api: str, itemsize: int, n: int, beats_per_repeat: float = 1.0
     ``beats_per_repeat`` is the mean number of beats its 256-byte repeats take under the UB bank rules
     (:mod:`.ub_banks`; 1.0 = conflict-free). GE-ATT's ``k * n`` is the per-repeat part -- about one beat per
     repeat -- so it scales by the beats; ``b`` (call issue, pipeline fill) does not. Cached: a kernel repeats the
-    same few tile sizes and layouts, and this runs for every vector instruction of every tile."""
-    k, b = _vector_coeffs(api, itemsize, integer, cast_dir)
+    same few tile sizes and layouts, and this runs for every vector instruction of every tile. ``table``: the GE-ATT
+    table of the SoC (:func:`ge_att_table`: "V2" on the Ascend950, "V1" elsewhere)."""
+    k, b = _vector_coeffs(api, itemsize, integer, cast_dir, table)
     return b + k * n * beats_per_repeat
 
 
@@ -346,8 +455,8 @@ def without_bank_conflicts() -> Iterator[None]:
 
 
 def clear_caches() -> None:
-    """Forget cached vector costs (after editing VECTOR_COST, CAST_COST, BORROWED_ROWS or COMPARE_ALIGN at run
-    time)."""
+    """Forget cached vector costs (after editing VECTOR_COST(_V2), CAST_COST(_V2), BORROWED_ROWS or COMPARE_ALIGN at
+    run time)."""
     vector_cycles.cache_clear()
     _vector_coeffs.cache_clear()
     cast_fit.cache_clear()

@@ -18,7 +18,7 @@ import numpy as np
 from ..base.platform import NpuArch, SocInfo
 from . import sanitizer
 from .core import CoreContext, current, reserved_ub_bytes, select_scratch
-from .cost_model import cast_fit, compare_row, vector_cycles
+from .cost_model import cast_fit, compare_row, ge_att_table, vector_cycles
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
@@ -102,9 +102,10 @@ def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: i
     if mask is not None:
         ops.append((mask.offset, 1, False))
     beats = count_form(arch, REPEAT_BYTES // width, count, tuple(ops))
+    table = ge_att_table(arch)                        # GE-ATT V2 on the Ascend950, V1 elsewhere
     if beats.conflicts:
-        return vector_cycles(api, width, count, beats.per_repeat, integer, cast_dir), beats.conflicts
-    return vector_cycles(api, width, count, 1.0, integer, cast_dir), 0
+        return vector_cycles(api, width, count, beats.per_repeat, integer, cast_dir, table), beats.conflicts
+    return vector_cycles(api, width, count, 1.0, integer, cast_dir, table), 0
 
 
 def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
@@ -126,7 +127,7 @@ def _vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width
     cost = api if row is None else row
     if memo is None:                                   # no bank model on this SoC
         conflicts = 0
-        start, end = ctx.issue("V", vector_cycles(cost, width, count, 1.0, integer, cast_dir))
+        start, end = ctx.issue("V", vector_cycles(cost, width, count, 1.0, integer, cast_dir, ctx.cost.table))
     else:
         # the answer depends only on these (flat key: this runs for every vector instruction of every tile)
         rd = srcs if reads is None else reads

@@ -16,7 +16,7 @@ import numpy as np
 from ..base.platform import SocInfo
 from . import sanitizer
 from .core import KERNEL_APIS, CoreContext, PlanComplete, reserved_ub_bytes, set_current
-from .cost_model import CostModel, kernel_head_cycles
+from .cost_model import CostModel
 from .options import current as _options
 from .tensor import GmAddr
 from .trace import Trace
@@ -79,7 +79,7 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
     bytes_in = sum(a.arg_nbytes for i, a in enumerate(gm_args) if i not in out_idx)
     in_fraction = bytes_in / (bytes_in + bytes_out) if bytes_in + bytes_out else 0.5
     cost = CostModel(soc, block_dim, in_fraction)
-    trace = Trace(name, soc.name, block_dim, soc.ub_size, soc.clock_mhz, head_cycles=kernel_head_cycles(block_dim))
+    trace = Trace(name, soc.name, block_dim, soc.ub_size, soc.clock_mhz, head_cycles=cost.head_cycles())
     trace.meta.update(template)
     trace.kernel_api = api
     if plan_only and api == "ascendc":      # no instruction will run: keep what a Select kernel must leave free
@@ -101,4 +101,5 @@ def launch(entry: Callable[..., None], block_dim: int, gm_args: Sequence[GmAddr]
             finally:
                 set_current(None)
             trace.cores.append(ctx.finish())
+    trace.head_cycles = cost.head_cycles()         # GE-ATT V2's MTE2 head depends on the largest copy-in block
     return KernelRun(name, block_dim, tiling_data, trace)
