@@ -9,15 +9,18 @@ A TBE kernel's tiling happens in two places (``kernel_flavours.md`` §5.5):
   the variables ``[dim, blockFactor, ubFactor]``.
 
 The run-time rules are public and reproduced exactly (:func:`elewise_tiling`, citing ``elewise_v3.cc``
-lines). The compile-time count is **a model**: the shipping ``elewise_schedule.py`` walks the graph and
-adds temporaries we cannot see for these kernels, so ``coexist`` follows §5.5's PROPOSAL --
-``#inputs + #outputs + 1``, ``+1`` when a cast to fp32 is live -- with ``maxUb = floor(floor(UB /
-coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2). UB is the ``ub_size`` the caller
-passes, and every caller in the package (the aclnn path's L0 node, ``ops.standalone``, the live tiling page)
-passes ``GetCoreMemSize(UB)`` (``SocInfo.core_mem_size_ub``: 262144 on 910A/310P, 196352 on A2/A3, where
-CANN's platform layer keeps 256 B back), the figure every other tiling in the package sees. §5.5's PROPOSAL
-says the platform's whole UB (196608 on A2/A3); what the TBE compiler divides is not public, and one UB
-figure for every flavour keeps their tilings comparable. The UI labels it "TBE (modelled schedule)".
+lines). The compile-time count is **still a model**. The shipping schedule is public in the CANN 8.1.RC1 toolkit
+(``python/site-packages/tbe/dsl/unify_schedule/vector/elewise/elewise_schedule.py``): it walks the graph for the
+peak number of coexisting nodes, adds 32-byte temporaries for ``vcmp``/``vsel``/``vcmpsel`` operands it must
+materialise (``_correct_ub_size_by_cmp_sel``), and computes ``maxUb = ((UB - extra) // coexist) // 32 * 32 //
+maxDtypeBytes`` (``maxUbDb`` with ``(UB - 2 * extra) // 2``) from ``UB = get_soc_spec("UB_SIZE")``, the ini's
+whole UB (196608 on A2/A3). The simulator has not been moved onto that walk yet (issue 24 item 4): ``coexist``
+follows §5.5's PROPOSAL -- ``#inputs + #outputs + 1``, ``+1`` when a cast to fp32 is live -- with ``maxUb =
+floor(floor(UB / coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2) and no extra bytes, and
+UB is the ``ub_size`` the caller passes: every caller in the package (the aclnn path's L0 node,
+``ops.standalone``, the live tiling page) passes ``GetCoreMemSize(UB)`` (``SocInfo.core_mem_size_ub``: 262144 on
+910A/310P, 196352 on A2/A3, where CANN's platform layer keeps 256 B back), not the schedule's 196608. The UI
+labels it "TBE (modelled schedule)".
 
 **Broadcasting** (ThresholdGradV2D and ReluGrad are classified ``ELEWISE_WITH_BROADCAST``, §5.2/§5.3): the
 real run-time tiling is ``op_tiling/broadcast_v3.cc`` (canndev mirror @0231fcc2). Its ``BroadcastTiling``
