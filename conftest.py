@@ -8,17 +8,22 @@ a module global of nbval (pinned to 0.11.* for that reason).
 The lab kit is course material, not part of the installed ``ascend_lab`` package: the lab notebooks
 import it from their own folder (Jupyter's working directory), and the tests find it through
 ``labs/`` on ``sys.path``.
+
+With ``--nbval-book-cache DIR`` (``make test``) the notebooks nbval ran are handed to the book build (below).
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
+import time
 import types
 from pathlib import Path
 
 import jupytext
 import nbformat
 import nbval.plugin as _nbval
+import pytest
 
 LABS_DIR = str(Path(__file__).resolve().parent / "labs")
 if LABS_DIR not in sys.path:
@@ -47,3 +52,150 @@ def pytest_collect_file(file_path, parent):
     if (getattr(opt, "nbval", False) or getattr(opt, "nbval_lax", False)) and _is_myst_notebook(file_path):
         return _nbval.IPyNbFile.from_parent(parent, path=file_path)
     return None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# One execution of each notebook for nbval and the book build (`make test`).
+#
+# With --nbval-book-cache DIR, each notebook nbval ran from its first cell to its last without a failure is rebuilt
+# from its kernel's iopub messages by nbclient's own message handling (NotebookClient.process_message: outputs,
+# display updates, clear_output, widget state), which is how myst-nb's execution builds it, on the notebook as
+# myst-nb reads it for the book; and stored in the jupyter-cache DIR (emptied first by this run). The book build then
+# reads each notebook's outputs from there (execute_notebooks: cache) instead of executing it a second time. A
+# notebook that cannot be rebuilt faithfully (a failed or deselected cell, code that differs between jupytext's and
+# myst-nb's reading, a cell one of them skips and the other runs, an Output widget, whose frontend nbclient mimics
+# by talking back to the kernel) is left out, and the book build executes it itself.
+
+_STAGED = "nbval-staged"  # DIR/nbval-staged/*.ipynb: one executed notebook per file, written by the process that ran it
+
+
+def pytest_addoption(parser):
+    parser.addoption("--nbval-book-cache", metavar="DIR", default=None,
+                     help="store every notebook nbval ran cleanly, with its outputs, in the jupyter-cache DIR "
+                          "(replaced) for the book build (execute_notebooks: cache)")
+
+
+def pytest_configure(config):
+    cache = config.getoption("nbval_book_cache")
+    if cache and not hasattr(config, "workerinput"):  # the controller, before any (xdist) worker runs a notebook
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+_nbval_setup, _nbval_teardown = _nbval.IPyNbFile.setup, _nbval.IPyNbFile.teardown
+_nbval_get_message, _nbval_runtest = _nbval.IPyNbFile.get_kernel_message, _nbval.IPyNbCell.runtest
+
+
+def _setup(self):
+    _nbval_setup(self)
+    if self.config.getoption("nbval_book_cache"):
+        kc = self.kernel.kc
+        info = kc.kernel_info(reply=True, timeout=60)["content"]  # what nbclient asks for, too
+        # nbval sends each cell with store_history=False; nbclient with True, which numbers the cells (In[n] in a
+        # traceback, Out[n]) and keeps `_`: run them as nbclient does
+        self.kernel.execute_cell_input = lambda source, allow_stdin=None: kc.execute(
+            source, store_history=True, allow_stdin=allow_stdin, stop_on_error=False)
+        self._book = types.SimpleNamespace(iopub=[], cells={}, language_info=info["language_info"], t0=time.time())
+
+
+def _get_kernel_message(self, timeout=None, stream="iopub"):
+    msg = _nbval_get_message(self, timeout=timeout, stream=stream)
+    if stream == "iopub" and getattr(self, "_book", None) is not None:
+        self._book.iopub.append(msg)
+    return msg
+
+
+def _runtest(self):
+    book = getattr(self.parent, "_book", None)
+    if book is None:
+        return _nbval_runtest(self)
+    start, outcome = len(book.iopub), "failed"
+    try:
+        _nbval_runtest(self)
+        outcome = "passed"
+    except pytest.skip.Exception:
+        outcome = "skipped"
+        raise
+    finally:
+        book.cells[self.cell_num] = (outcome, book.iopub[start:])
+
+
+def _teardown(self):
+    _nbval_teardown(self)
+    book, self._book = getattr(self, "_book", None), None
+    if book is None:
+        return
+    nb = _book_notebook(Path(self.fspath), book)
+    if nb is not None:
+        nb.metadata["nbval_execution_seconds"] = round(time.time() - book.t0, 2)
+        rel = Path(self.fspath).resolve().relative_to(Path(self.config.rootpath).resolve())
+        staged = Path(self.config.getoption("nbval_book_cache")) / _STAGED / ("__".join(rel.parts) + ".ipynb")
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, staged)
+
+
+def _book_notebook(path: Path, book):
+    """The notebook as myst-nb reads `path`, its code cells filled from nbval's run as nbclient fills them, or None."""
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from myst_parser.config.main import MdParserConfig
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionComplete
+
+    nb = read_myst_markdown_notebook(path.read_text(encoding="utf-8"), MdParserConfig(), add_source_map=True,
+                                     path=str(path))
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    if len(code) != len(book.cells):
+        return None  # a cell was deselected, or the two readers disagree on the cells
+    client, count = NotebookClient(nb, record_timing=False), 0  # as myst-nb (jupyter-cache) runs it
+    for k, (index, cell) in enumerate(code):
+        outcome, msgs = book.cells[k]
+        if outcome == "failed":
+            return None
+        if not cell.source.strip():
+            continue  # nbclient never runs a blank cell; it has no output either way
+        executes = client.skip_cells_with_tag not in cell.metadata.get("tags", [])
+        if (outcome == "passed") != executes:
+            return None  # nbval skipped a cell the book runs, or ran one the book skips
+        if not executes:
+            continue
+        started = [m for m in msgs if m["msg_type"] == "execute_input"]
+        if len(started) != 1 or started[0]["content"]["code"] != cell.source:
+            return None  # not the code the book runs
+        msg_id, count = started[0]["parent_header"]["msg_id"], count + 1
+        cell.outputs, client.clear_before_next_output = [], False  # what NotebookClient.execute_cell resets
+        for msg in msgs:
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_open" else {}
+            if state.get("_model_name") == "OutputModel":
+                return None
+            try:
+                client.process_message(msg, cell, index)
+            except CellExecutionComplete:
+                break
+        cell.execution_count = count  # nbclient numbers the cells it runs itself (code_cells_executed + 1)
+    client.set_widgets_metadata()
+    nb.metadata["language_info"] = book.language_info
+    return nb
+
+
+_nbval.IPyNbFile.setup, _nbval.IPyNbFile.teardown = _setup, _teardown
+_nbval.IPyNbFile.get_kernel_message, _nbval.IPyNbCell.runtest = _get_kernel_message, _runtest
+
+
+def pytest_sessionfinish(session):
+    cache = session.config.getoption("nbval_book_cache")
+    if not cache or hasattr(session.config, "workerinput"):
+        return
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    staged = sorted((Path(cache) / _STAGED).glob("*.ipynb"))
+    store = get_cache(cache)
+    for path in staged:
+        nb = nbformat.read(path, as_version=4)
+        seconds = nb.metadata.pop("nbval_execution_seconds", None)
+        store.cache_notebook_bundle(CacheBundleIn(nb, str(path), data={"execution_seconds": seconds}),
+                                    check_validity=False, overwrite=True)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reporter.ensure_newline()
+    reporter.write_line(f"nbval-book-cache: {len(staged)} notebooks executed by nbval stored in {cache} for the book")
