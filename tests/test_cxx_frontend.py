@@ -588,8 +588,8 @@ def test_a_construct_outside_the_subset_is_refused_at_its_place(case):
     ("mutable global", "int32_t counter = 0;\n" + API_KERNEL.format(BODY=GOOD_BODY), "mutable global variable"),
     ("virtual method", "class K { public: virtual void f() {} };\n" + API_KERNEL.format(BODY=GOOD_BODY),
      "virtual methods are not supported"),
-    ("inheritance", "class B {};\nclass K : public B {};\n" + API_KERNEL.format(BODY=GOOD_BODY),
-     "inheritance is not supported"),
+    ("multiple inheritance", "class B {};\nclass C {};\nclass K : public B, public C {};\n" +
+     API_KERNEL.format(BODY=GOOD_BODY), "only single public non-virtual inheritance"),
     ("missing header", '#include "nowhere.h"\n' + API_KERNEL.format(BODY=GOOD_BODY), 'cannot find the header'),
     ("no entry", "#include \"kernel_operator.h\"\nvoid f() {}\n", "no kernel entry"),
     ("unterminated #if", "#if 1\n" + API_KERNEL.format(BODY=GOOD_BODY), "#if without #endif"),

@@ -53,6 +53,7 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "Duplicate": [_ov("L", "S", "I")],
     "Cast": [_ov("M", "M", "E:RoundMode", "I")],
     "CompareScalar": [_ov("M", "L", "S", "E:CMPMODE", "I")],
+    "Compares": [_ov("M", "L", "S", "E:CMPMODE", "I")],
     "Compare": [_ov("M", "L", "L", "E:CMPMODE", "I")],
     "Select": [_ov("L", "M", "L", "S|L", "E:SELMODE", "I")],
     "PipeBarrier": [_ov()],
@@ -61,7 +62,9 @@ FUNCTIONS: dict[str, list[Overload]] = {
 }
 
 #: The first operand whose element type is T, per function (Cast, the compares: their sources).
-T_FROM: dict[str, int] = {"Cast": 1, "CompareScalar": 1, "Compare": 1}
+T_FROM: dict[str, int] = {"Cast": 1, "CompareScalar": 1, "Compares": 1, "Compare": 1}
+#: Functions the simulator models under another name (``Compares`` is the newer spelling of ``CompareScalar``).
+PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 #: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
 SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad"}
 
@@ -101,7 +104,6 @@ API_CLASSES: dict[str, dict[str, list[Method]]] = {
     "LocalTensor": {"GetValue": [Method(("U32",), "T")], "SetValue": [Method(("U32", "S"), "void")],
                     "GetSize": [Method((), "uint32")], "ReinterpretCast": [Method((), "LocalTensor<U>")]},
 }
-API_CLASSES["TQueBind"] = API_CLASSES["TQue"]
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,21 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "TPosition": ("", ("VECIN", "VECOUT", "VECCALC")),
     "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
 }
+#: AscendC types the simulator does not model, with what a kernel using them needs.
+UNMODELLED_TYPES: dict[str, str] = {
+    "event_t": "event_t belongs to SetFlag/WaitFlag/FetchEventID (explicit pipe synchronisation), not modelled yet: "
+               "let TQue EnQue/DeQue carry the flags, or PipeBarrier<PIPE_ALL>()",
+    "HardEvent": "HardEvent belongs to SetFlag/WaitFlag (explicit pipe synchronisation), not modelled yet",
+    "TEventID": "TEventID belongs to SetFlag/WaitFlag (explicit pipe synchronisation), not modelled yet",
+    "RegTensor": "RegTensor is the Ascend950 register-based MicroAPI (vector registers), not modelled: the "
+                 "simulator runs the membase API (LocalTensor instructions)",
+    "MaskReg": "MaskReg is the Ascend950 register-based MicroAPI, not modelled",
+    "TQueBind": "TQueBind<src, dst, depth> (a queue bound across two positions, e.g. a VECIN -> VECOUT "
+                "copy-through) is not modelled: use a TQue per direction",
+    "UnaryRepeatParams": "the mask/repeat forms of the vector instructions are not modelled: use the count form",
+    "BinaryRepeatParams": "the mask/repeat forms of the vector instructions are not modelled: use the count form",
+}
+
 #: Positions of TPosition the simulator does not model (A1/B1/CO1 ...: the cube side).
 UNMODELLED_POSITIONS = frozenset({"A1", "A2", "B1", "B2", "CO1", "CO2", "TSCM", "GM", "LCM", "SPM", "C1", "C2"})
 PIPES = ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL")

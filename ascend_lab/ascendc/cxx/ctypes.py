@@ -73,7 +73,7 @@ INT_TYPES: dict[str, CType] = {
 BOOL = CType("bool", "bool", 1, False)
 FLOAT_TYPES: dict[str, CType] = {
     "half": CType("float", "half", 16), "float16_t": CType("float", "half", 16),
-    "bfloat16_t": CType("float", "bfloat16_t", 16),
+    "bfloat16_t": CType("float", "bfloat16_t", 16), "__bf16": CType("float", "bfloat16_t", 16),
     "float": CType("float", "float", 32), "float32_t": CType("float", "float", 32),
     "double": CType("float", "double", 64),
 }

@@ -239,6 +239,9 @@ def _read_tpl_decl(text: str, state: _State, where: Where) -> None:
         if not args:
             continue
         name = args[0]
+        if "DTYPE" in m.group(0) or "DATATYPE" in m.group(0):      # C_DT_FLOAT, C_DT_FLOAT16 ...: element types
+            state.template_args[name] = [a for a in args[1:] if a.startswith("C_DT_")]
+            continue
         if "BOOL" in m.group(0):
             values = [int(a, 0) for a in args[1:] if re.fullmatch(r"\d+", a)] or [0, 1]
         else:

@@ -118,6 +118,13 @@ class Translation:
     constants: dict[str, Any]         # names the code reads that the loader binds (struct layouts ...)
 
 
+class _Wrap:
+    """One node seen as a list of children (a nested template declaration collected like a namespace's)."""
+
+    def __init__(self, node: Node):
+        self.named_children = [node]
+
+
 class _ClassDecl:
     def __init__(self, name: str, node: Node, unit: Unit, tparams: list[tuple[str, str, CType | None]],
                  is_struct: bool):
@@ -130,6 +137,7 @@ class _ClassDecl:
         self.insts: dict[tuple[Any, ...], _Inst] = {}
         #: explicit specialisations ``template <> struct X<half> {...}``: (their argument list, node, unit)
         self.specialisations: list[tuple[Node, Node, Unit]] = []
+        self.base: Node | None = None        # the base class of ``class K : public Base<...>`` (one, public)
 
 
 class _FuncDecl:
@@ -162,6 +170,24 @@ class _Inst:
     statics: dict[str, E] = field(default_factory=dict)
     methods: dict[str, list[_Method]] = field(default_factory=dict)
     static_lines: dict[str, int] = field(default_factory=dict)
+    base: _Inst | None = None        # the instantiated base class (``class K : public Base<K<T>, T>``)
+
+    def chain(self) -> list[_Inst]:
+        """This class and its bases, most derived first: where a member name is looked up, as in C++."""
+        out, inst = [], self
+        while inst is not None:
+            out.append(inst)
+            inst = inst.base
+        return out
+
+    def field_type(self, name: str) -> CType | None:
+        return next((i.fields[name] for i in self.chain() if name in i.fields), None)
+
+    def static(self, name: str) -> E | None:
+        return next((i.statics[name] for i in self.chain() if name in i.statics), None)
+
+    def method_owner(self, name: str) -> _Inst | None:
+        return next((i for i in self.chain() if name in i.methods), None)
     node: Node | None = None         # the class body instantiated: the primary template's or a specialisation's
     unit: Unit | None = None
     ctor: _Method | None = None
@@ -269,12 +295,15 @@ class Translator:
         self.overrides = dict(constants or {})
         self.classes: dict[str, _ClassDecl] = {}
         self.funcs: dict[str, list[_FuncDecl]] = {}
+        #: explicit specialisations of function templates: name -> [(their template argument list, the function)]
+        self.func_specs: dict[str, list[tuple[Node, _FuncDecl]]] = {}
         self.globals: dict[str, E] = {}
         self.aliases: dict[str, CType] = {}
         self.chunks: list[Chunk] = []
         self.used_struct_names: set[str] = set()
         self.tiling_default: str | None = None
         self.tiling_key: int | None = None          # the launch's tiling key, for TILING_KEY_IS
+        self.last: tuple[Unit, Node] | None = None    # the statement being translated (for an internal error)
         self.trees = trees
         for unit, tree in self.trees:
             check_syntax(unit, tree.root_node)
@@ -314,10 +343,13 @@ class Translator:
                 else:                                   # extern "C" void f(...) {...}
                     self._declare(unit, body, None)
             elif t == "template_declaration":
-                tp = self._tparams(unit, child.child_by_field_name("parameters"))
+                tp = list(tparams or []) + self._tparams(unit, child.child_by_field_name("parameters"))
                 inner = [c for c in child.named_children if c.type != "template_parameter_list"]
                 for c in inner:
-                    self._declare(unit, c, tp)
+                    if c.type == "template_declaration":        # template <T> template <U> K<T>::f<U>(...)
+                        self._collect(unit, _Wrap(c), tp)
+                    else:
+                        self._declare(unit, c, tp)
             elif t in ("comment", "using_declaration", "preproc_call"):
                 continue
             else:
@@ -338,10 +370,19 @@ class Translator:
                     self.classes[cls].out_of_class.setdefault(mname, []).append((node, unit, tparams or []))
                     return
                 fname = name_node.child_by_field_name("name").text.decode()
+            elif name_node is not None and name_node.type == "template_function":   # template <> T f<half>()
+                fname = name_node.child_by_field_name("name").text.decode()
+                specs = self.func_specs.setdefault(fname, [])
+                # its own Python name (f_spec0, f_spec1 ...): two specialisations are two functions
+                specs.append((name_node.child_by_field_name("arguments"),
+                              _FuncDecl(f"{fname}_spec{len(specs)}", node, unit, [])))
+                return
             else:
                 fname = name_node.text.decode() if name_node is not None else ""
             self.funcs.setdefault(fname, []).append(_FuncDecl(fname, node, unit, tparams or []))
         elif t == "declaration":
+            if any(d.type == "function_declarator" for d in node.children_by_field_name("declarator")):
+                return                                  # a prototype: the definition says all
             self._declare_global(unit, node)
         elif t in ("alias_declaration", "type_definition"):
             name, ctype = self._alias(unit, node, {})
@@ -388,10 +429,14 @@ class Translator:
         name_node = node.child_by_field_name("name")
         if name_node is None:
             return
-        if any(c.type == "base_class_clause" for c in node.named_children):
-            base = next(c for c in node.named_children if c.type == "base_class_clause")
-            raise self.error(unit, base, "class inheritance is not supported",
-                             "write the kernel as one class (members and methods of its own)")
+        base = next((c for c in node.named_children if c.type == "base_class_clause"), None)
+        if base is not None:
+            bases = [c for c in base.named_children if c.type != "access_specifier"]
+            if len(bases) != 1 or any(c.type == "virtual" for c in base.children) or \
+                    any(c.text.decode() in ("private", "protected") for c in base.named_children
+                        if c.type == "access_specifier"):
+                raise self.error(unit, base, "only single public non-virtual inheritance is supported",
+                                 "derive from one base class: class K : public Base<K<T>, T> { ... }")
         is_struct = node.type == "struct_specifier"
         body = node.child_by_field_name("body")
         for member in body.named_children if body is not None else []:
@@ -413,6 +458,7 @@ class Translator:
             return
         old = self.classes.get(name)
         decl = _ClassDecl(name, node, unit, tparams, is_struct)
+        decl.base = next((c for c in base.named_children if c.type != "access_specifier"), None) if base else None
         if old is not None:
             decl.specialisations = old.specialisations
         self.classes[name] = decl
@@ -487,6 +533,9 @@ class Translator:
         if t == "qualified_identifier":
             scope = node.child_by_field_name("scope")
             inner = node.child_by_field_name("name")
+            member = self._member_type(unit, scope, inner, bind, inst)
+            if member is not None:
+                return member
             if scope is not None and scope.type == "namespace_identifier" and scope.text.decode() in (
                     "std",) and inner.text.decode() not in ("size_t", "int64_t", "uint64_t", "int32_t", "uint32_t"):
                 raise self.error(unit, node, f"the standard library type '{node.text.decode()}' is not available "
@@ -508,6 +557,37 @@ class Translator:
             raise self.error(unit, node, "decltype is not supported", "name the type")
         raise self.error(unit, node, f"this type ({t}) is not supported")
 
+    def _member_type(self, unit: Unit, scope: Node | None, inner: Node, bind: dict[str, Any],
+                     inst: _Inst | None) -> CType | None:
+        """A type named through a class: ``std::conditional<c, A, B>::type``, ``std::conditional_t<c, A, B>``,
+        ``typename ComputeType<T>::type`` (a member alias of a class of the kernel)."""
+        if scope is not None and scope.type == "namespace_identifier" and scope.text.decode() == "std" and \
+                inner.type == "template_type" and inner.child_by_field_name("name").text.decode() == "conditional_t":
+            args = self.template_args(unit, inner.child_by_field_name("arguments"), bind, inst)
+            return self._conditional(unit, inner, args)
+        if scope is not None and scope.type == "namespace_identifier" and scope.text.decode() == "std" and \
+                inner.type == "qualified_identifier":
+            return self._member_type(unit, inner.child_by_field_name("scope"), inner.child_by_field_name("name"),
+                                     bind, inst)
+        if scope is not None and scope.type == "template_type" and inner.type == "type_identifier":
+            name = scope.child_by_field_name("name").text.decode()
+            args = self.template_args(unit, scope.child_by_field_name("arguments"), bind, inst)
+            if name == "conditional" and inner.text.decode() == "type":
+                return self._conditional(unit, scope, args)
+            if name in self.classes:
+                cinst = self.instantiate_class(unit, scope, self.classes[name], args)
+                alias = inner.text.decode()
+                for i in cinst.chain():
+                    if alias in i.aliases:
+                        return i.aliases[alias]
+                raise self.error(unit, inner, f"'{alias}' is not a type member of '{name}'")
+        return None
+
+    def _conditional(self, unit: Unit, node: Node, args: tuple[Any, ...]) -> CType:
+        if len(args) != 3 or not isinstance(args[1], CType) or not isinstance(args[2], CType):
+            raise self.error(unit, node, "std::conditional<condition, A, B> takes a constant and two types")
+        return args[1] if args[0] else args[2]
+
     def named_type(self, unit: Unit, node: Node, name: str, args: tuple[Any, ...] | None, bind: dict[str, Any],
                    inst: _Inst | None) -> CType:
         if args is None:
@@ -527,8 +607,11 @@ class Translator:
             if not args or not isinstance(args[0], CType) or args[0].kind not in ("int", "float", "bool"):
                 raise self.error(unit, node, f"{name} needs an element type: {name}<float>, {name}<half>, ...")
             return CType("api", name, args=args[:1])
-        if name in ("TQue", "TQueBind", "TBuf", "TPipe"):
-            return CType("api", "TQue" if name == "TQueBind" else name, args=args or ())
+        if name in ("TQue", "TBuf", "TPipe"):
+            if name == "TQue" and args and (len(args) > 2 or (len(args) == 2 and not isinstance(args[1], int))):
+                raise self.error(unit, node, f"TQue<{', '.join(_spell(a) for a in args)}>: a queue takes a "
+                                 "position and a depth", "TQue<QuePosition::VECIN, BUFFER_NUM>")
+            return CType("api", name, args=args or ())
         if name in api.STRUCTS:
             return CType("pstruct", name, args=args or ())
         if name in api.ENUMS:
@@ -541,6 +624,9 @@ class Translator:
                 raise self.error(unit, node, f"the class template '{name}' needs its template arguments: "
                                  f"{name}<...>")
             return self.instantiate_class(unit, node, decl, args or ()).ctype
+        if name in api.UNMODELLED_TYPES:
+            raise self.error(unit, node, f"the AscendC type '{name}' is not modelled by the simulator",
+                             api.UNMODELLED_TYPES[name])
         if name in ("std", "string", "vector") or name.startswith("std"):
             raise self.error(unit, node, f"'{name}' is not available on the AI Core",
                              "kernels use AscendC types and fixed-width integers")
@@ -604,6 +690,11 @@ class Translator:
 
     def _members(self, inst: _Inst) -> None:
         decl, unit = inst.decl, inst.unit
+        if decl.base is not None and inst.node is decl.node:
+            btype = self.type_of(unit, decl.base, inst.bind, inst)
+            if btype.kind != "struct":
+                raise self.error(unit, decl.base, f"the base class must be a class of the kernel, not {btype}")
+            inst.base = self._inst_by_name(btype.name)
         body = inst.node.child_by_field_name("body")
         for m in body.named_children:
             t = m.type
@@ -718,7 +809,7 @@ class Translator:
         unit = inst.unit
         lines: list[tuple[str, int]] = []
         line0 = inst.node.start_point[0] + 1
-        lines.append((f"class {inst.pyname}:", line0))
+        lines.append((f"class {inst.pyname}({inst.base.pyname}):" if inst.base else f"class {inst.pyname}:", line0))
         doc = f"{'struct' if inst.decl.is_struct else 'class'} {inst.decl.name}" + (
             f"<{', '.join(_spell(a) for a in inst.args)}>" if inst.args else "")
         lines.append((f"    {doc!r}", line0))
@@ -730,6 +821,8 @@ class Translator:
             params = fx.params(inst.ctor.node)
         fx.out = []
         fx.indent = 2
+        if inst.base is not None:                       # the base's members first, as C++ constructs them
+            fx.emit(f"{inst.base.pyname}.__init__(this)", line0)
         for name, ftype, value_node, dnode in inst.field_nodes:
             line = dnode.start_point[0] + 1
             fx.line = line
@@ -799,6 +892,10 @@ class Translator:
         key = targs
         if key in fdecl.insts:
             return fdecl.insts[key]
+        for args_node, spec in self.func_specs.get(fdecl.name, []):
+            if targs and self.template_args(spec.unit, args_node, {}) == targs:     # template <> f<half>() {...}
+                fdecl.insts[key] = self.function(spec, (), call_node, unit)
+                return fdecl.insts[key]
         if len(targs) != len(fdecl.tparams):
             where_unit = unit or fdecl.unit
             raise self.error(where_unit, call_node or fdecl.node, f"'{fdecl.name}' takes {len(fdecl.tparams)} "
@@ -819,6 +916,13 @@ class Translator:
         targ_text = f"<{', '.join(_spell(a) for a in targs)}>" if targs else ""
         self.chunks.append(Chunk(fdecl.unit.source.name, pyname, "function", lines, cxx_name=fdecl.name + targ_text))
         return pyname, ret
+
+    def _inst_by_name(self, pyname: str) -> _Inst:
+        for decl in self.classes.values():
+            for inst in decl.insts.values():
+                if inst.pyname == pyname:
+                    return inst
+        raise KeyError(pyname)
 
     def struct_layout(self, inst: _Inst) -> tuple[str, int, list[tuple[str, CType]]]:
         """``struct`` format, size and fields of a plain struct read from tiling bytes (natural C alignment)."""
@@ -858,6 +962,8 @@ _METHOD_INTS = {"I": INT32, "U8": INT_TYPES["uint8_t"], "U32": INT_TYPES["uint32
 
 
 def _mangle(a: Any) -> str:
+    if isinstance(a, tuple):                       # an enum value given as a template argument: ("enum", "VECIN")
+        return str(a[1])
     if isinstance(a, CType):
         return re.sub(r"\W", "", a.spelled().replace("*", "p"))
     return str(int(a)) if not isinstance(a, bool) else ("true" if a else "false")
@@ -1107,6 +1213,7 @@ class _Func:
         self.scopes.pop()
 
     def statement(self, node: Node) -> None:
+        self.tr.last = (self.unit, node)
         t = node.type
         self.line = node.start_point[0] + 1
         if t == "compound_statement":
@@ -1456,12 +1563,13 @@ class _Func:
             return E(_const_code(b, ctype), ctype, b)
         inst = self.inst
         if inst is not None:
-            if name in inst.fields:
-                return E(f"this.{name}", inst.fields[name])
-            if name in inst.statics:
-                s = inst.statics[name]
-                return E(s.code, s.t, s.const)
-            if name in inst.methods:
+            ftype = inst.field_type(name)
+            if ftype is not None:
+                return E(f"this.{name}", ftype)
+            st = inst.static(name)
+            if st is not None:
+                return E(st.code, st.t, st.const)
+            if inst.method_owner(name) is not None:
                 return E("", VOID, ref=("method", "this", inst, name))
             if name in inst.aliases:
                 return E("", inst.aliases[name], is_type=True)
@@ -1527,8 +1635,8 @@ class _Func:
             ctype = self.tr.type_of(self.unit, scope, self.bind, self.inst)   # X<T>::value, K::BUFFER_NUM
             if ctype.kind == "struct":
                 cinst = self._inst_of(ctype)
-                if n in cinst.statics:
-                    st = cinst.statics[n]
+                st = cinst.static(n)
+                if st is not None:
                     return E(st.code, st.t, st.const)
                 raise self.err(inner, f"'{n}' is not a static member of '{cinst.decl.name}'")
         if s == "std" and ((inner.type == "template_function" and inner.child_by_field_name("name").text.decode()
@@ -1586,12 +1694,13 @@ class _Func:
             raise self.err(node, f"'.' on a pointer ({t})", "use '->'")
         if t.kind == "struct":
             inst = self._inst_of(t)
-            if fname in inst.fields:
-                return E(f"{base.code}.{fname}", inst.fields[fname])
-            if fname in inst.statics:
-                s = inst.statics[fname]
-                return E(s.code, s.t, s.const)
-            if fname in inst.methods:
+            ftype = inst.field_type(fname)
+            if ftype is not None:
+                return E(f"{base.code}.{fname}", ftype)
+            st = inst.static(fname)
+            if st is not None:
+                return E(st.code, st.t, st.const)
+            if inst.method_owner(fname) is not None:
                 return E("", VOID, ref=("method", base.code, inst, fname))
             raise self.err(fnode, f"'{fname}' is not a member of '{inst.decl.name}'")
         if t.kind == "pstruct":
@@ -1700,6 +1809,8 @@ class _Func:
             off = self.convert(b, INT64, node)
             sign = "+" if op == "+" else "-"
             return E(f"({a.code} {sign} {off}{'' if size == 1 else f' * {size}'})", a.t)
+        if op in ("==", "!=") and {a.t.kind, b.t.kind} <= {"ptr", "null"}:
+            return E(f"({a.code} {'is' if op == '==' else 'is not'} {b.code})", BOOL)
         if a.t.kind == "enum" and b.t.kind == "enum" and op in ("==", "!="):
             return E(f"({a.code} {op} {b.code})", BOOL,
                      (a.const == b.const) == (op == "==") if a.const is not NC and b.const is not NC else NC)
@@ -1906,9 +2017,9 @@ class _Func:
         if fn.type != "template_function" or name not in self.tr.funcs:
             callee = self.lookup(name)
         if callee is None:
-            if name in self.tr.funcs and not (self.inst and name in self.inst.methods):
+            if name in self.tr.funcs and not (self.inst and self.inst.method_owner(name)):
                 return self.user_call(node, name, targs, arg_nodes)
-            if self.inst is not None and name in self.inst.methods:
+            if self.inst is not None and self.inst.method_owner(name) is not None:
                 return self.call_method(node, "this", self.inst, name, targs, arg_nodes)
             if name in api.FUNCTIONS:
                 return self.api_call(node, name, targs, arg_nodes)
@@ -2020,6 +2131,9 @@ class _Func:
 
     def call_method(self, node: Node, obj: str, inst: _Inst, name: str, targs: tuple[Any, ...],
                     arg_nodes: list[Node]) -> E:
+        """``obj.name(args)`` on a class of the kernel, bound statically as C++ binds a non-virtual call: the
+        method of the class (or nearest base) that declares it, called as ``Class.method(obj, ...)``."""
+        inst = inst.method_owner(name) or inst
         cands = [m for m in inst.methods[name] if self._arity(m.node) == len(arg_nodes)]
         if not cands:
             raise self.err(node, f"'{inst.decl.name}::{name}' takes {self._arity(inst.methods[name][0].node)} "
@@ -2036,7 +2150,7 @@ class _Func:
             bind[n] = a
         ptypes = self._param_types(m.node, bind, inst, m.unit)
         args = self.args_for(arg_nodes, ptypes, node, f"'{inst.decl.name}::{name}'")
-        return E(f"{obj}.{pyname}({', '.join(args)})", ret)
+        return E(f"{inst.pyname}.{pyname}({', '.join([obj, *args])})", ret)
 
     def method_call(self, node: Node, fn: Node, arg_nodes: list[Node]) -> E:
         target = self.x_field_expression(fn)
@@ -2182,7 +2296,7 @@ class _Func:
                 else:
                     out.append(v.code)
         rtype = INT64 if chosen.returns == "int64" else VOID
-        return E(f"{name}({', '.join(out)})", rtype)
+        return E(f"{api.PYTHON_NAME.get(name, name)}({', '.join(out)})", rtype)
 
     def _kind_ok(self, kind: str, v: E | None) -> bool:
         if v is None:
@@ -2246,6 +2360,8 @@ class _Func:
         return E("", VOID)
 
     b_REGISTER_TILING_FOR_TILINGKEY = b_KERNEL_TASK_TYPE_DEFAULT
+    b_ENABLE_PRINTF = b_KERNEL_TASK_TYPE_DEFAULT           # AscendC's printf switch: nothing to switch here
+    b_SetKernelMode = b_KERNEL_TASK_TYPE_DEFAULT           # AIV_MODE: the simulated core is a vector core
     b_SetSysWorkspaceForce = b_KERNEL_TASK_TYPE_DEFAULT
 
     def b_TILING_KEY_IS(self, node: Node, args: list[Node], statement: bool) -> E:
