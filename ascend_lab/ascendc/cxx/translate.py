@@ -118,6 +118,19 @@ class Translation:
     constants: dict[str, Any]         # names the code reads that the loader binds (struct layouts ...)
 
 
+class _TParams(list):
+    """A template's parameters, (kind, name, type) each, with their default arguments (``int N = 2``)."""
+
+    def __init__(self, items: Any = ()):
+        super().__init__(items)
+        self.defaults: list[tuple[Any, Node | None]] = list(getattr(items, "defaults", [(None, None)] * len(self)))
+
+    def __add__(self, other: Any) -> _TParams:
+        out = _TParams(list(self) + list(other))
+        out.defaults = self.defaults + list(getattr(other, "defaults", [(None, None)] * len(other)))
+        return out
+
+
 class _Wrap:
     """One node seen as a list of children (a nested template declaration collected like a namespace's)."""
 
@@ -315,17 +328,20 @@ class Translator:
         return _error(unit, node, reason, hint)
 
     # ---- declarations -----------------------------------------------------------------------------------------
-    def _tparams(self, unit: Unit, node: Node) -> list[tuple[str, str, CType | None]]:
-        out = []
+    def _tparams(self, unit: Unit, node: Node) -> _TParams:
+        out = _TParams()
         for p in node.named_children:
+            default = p.child_by_field_name("default_type") or p.child_by_field_name("default_value")
             if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration"):
                 name = p.child_by_field_name("name") or next((c for c in p.named_children
                                                                if c.type == "type_identifier"), None)
                 out.append(("type", name.text.decode() if name else "", None))
+                out.defaults.append((unit, default))
             elif p.type in ("parameter_declaration", "optional_parameter_declaration"):
                 t = self.type_of(unit, p.child_by_field_name("type"), {})
                 d = p.child_by_field_name("declarator")
                 out.append(("value", d.text.decode() if d else "", t))
+                out.defaults.append((unit, default))
             elif p.type == "variadic_type_parameter_declaration":
                 raise self.error(unit, p, "variadic templates are not supported",
                                  "write the template with a fixed list of parameters")
@@ -343,7 +359,7 @@ class Translator:
                 else:                                   # extern "C" void f(...) {...}
                     self._declare(unit, body, None)
             elif t == "template_declaration":
-                tp = list(tparams or []) + self._tparams(unit, child.child_by_field_name("parameters"))
+                tp = _TParams(tparams or []) + self._tparams(unit, child.child_by_field_name("parameters"))
                 inner = [c for c in child.named_children if c.type != "template_parameter_list"]
                 for c in inner:
                     if c.type == "template_declaration":        # template <T> template <U> K<T>::f<U>(...)
@@ -383,6 +399,9 @@ class Translator:
         elif t == "declaration":
             if any(d.type == "function_declarator" for d in node.children_by_field_name("declarator")):
                 return                                  # a prototype: the definition says all
+            if tparams:
+                raise self.error(unit, node, "variable templates are not supported",
+                                 "write a static constexpr member of a class template, or std::is_same_v<A, B>")
             self._declare_global(unit, node)
         elif t in ("alias_declaration", "type_definition"):
             name, ctype = self._alias(unit, node, {})
@@ -447,6 +466,9 @@ class Translator:
                                  "AscendC kernels do not use virtual dispatch: make it a plain method")
         if name_node.type == "template_type":           # template <> struct X<half> {...}
             name = name_node.child_by_field_name("name").text.decode()
+            if tparams:
+                raise self.error(unit, name_node, f"the partial specialisation '{name_node.text.decode()}' is not "
+                                 "supported", "test types with std::is_same_v<A, B> and if constexpr instead")
             decl = self.classes.get(name)
             if decl is None:
                 raise self.error(unit, name_node, f"a specialisation of '{name}' before its primary template")
@@ -482,12 +504,12 @@ class Translator:
                 value = _convert_const(self.const_eval(unit, d.child_by_field_name("value"), {}), ctype)
             self.globals[name] = E(_const_code(value, ctype), ctype, value)
 
-    def _alias(self, unit: Unit, node: Node, bind: dict[str, Any]) -> tuple[str, CType]:
+    def _alias(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None = None) -> tuple[str, CType]:
         if node.type == "alias_declaration":
             return (node.child_by_field_name("name").text.decode(),
-                    self.type_of(unit, node.child_by_field_name("type"), bind))
+                    self.type_of(unit, node.child_by_field_name("type"), bind, inst))
         decl = node.child_by_field_name("declarator")
-        return decl.text.decode(), self.type_of(unit, node.child_by_field_name("type"), bind)
+        return decl.text.decode(), self.type_of(unit, node.child_by_field_name("type"), bind, inst)
 
     @staticmethod
     def _declarator_name(decl: Node | None) -> Node | None:
@@ -662,7 +684,21 @@ class Translator:
         return any(last in members for _, members in api.ENUMS.values()) or last in api.UNMODELLED_POSITIONS
 
     # ---- class instantiation ----------------------------------------------------------------------------------
+    def with_defaults(self, tparams: list[Any], args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` completed with the template's default arguments (evaluated with the ones before them)."""
+        defaults = getattr(tparams, "defaults", None)
+        if len(args) >= len(tparams) or not defaults:
+            return args
+        out = list(args)
+        for (kind, _pname, _ptype), (dunit, dnode) in list(zip(tparams, defaults, strict=True))[len(args):]:
+            if dnode is None:
+                break
+            bind = {n: a for (_k, n, _t), a in zip(tparams, out, strict=False)}
+            out.append(self.type_of(dunit, dnode, bind) if kind == "type" else self.const_eval(dunit, dnode, bind))
+        return tuple(out)
+
     def instantiate_class(self, unit: Unit, node: Node, decl: _ClassDecl, args: tuple[Any, ...]) -> _Inst:
+        args = self.with_defaults(decl.tparams, args)
         key = args
         if key in decl.insts:
             return decl.insts[key]
@@ -717,7 +753,7 @@ class Translator:
                 self._field(inst, m)
                 continue
             if t in ("alias_declaration", "type_definition"):
-                name, ctype = self._alias(unit, m, inst.bind)
+                name, ctype = self._alias(unit, m, inst.bind, inst)
                 inst.aliases[name] = ctype
                 continue
             if t == "static_assert_declaration":
@@ -889,6 +925,7 @@ class Translator:
 
     def function(self, fdecl: _FuncDecl, targs: tuple[Any, ...], call_node: Node | None, unit: Unit | None,
                  entry: bool = False) -> tuple[str, CType]:
+        targs = self.with_defaults(fdecl.tparams, targs)
         key = targs
         if key in fdecl.insts:
             return fdecl.insts[key]
@@ -1989,6 +2026,10 @@ class _Func:
                 fname_node = fname_node.child_by_field_name("name")
         if fn.type == "field_expression":
             return self.method_call(node, fn, arg_nodes)
+        if fn.type == "parenthesized_expression" and len(arg_nodes) == 1:     # (T)(x): a C cast, parsed as a call
+            inner = self.expr(fn.named_children[0])
+            if inner.is_type:
+                return self.cast(self.expr(arg_nodes[0]), inner.t, node)
         name = fname_node.text.decode()
         if name in ("static_cast", "reinterpret_cast", "const_cast"):
             if name == "reinterpret_cast":
@@ -2389,6 +2430,27 @@ class _Func:
         return E(f"_cx_assert({test}, {text!r})", VOID)
 
     b_assert = b_ASSERT
+
+    def _ceil_div(self, node: Node, args: list[Node], name: str) -> tuple[E, E, E]:
+        if len(args) != 2:
+            raise self.err(node, f"{name}(value, alignment) takes 2 arguments")
+        a, b = self.expr(args[0]), self.expr(args[1])
+        one = E("1", INT32, 1)
+        q = self.binop("/", self.binop("-", self.binop("+", a, b, node), one, node), b, node)
+        return a, b, q
+
+    def b_CeilDiv(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``CeilDiv(a, b)``: (a + b - 1) / b in the arguments' integer type."""
+        return self._ceil_div(node, args, "CeilDiv")[2]
+
+    b_DivCeil = b_CeilDiv
+
+    def b_AlignUp(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``AlignUp(a, b)``: a rounded up to a multiple of b, ``(a + b - 1) / b * b``."""
+        _a, b, q = self._ceil_div(node, args, "AlignUp")
+        return self.binop("*", q, b, node)
+
+    b_CeilAlign = b_AlignUp
 
     def b_GetBlockIdx(self, node: Node, args: list[Node], statement: bool) -> E:
         if args:
