@@ -616,3 +616,87 @@ def test_compiles_are_cached_and_fast():
     assert cxx.compile(src, name="<probe.cpp>") is k1
     assert k1.instance() is k1.instance()
     assert cold < 5.0          # generous: the benchmark measures the < 0.5 s target on a quiet machine
+
+
+CRTP = """
+#include "kernel_operator.h"
+using namespace AscendC;
+template <typename Derived, typename T, int32_t N = 64>
+class Base {
+public:
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR y)
+    {
+        xGm.SetGlobalBuffer((__gm__ T*)x, N);
+        yGm.SetGlobalBuffer((__gm__ T*)y, N);
+        pipe.InitBuffer(q, 1, N * sizeof(T));
+        LocalTensor<T> t = q.template AllocTensor<T>();
+        DataCopy(t, xGm, N);
+        PipeBarrier<PIPE_ALL>();
+        static_cast<Derived*>(this)->Compute(t);        // CRTP: the derived class's step
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yGm, t, N);
+        q.FreeTensor(t);
+    }
+    __aicore__ inline int32_t Scale() { return 2; }
+protected:
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    GlobalTensor<T> xGm, yGm;
+};
+template <typename T>
+struct Wide { using type = T; };
+template <>
+struct Wide<half> { using type = float; };
+template <typename T>
+__aicore__ inline T Offset();
+template <>
+__aicore__ inline float Offset<float>() { return 1.0f; }
+template <>
+__aicore__ inline half Offset<half>() { return static_cast<half>(3.0f); }
+template <typename T>
+class Twice : public Base<Twice<T>, T> {
+public:
+    using W = typename Wide<T>::type;
+    using C = std::conditional_t<sizeof(T) == 2, half, float>;
+    __aicore__ inline void Compute(LocalTensor<T>& t)
+    {
+        W w = static_cast<W>(this->Scale());
+        Muls(t, t, static_cast<T>(w), 64);
+        Adds(t, t, Offset<T>(), 64);
+        C c = (C)(0.5f);
+        Adds(t, t, static_cast<T>(c), 64);
+    }
+};
+template <typename D_T>
+__global__ __aicore__ void twice(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    Twice<D_T> op;
+    op.Run(x, y);
+}
+"""
+
+
+@pytest.mark.parametrize("dt, offset", [(np.float32, 1.0), (np.float16, 3.0)])
+def test_crtp_inheritance_member_types_specialisations_defaults_and_a_type_template_entry(dt, offset):
+    k = cxx.compile(CRTP, name="<crtp.cpp>")
+    assert k.type_params == {"D_T"}
+    x = np.arange(64).astype(dt) / dt(8)
+    out = gm_from_array(None, "y", nbytes=x.nbytes)
+    run = launch(k, 1, [gm_from_array(x, "x"), out], b"", SOC, outputs=(1,), record=True, D_T=dt)
+    got = out.ptr.allocation.buffer[:x.nbytes].view(dt)
+    assert np.array_equal(got, ((x * dt(2)) + dt(offset)) + dt(0.5))
+    assert [e.instr for e in run.trace.events if e.pipe == "V"] == ["Muls", "Adds", "Adds"]
+    src = k.python_source(D_T=dt)
+    assert "class Twice_" in src and "(Base_Twice" in src        # a Python subclass of the instantiated base
+
+
+def test_a_gap_of_the_front_end_is_a_compile_error_not_a_traceback(monkeypatch):
+    from ascend_lab.ascendc.cxx import translate
+
+    def broken(self, node):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(translate._Func, "x_binary_expression", broken)
+    with pytest.raises(KernelCompileError) as err:
+        cxx.compile(API_KERNEL.format(BODY="int32_t k = 1 + 2;\n    Muls(y, x, 0.5f, 256);"), name="<gap.cpp>")
+    text = str(err.value)
+    assert "front end cannot translate this (RuntimeError: boom)" in text and text.startswith("<gap.cpp>:")

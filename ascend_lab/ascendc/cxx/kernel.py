@@ -34,7 +34,7 @@ from ..core import GetBlockIdx, GetBlockNum
 from ..numerics import RoundMode
 from ..pipe import VECCALC, VECIN, VECOUT, TBuf, TPipe, TQue
 from . import runtime as _rt
-from .ctypes import DTYPE_OF
+from .ctypes import DTYPE_OF, scalar_type
 from .errors import KernelCompileError, Where
 from .preprocess import Preprocessed, SourceFile, preprocess
 from .translate import Chunk, Translator, parse
@@ -265,7 +265,10 @@ class CxxKernel:
             raise KernelCompileError(f"no kernel entry '{entry_name}' in {sources[0].name}")
         self._entry_decl = decls[0]
         self.template_params = [n for _k, n, _t in decls[0].tparams]
-        self.template_values = {n: pre.template_args.get(n) for n in self.template_params}
+        #: which template parameters are types (``template <typename D_T>``: a launch gives a dtype)
+        self.type_params = {n for k, n, _t in decls[0].tparams if k == "type"}
+        self.template_values = {n: _declared(pre.template_args.get(n), n in self.type_params)
+                                for n in self.template_params}
         self.params = self._entry_params()
 
     def _entry_params(self) -> list[str]:
@@ -332,6 +335,13 @@ class CxxKernel:
                                 "tiling key picks it)")
             v = template[n]
             declared = self.template_values.get(n)
+            if n in self.type_params:
+                v = np.dtype(v)
+                if declared and v not in declared:
+                    raise ValueError(f"{n}={v} is not one of the element types the kernel's tiling key declares "
+                                     f"({', '.join(map(str, declared))})")
+                targs.append(scalar_type(c_type_name(v)))
+                continue
             if declared and int(v) not in declared:
                 raise ValueError(f"{n}={v} is not one of the values the kernel's tiling key declares "
                                  f"({', '.join(map(str, declared))})")
@@ -360,8 +370,15 @@ class CxxKernel:
         tr.tiling_key = key
         try:
             entry, _ = tr.function(tr.funcs[self.entry_name][0], targs, None, None, entry=True)
-        except RecursionError:
-            raise KernelCompileError("the kernel nests too deeply to translate") from None
+        except KernelCompileError:
+            raise
+        except Exception as exc:     # a gap of the front end: said at the statement, never as a Python traceback
+            where = tr.error(*tr.last, "") if tr.last else None
+            raise KernelCompileError(f"the front end cannot translate this ({type(exc).__name__}: {exc}); this is "
+                                     "a gap of the simulator, not necessarily of your kernel",
+                                     where.where if where else None, "write the statement more plainly, and "
+                                     "report the construct",
+                                     where.source_line if where else None) from None
         layouts = {}
         for decl_ in tr.classes.values():
             for inst in decl_.insts.values():
@@ -412,6 +429,20 @@ def _entries(sources: list[SourceFile]) -> list[str]:
             if m.group(1) not in names and m.group(1) not in ("void", "inline"):
                 names.append(m.group(1))
     return names
+
+
+#: ``ASCENDC_TPL_DATATYPE_DECL`` names -> the element types they stand for
+_C_DT = {"C_DT_FLOAT": "float", "C_DT_FLOAT16": "half", "C_DT_BF16": "bfloat16_t", "C_DT_INT8": "int8_t",
+         "C_DT_UINT8": "uint8_t", "C_DT_INT16": "int16_t", "C_DT_UINT16": "uint16_t", "C_DT_INT32": "int32_t",
+         "C_DT_UINT32": "uint32_t", "C_DT_INT64": "int64_t", "C_DT_UINT64": "uint64_t", "C_DT_DOUBLE": "double",
+         "C_DT_BOOL": "bool"}
+
+
+def _declared(values: list[Any] | None, is_type: bool) -> list[Any] | None:
+    """A template parameter's declared values: integers, or (a type parameter) numpy dtypes."""
+    if not values or not is_type:
+        return values
+    return [DTYPE_OF[_C_DT[v]] for v in values if v in _C_DT]
 
 
 def c_type_name(dt: Any) -> str:

@@ -2058,7 +2058,8 @@ class _Func:
         if fn.type != "template_function" or name not in self.tr.funcs:
             callee = self.lookup(name)
         if callee is None:
-            if name in self.tr.funcs and not (self.inst and self.inst.method_owner(name)):
+            if (name in self.tr.funcs or name in self.tr.func_specs) and not (
+                    self.inst and self.inst.method_owner(name)):
                 return self.user_call(node, name, targs, arg_nodes)
             if self.inst is not None and self.inst.method_owner(name) is not None:
                 return self.call_method(node, "this", self.inst, name, targs, arg_nodes)
@@ -2150,6 +2151,15 @@ class _Func:
         return tuple(got[n] for n in names)
 
     def user_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        if name not in self.tr.funcs:                    # only specialisations are defined: pick by the arguments
+            spec = next((f for args_node, f in self.tr.func_specs[name]
+                         if self.tr.template_args(f.unit, args_node, {}) == targs), None)
+            if spec is None:
+                raise self.err(node, f"no specialisation of '{name}' for <{', '.join(_spell(a) for a in targs)}>",
+                               "define the template, or a specialisation for these arguments")
+            pyname, ret = self.tr.function(spec, (), node, self.unit)
+            args = self.args_for(arg_nodes, self._param_types(spec.node, {}, None, spec.unit), node, f"'{name}'")
+            return E(f"{pyname}({', '.join(args)})", ret)
         cands = [f for f in self.tr.funcs[name] if self._arity(f.node) == len(arg_nodes)]
         if not cands:
             raise self.err(node, f"'{name}' takes {self._arity(self.tr.funcs[name][0].node)} arguments, "
