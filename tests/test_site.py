@@ -228,7 +228,15 @@ def _settle(page, html: str) -> None:
         page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     if "application/vnd.jupyter.widget-view+json" in html:
         page.wait_for_selector(".jupyter-widgets", state="attached", timeout=20_000)
-    page.wait_for_load_state("networkidle")
+    # Chromium over file:// now and then never reports a page idle (seen on loaded hosts, with or without the site's
+    # own scripts); after 10 s, settle on what idle is for: every image decoded and the fonts loaded.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_load_state("networkidle", timeout=10_000)
+    except PlaywrightTimeout:
+        page.wait_for_function("() => [...document.images].every(i => i.complete) "
+                               "&& document.fonts.status === 'loaded'", timeout=20_000)
 
 
 def _file_url(rel: str) -> str:

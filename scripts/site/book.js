@@ -1,0 +1,73 @@
+// Site-wide script for the book (issue 26), added to every page by html_js_files in _config.yml (served from
+// scripts/site). A classic script in <head>: it runs before the theme's deferred scripts and Sphinx's search.
+(function () {
+  "use strict";
+  const html = document.documentElement;
+
+  // The theme reads the reader's mode from localStorage; a fresh browser has none, and the theme logged
+  // "Got invalid theme mode" on every page. Start from "auto" (follow the system), as the theme's button does.
+  if (!["light", "dark", "auto"].includes(html.dataset.mode)) html.dataset.mode = "auto";
+
+  // Search opened from disk: Sphinx fetches each result page for its excerpt, which browsers refuse over file://
+  // (one console error per result). Show titles only there, and say so on the search page.
+  const fromDisk = location.protocol === "file:";
+  // (documentation_options.js declares it with const: a global binding, not a property of window)
+  // eslint-disable-next-line no-undef
+  if (fromDisk && typeof DOCUMENTATION_OPTIONS !== "undefined") DOCUMENTATION_OPTIONS.SHOW_SEARCH_SUMMARY = false;
+
+  function whenReady(fn) {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fn);
+    else fn();
+  }
+
+  whenReady(function () {
+    const results = document.getElementById("search-results");
+    if (fromDisk && results) {
+      const note = document.createElement("p");
+      note.className = "ascend-search-note";
+      note.textContent = "Opened from disk (file://): the results list page titles only. Serve the site " +
+        "(python -m http.server -d _build/html) to see an excerpt of each page.";
+      results.parentNode.insertBefore(note, results);
+    }
+    // The timeline viewer: a button that gives it the whole window (its tracks get ~70 px on a phone otherwise).
+    document.querySelectorAll(".ascend-lab-timeline-figure").forEach(function (fig) {
+      const frame = fig.querySelector("iframe.ascend-lab-timeline");
+      if (!frame) return;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "ascend-timeline-full-button btn btn-sm";
+      const label = function () {
+        const full = fig.classList.contains("ascend-timeline-full");
+        button.textContent = full ? "Close the full-window view (Esc)" : "Full-window view";
+        button.setAttribute("aria-pressed", String(full));
+      };
+      const toggle = function (on) { fig.classList.toggle("ascend-timeline-full", on); label(); };
+      button.addEventListener("click", function () { toggle(!fig.classList.contains("ascend-timeline-full")); });
+      document.addEventListener("keydown", function (e) { if (e.key === "Escape") toggle(false); });
+      label();
+      fig.insertBefore(button, fig.firstChild);
+    });
+    // Figures on a narrow screen: a tap opens the picture at full size; another tap (or Escape) closes it.
+    document.querySelectorAll(".bd-article img").forEach(function (img) {
+      if (img.closest("a") || img.closest(".animation")) return;
+      img.classList.add("ascend-zoomable");
+      img.addEventListener("click", function () {
+        if (img.naturalWidth <= img.clientWidth + 1) return;      // already shown at full size
+        const layer = document.createElement("div");
+        layer.className = "ascend-zoom";
+        layer.setAttribute("role", "dialog");
+        layer.setAttribute("aria-label", (img.alt || "figure") + " (full size; tap or press Escape to close)");
+        layer.tabIndex = -1;
+        const big = img.cloneNode(false);
+        big.classList.remove("ascend-zoomable");
+        layer.appendChild(big);
+        const close = function () { layer.remove(); document.removeEventListener("keydown", onKey); };
+        const onKey = function (e) { if (e.key === "Escape") close(); };
+        layer.addEventListener("click", close);
+        document.addEventListener("keydown", onKey);
+        document.body.appendChild(layer);
+        layer.focus();
+      });
+    });
+  });
+})();
