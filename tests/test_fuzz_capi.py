@@ -18,6 +18,12 @@ Properties:
 The normal suite runs about 15 s of fuzzing; ``ASCEND_LAB_FUZZ_SECONDS`` (``make fuzz`` sets it) runs longer and
 ``ASCEND_LAB_FUZZ_SEED`` picks the seed. A failure names its episode seed: ``main(seed, 0, episodes=[n])``
 replays it.
+
+Threaded mode (``main_threaded``, issue 25): ``THREADS`` threads fuzz at once, each as its own "process" -- an ACL
+runtime of its own (``base.context.scoped(runtime=...)``), so one thread's ``aclFinalize`` is not another's -- over
+the shared memory pool, kernels, caches and log. Phase 1 of aclnnThresholdBackward is serialised as its docstring
+asks of a multi-threaded caller (CANN keeps the threshold in a file-scope global). Same properties, plus: the
+statuses each thread saw equal those of the same episodes replayed serially afterwards.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections import Counter, defaultdict
@@ -78,13 +85,21 @@ class Fuzzer:
         self.failures: list[str] = []
         self.oracle_checks = 0
         self.predicted = 0
+        self.trail: list[tuple[int, str, str]] = []     # (episode, api, outcome) of every call, in order
         self.episode = 0
 
     # --- plumbing ------------------------------------------------------------------------------------------
+    #: Set in threaded mode: the lock a multi-threaded caller holds around aclnnThresholdBackward's phase 1.
+    phase1_lock: Any = None
+
     def call(self, api: str, fn, *args: Any, **kwargs: Any) -> Any:
         self.calls += 1
         try:
-            res = fn(*args, **kwargs)
+            if self.phase1_lock is not None and api == "aclnnThresholdBackwardGetWorkspaceSize":
+                with self.phase1_lock:
+                    res = fn(*args, **kwargs)
+            else:
+                res = fn(*args, **kwargs)
         except Exception:
             self.fail(f"{api} raised: {traceback.format_exc(limit=4)}")
             raise _Escaped from None
@@ -97,6 +112,7 @@ class Fuzzer:
             if status not in codes:
                 self.fail(f"{api} returned an undocumented status {status!r}")
         self.outcomes[api][key] += 1
+        self.trail.append((self.episode, api, key))
         return res
 
     def fail(self, message: str) -> None:
@@ -468,10 +484,80 @@ def main(seed: int, seconds: float, episodes: list[int] | None = None) -> dict:
             "outcomes": {api: dict(c) for api, c in sorted(fz.outcomes.items())}}
 
 
-def _fuzz_in_subprocess(seed: int, seconds: float) -> dict:
+#: Threads of the threaded mode, and its share of the fuzzing time (the suite's default: a few seconds).
+THREADS = 4
+THREADED_SECONDS = max(SECONDS / 5, 3.0)
+
+
+def main_threaded(seed: int, seconds: float, threads: int = THREADS) -> dict:
+    """``threads`` fuzzers at once for ``seconds``, each on an ACL runtime of its own; then each thread's episodes
+    replayed serially, which must give the same statuses. Returns the report (as ``main``)."""
+    from ascend_lab.base import context
+    soc_before, pool_limit = acl.current_soc().name, rt.pool_limit()
+    process_before = context.process()
+    lock = threading.Lock()
+    fuzzers = [Fuzzer(seed * 1000 + t) for t in range(threads)]
+    episodes: list[list[int]] = [[] for _ in range(threads)]
+    errors: list[str] = []
+    barrier = threading.Barrier(threads)
+    t0 = time.perf_counter()
+
+    def work(t: int) -> None:
+        fz = fuzzers[t]
+        fz.phase1_lock = lock
+        try:
+            with context.scoped(runtime=rt._State(device_memory=FUZZ_DEVICE_BYTES)):
+                barrier.wait()
+                n = 0
+                while time.perf_counter() - t0 < seconds or n < 3:
+                    fz.run_episode(n)
+                    episodes[t].append(n)
+                    n += 1
+        except BaseException:
+            errors.append(traceback.format_exc(limit=6))
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)                        # interleave the threads inside calls, not only between them
+    try:
+        pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+    finally:
+        sys.setswitchinterval(before)
+    threaded_seconds = time.perf_counter() - t0
+    mismatches = []
+    for t, fz in enumerate(fuzzers):                   # the same episodes, one thread, one runtime of their own
+        again = Fuzzer(fz.seed)
+        with context.scoped(runtime=rt._State(device_memory=FUZZ_DEVICE_BYTES)):
+            for e in episodes[t]:
+                again.run_episode(e)
+        if again.trail != fz.trail:
+            first = next((i for i, (a, b) in enumerate(zip(again.trail, fz.trail, strict=False)) if a != b),
+                         min(len(again.trail), len(fz.trail)))
+            mismatches.append(f"thread {t} (seed {fz.seed}): call {first} serial "
+                              f"{again.trail[first:first + 1]} vs threaded {fz.trail[first:first + 1]}")
+    outcomes: dict[str, Counter] = defaultdict(Counter)
+    for fz in fuzzers:
+        for api, c in fz.outcomes.items():
+            outcomes[api].update(c)
+    failures = errors + [f for fz in fuzzers for f in fz.failures] + mismatches
+    state = {"soc": acl.current_soc().name == soc_before, "process": context.process() == process_before,
+             "initialized": not rt.is_initialized(), "device": rt.current_device() is None,
+             "allocated": rt._state.allocated == 0, "pool": rt.pool_bytes() <= rt.pool_limit()
+             and rt.pool_limit() == pool_limit}
+    return {"seed": seed, "threads": threads, "seconds": round(threaded_seconds, 1),
+            "episodes": sum(map(len, episodes)), "calls": sum(fz.calls for fz in fuzzers),
+            "oracle_checks": sum(fz.oracle_checks for fz in fuzzers), "failures": failures[:20],
+            "n_failures": len(failures), "state": state,
+            "outcomes": {api: dict(c) for api, c in sorted(outcomes.items())}}
+
+
+def _fuzz_in_subprocess(seed: int, seconds: float, mode: str = "main") -> dict:
     here = Path(__file__).resolve().parent
     code = (f"import sys, json; sys.path.insert(0, {str(here)!r}); import test_fuzz_capi as f; "
-            f"print(json.dumps(f.main({seed}, {seconds})))")
+            f"print(json.dumps(f.{mode}({seed}, {seconds})))")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=seconds * 3 + 120,
                          cwd=here.parent)
     assert res.returncode == 0, f"the fuzz process died (exit {res.returncode}):\n{res.stderr[-3000:]}"
@@ -495,3 +581,14 @@ def test_fuzz_c_api():
             assert outcomes[api].get(code, 0) > 0, (api, code, outcomes[api])
     assert outcomes["aclrtMalloc"].get(str(acl.ACL_ERROR_RT_MEMORY_ALLOCATION), 0) > 0
     assert outcomes["aclCreateTensor"].get("nullptr", 0) > 0 and outcomes["aclCreateTensor"]["object"] > 0
+
+
+def test_fuzz_c_api_threaded():
+    """THREADS fuzzers at once (each its own ACL runtime, as separate processes would have): nothing escapes, the
+    oracle holds, every thread's statuses equal a serial replay of its episodes, the process state is intact."""
+    report = _fuzz_in_subprocess(SEED, THREADED_SECONDS, "main_threaded")
+    print(f"\nthreaded fuzz seed {report['seed']}: {report['threads']} threads, {report['calls']} calls in "
+          f"{report['episodes']} episodes ({report['seconds']} s), {report['oracle_checks']} oracle checks")
+    assert report["n_failures"] == 0, "\n".join(report["failures"])
+    assert all(report["state"].values()), report["state"]
+    assert report["calls"] > 200 and report["oracle_checks"] > 5, report

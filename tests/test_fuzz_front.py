@@ -16,6 +16,16 @@ Properties:
 
 The normal suite runs about 30 s; ``ASCEND_LAB_FUZZ_SECONDS`` (``make fuzz`` sets it) runs longer and
 ``ASCEND_LAB_FUZZ_SEED`` picks the seed. A failure names its case: ``main(seed, 0, cases=[n])`` replays it.
+
+Two more modes (issue 25), each in a subprocess and bounded like the main one:
+
+* threaded (``main_threaded``): ``THREADS`` fuzzers call the convenience layer and the tiling front door at once
+  (the CLI, which writes sys.stdout, stays serial); the same properties hold in every thread, every thread's outcomes
+  equal a serial replay of its cases, and the process state is unchanged;
+* limits (``main_limits``, run under ``RLIMIT_AS``): broadcast views and arrays too large for the simulated device or
+  the host, element counts at and past int64, absurd UB sizes and SoCs, bad aclFormats, the CLI on shapes the host
+  cannot hold -- a status code, a ValueError/TypeError naming the argument or a one-line CLI error each, never a
+  MemoryError or a traceback.
 """
 
 from __future__ import annotations
@@ -25,9 +35,11 @@ import io
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections import Counter, defaultdict
@@ -69,6 +81,8 @@ class Fuzzer:
         self.failures: list[str] = []
         self.oracle_checks = 0
         self.case = 0
+        self.serial_cli = True                      # threaded mode: the CLI (it writes sys.stdout) is left out
+        self.trail: list[tuple[int, str, str]] = []     # (case, area, outcome) of every call, in order
 
     def fail(self, message: str) -> None:
         self.failures.append(f"case {self.case} (seed {self.seed}): {message}")
@@ -82,11 +96,16 @@ class Fuzzer:
             if not str(exc).strip():
                 self.fail(f"{area}: {type(exc).__name__} without a message")
             self.outcomes[area][type(exc).__name__] += 1
+            self.trail.append((self.case, area, f"{type(exc).__name__}: {exc}"))
             return type(exc).__name__, exc
         except Exception:
             self.fail(f"{area} raised {traceback.format_exc(limit=6)}")
             self.outcomes[area]["escaped"] += 1
+            self.trail.append((self.case, area, "escaped"))
             return "escaped", None
+        status = getattr(result, "status", None)
+        self.trail.append((self.case, area, type(result).__name__ if status is None else
+                           f"status {status}" + (f": {result.messages[-1:]}" if status in (361001, 561000) else "")))
         return "ok", result
 
     # --- random arrays ---------------------------------------------------------------------------------------
@@ -347,7 +366,7 @@ class Fuzzer:
         what = self.rng.random()
         if what < 0.5:
             self.convenience()
-        elif what < 0.8:
+        elif what < 0.8 or not self.serial_cli:
             self.tiling_call()
         else:
             self.cli_call()
@@ -377,12 +396,205 @@ def main(seed: int, seconds: float, cases: list[int] | None = None) -> dict:
             "outcomes": {area: dict(c) for area, c in sorted(fz.outcomes.items())}}
 
 
-def _fuzz_in_subprocess(seed: int, seconds: float) -> dict:
+#: Threads of the threaded mode, and the share of the fuzzing time each extra mode takes by default.
+THREADS = 4
+MODE_SECONDS = max(SECONDS / 8, 3.0)
+#: Address space of the limits mode's process: Python, numpy and the package fit, a 2**27-element array does not.
+LIMIT_MB = 1100
+
+
+def main_threaded(seed: int, seconds: float, threads: int = THREADS) -> dict:
+    """``threads`` fuzzers at once for ``seconds``; then each one's cases replayed serially (same outcomes)."""
+    before = _state()
+    fuzzers: list[Fuzzer] = []
+    cases: list[list[int]] = [[] for _ in range(threads)]
+    errors: list[str] = []
+    barrier = threading.Barrier(threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        fuzzers = [Fuzzer(seed * 1000 + t, tmp) for t in range(threads)]
+        t0 = time.perf_counter()
+
+        def work(t: int) -> None:
+            fz = fuzzers[t]
+            fz.serial_cli = False
+            try:
+                barrier.wait()
+                n = 0
+                while time.perf_counter() - t0 < seconds or n < 5:
+                    fz.run_case(n)
+                    cases[t].append(n)
+                    n += 1
+            except BaseException:
+                errors.append(traceback.format_exc(limit=6))
+
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(1e-4)
+        try:
+            pool = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+            for th in pool:
+                th.start()
+            for th in pool:
+                th.join()
+        finally:
+            sys.setswitchinterval(switch)
+        elapsed = time.perf_counter() - t0
+        mismatches = []
+        for t, fz in enumerate(fuzzers):
+            again = Fuzzer(fz.seed, tmp)
+            again.serial_cli = False
+            for c in cases[t]:
+                again.run_case(c)
+            if again.trail != fz.trail:
+                i = next((i for i, (a, b) in enumerate(zip(again.trail, fz.trail, strict=False)) if a != b),
+                         min(len(again.trail), len(fz.trail)))
+                mismatches.append(f"thread {t} (seed {fz.seed}): call {i} serial {again.trail[i:i + 1]} vs "
+                                  f"threaded {fz.trail[i:i + 1]}")
+    after = _state()
+    outcomes: dict[str, Counter] = defaultdict(Counter)
+    for fz in fuzzers:
+        for area, c in fz.outcomes.items():
+            outcomes[area].update(c)
+    failures = errors + [f for fz in fuzzers for f in fz.failures] + mismatches
+    return {"seed": seed, "threads": threads, "seconds": round(elapsed, 1), "cases": sum(map(len, cases)),
+            "calls": sum(fz.calls for fz in fuzzers), "oracle_checks": sum(fz.oracle_checks for fz in fuzzers),
+            "failures": failures[:20], "n_failures": len(failures), "state": {k: before[k] == after[k] for k in before},
+            "state_after": {k: repr(v) for k, v in after.items()},
+            "outcomes": {area: dict(c) for area, c in sorted(outcomes.items())}}
+
+
+def main_limits(seed: int, seconds: float) -> dict:
+    """The limit cases, random within each kind, for ``seconds`` (at least one round of every kind). Meant to run
+    under ``RLIMIT_AS`` (``_fuzz_in_subprocess(..., limit_mb=LIMIT_MB)``)."""
+    from ascend_lab import aclnn
+    from ascend_lab.base import log as oplog
+    from ascend_lab.ops import standalone
+    rng = np.random.default_rng([seed, 25])
+    outcomes: dict[str, Counter] = defaultdict(Counter)
+    failures: list[str] = []
+    before = _state()
+    kinds = ("broadcast", "arrays", "tiling", "ub_size", "soc", "format", "int64", "cli")
+    t0 = time.perf_counter()
+    n = 0
+    while time.perf_counter() - t0 < seconds or n < len(kinds):
+        kind = kinds[n % len(kinds)]
+        n += 1
+        fn = al.hardsigmoid_backward if rng.random() < 0.5 else (lambda g, x, **kw: al.threshold_backward(
+            g, x, float(rng.choice([0.0, 0.5])), **kw))
+        soc = str(rng.choice(platform.socs()))
+        try:
+            if kind == "broadcast":                 # a view of 2**k elements over one: the output cannot be held
+                k = int(rng.integers(28, 46))
+                x = np.broadcast_to(np.float32(rng.uniform(-4, 4)), (2**k,))
+                run = fn(x, x, soc=soc)
+                want = {0} if k <= 28 else set()
+                if 4 * 2**k > rt.DEVICE_MEMORY_BYTES:
+                    want = {rt.ACL_ERROR_RT_MEMORY_ALLOCATION}
+                want |= {0, rt.ACL_ERROR_RT_MEMORY_ALLOCATION, rt.ACL_ERROR_BAD_ALLOC} if not want else set()
+                if run.status not in want or (run.status and not run.messages):
+                    failures.append(f"{kind} 2**{k} on {soc}: status {run.status}, messages {run.messages}")
+                outcomes[kind][f"status {run.status}"] += 1
+            elif kind == "arrays":                  # real arrays the host holds once, not their device copies too
+                k = int(rng.integers(26, 28))      # 256-512 MiB each: never all three, device copies included
+                try:
+                    g = np.full(2**k, 0.5, np.float32)
+                    x = np.full(2**k, -1.0, np.float32)
+                except MemoryError:
+                    outcomes[kind]["inputs do not fit (skipped)"] += 1
+                    continue
+                run = fn(g, x, soc=soc)
+                if run.status not in (0, rt.ACL_ERROR_RT_MEMORY_ALLOCATION, rt.ACL_ERROR_BAD_ALLOC):
+                    failures.append(f"{kind} 2**{k} on {soc}: status {run.status}")
+                outcomes[kind][f"status {run.status}"] += 1
+                del g, x, run
+            elif kind == "tiling":
+                count = int(rng.choice([2**62, 2**63 - 1, 2**63, 2**64, 10**30]))
+                op = str(rng.choice(["hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad"]))
+                try:
+                    td = tiling.compute(op, count, str(rng.choice(["float32", "int8", "float16"])), soc=soc)
+                    outcomes[kind][type(td).__name__] += 1
+                    if count > 2**63 - 1:
+                        failures.append(f"tiling of {count} elements accepted: {td!r}")
+                except ValueError as exc:
+                    outcomes[kind]["ValueError"] += 1
+                    if not str(exc).strip():
+                        failures.append(f"tiling {count}: ValueError without a message")
+            elif kind in ("ub_size", "soc"):
+                bad = int(rng.choice([2**40, 2**31, 262_145])) if kind == "ub_size" else \
+                    [5, 5.0, b"x", [1]][int(rng.integers(0, 4))]
+                x = np.ones(64, np.float32)
+                try:
+                    if kind == "ub_size":
+                        standalone.run_kernel("threshold_grad_v2_d", x, x, ub_size=bad, record=False)
+                    else:
+                        tiling.compute("relu_grad", 100, "float32", soc=bad)
+                    failures.append(f"{kind}={bad!r} accepted")
+                except ValueError as exc:
+                    outcomes[kind]["ValueError"] += 1
+                    if kind.split("_")[0] not in str(exc):
+                        failures.append(f"{kind}={bad!r}: the ValueError does not name the argument: {exc}")
+            elif kind == "format":
+                fmt = int(rng.choice([77, 5, -2, 2**31, 36]))
+                acl.aclInit(None)
+                acl.aclrtSetDevice(0)
+                try:
+                    _, ptr = acl.aclrtMalloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+                    with oplog.capture() as records:
+                        t = acl.aclCreateTensor([4], acl.ACL_FLOAT, [1], 0, fmt, [4], ptr)
+                    if t is None and not records:
+                        failures.append(f"format {fmt}: nullptr without a logged reason")
+                    outcomes[kind]["nullptr" if t is None else "tensor"] += 1
+                finally:
+                    acl.aclFinalize()
+            elif kind == "int64":
+                d = int(rng.choice([2**32, 2**40, 2**62]))
+                acl.aclInit(None)
+                acl.aclrtSetDevice(0)
+                try:
+                    _, ptr = acl.aclrtMalloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+                    ts = [acl.aclCreateTensor([d, 2**32], acl.ACL_FLOAT, [0, 0], 0, acl.ACL_FORMAT_ND, [1], ptr)
+                          for _ in range(3)]
+                    with acl.soc(soc):
+                        if rng.random() < 0.5:
+                            status = aclnn.aclnnHardsigmoidBackwardGetWorkspaceSize(*ts)[0]
+                        else:
+                            sc = acl.aclCreateScalar(float(rng.choice([0.0, 1.0])), acl.ACL_FLOAT)
+                            status = aclnn.aclnnThresholdBackwardGetWorkspaceSize(ts[0], ts[1], sc, ts[2])[0]
+                    if status != 161002:
+                        failures.append(f"{d} x 2**32 elements on {soc}: status {status}, not 161002")
+                    outcomes[kind][f"status {status}"] += 1
+                finally:
+                    acl.aclFinalize()
+            else:                                   # the CLI on a shape the host cannot hold
+                shape = str(int(rng.choice([2**27, 2**28])))
+                argv = ["run", str(rng.choice(["hardsigmoid_backward", "threshold_backward"])), "--shape", shape]
+                stdout, stderr = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                    code = cli.main(argv)
+                text = stdout.getvalue() + stderr.getvalue()
+                outcomes[kind][f"exit {code}"] += 1
+                if code not in (0, 1) or "Traceback" in text or (code and "memory" not in text):
+                    failures.append(f"cli {argv}: exit {code}, {text[-500:]!r}")
+        except MemoryError:
+            failures.append(f"{kind}: MemoryError escaped: {traceback.format_exc(limit=6)}")
+        except Exception:
+            failures.append(f"{kind}: {traceback.format_exc(limit=6)}")
+    after = _state()
+    return {"seed": seed, "seconds": round(time.perf_counter() - t0, 1), "cases": n, "failures": failures[:20],
+            "n_failures": len(failures), "state": {k: before[k] == after[k] for k in before},
+            "outcomes": {k: dict(c) for k, c in sorted(outcomes.items())}}
+
+
+def _fuzz_in_subprocess(seed: int, seconds: float, mode: str = "main", limit_mb: int | None = None) -> dict:
     here = Path(__file__).resolve().parent
     code = (f"import sys, json; sys.path.insert(0, {str(here)!r}); import test_fuzz_front as f; "
-            f"print(json.dumps(f.main({seed}, {seconds})))")
+            f"print(json.dumps(f.{mode}({seed}, {seconds})))")
+
+    def cap() -> None:
+        if limit_mb is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
+
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=seconds * 3 + 120,
-                         cwd=here.parent)
+                         cwd=here.parent, preexec_fn=cap)
     assert res.returncode == 0, f"the fuzz process died (exit {res.returncode}):\n{res.stderr[-3000:]}"
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -404,3 +616,23 @@ def test_fuzz_front_doors():
     assert all(outcomes[f"tiling.{op}"].get("TilingData", 0) > 0 and outcomes[f"tiling.{op}"].get("ValueError", 0) > 0
                for op in ("hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad")), outcomes
     assert all(outcomes["cli"].get(f"exit {c}", 0) > 0 for c in (0, 1, 2)), outcomes["cli"]
+
+
+def test_fuzz_front_doors_threaded():
+    report = _fuzz_in_subprocess(SEED, MODE_SECONDS, "main_threaded")
+    print(f"\nthreaded front-door fuzz seed {report['seed']}: {report['threads']} threads, {report['calls']} calls in "
+          f"{report['cases']} cases ({report['seconds']} s), {report['oracle_checks']} oracle checks")
+    assert report["n_failures"] == 0, "\n".join(report["failures"])
+    assert all(report["state"].values()), report["state_after"]
+    assert report["calls"] > 100 and report["oracle_checks"] > 10, report
+
+
+def test_fuzz_front_doors_at_the_limits():
+    report = _fuzz_in_subprocess(SEED, MODE_SECONDS, "main_limits", limit_mb=LIMIT_MB)
+    print(f"\nlimits fuzz seed {report['seed']}: {report['cases']} cases ({report['seconds']} s): {report['outcomes']}")
+    assert report["n_failures"] == 0, "\n".join(report["failures"])
+    assert all(report["state"].values()), report["state"]
+    outcomes = report["outcomes"]
+    assert outcomes["broadcast"].get(f"status {rt.ACL_ERROR_RT_MEMORY_ALLOCATION}", 0) > 0, outcomes
+    assert outcomes["cli"].get("exit 1", 0) > 0 and outcomes["int64"] == {"status 161002": outcomes["int64"][
+        "status 161002"]}, outcomes

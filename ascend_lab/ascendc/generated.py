@@ -12,10 +12,17 @@ from __future__ import annotations
 import collections
 import itertools
 import linecache
+import threading
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["LINECACHE_KEEP", "load", "targets"]
+__all__ = ["AST_LOCK", "LINECACHE_KEEP", "load", "targets"]
+
+#: Held around every conversion between source, Python ``ast`` objects and code (``ast.parse``, ``compile`` of a
+#: tree): CPython 3.11/3.12 keep that conversion's recursion depth in per-interpreter state, so two threads doing it
+#: at once fail with "SystemError: AST constructor recursion depth mismatch" (CPython gh-106905). Kernels are
+#: translated and compiled once and cached, so the lock costs nothing per launch.
+AST_LOCK = threading.RLock()
 
 #: How many generated sources keep their lines in ``linecache`` (the oldest are dropped first).
 LINECACHE_KEEP = 256
@@ -27,11 +34,13 @@ def load(source: str, title: str, namespace: dict[str, Any]) -> dict[str, Any]:
     """Compile and run ``source`` in ``namespace`` (the names its code reads, ``__name__`` included) under the file
     name ``<string: {title} #n>``; returns the namespace, now holding what the source defines."""
     filename = f"<string: {title} #{next(_serial)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    _in_linecache.append(filename)
-    while len(_in_linecache) > LINECACHE_KEEP:
-        linecache.cache.pop(_in_linecache.popleft(), None)
-    exec(compile(source, filename, "exec"), namespace)
+    with AST_LOCK:
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        _in_linecache.append(filename)
+        while len(_in_linecache) > LINECACHE_KEEP:
+            linecache.cache.pop(_in_linecache.popleft(), None)
+        code = compile(source, filename, "exec")
+    exec(code, namespace)
     return namespace
 
 

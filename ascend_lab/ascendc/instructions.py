@@ -194,7 +194,9 @@ def DataCopy(dst: Any, src: Any, count: int | DataCopyParams) -> None:
     the hardware would silently round it down, the simulator refuses it (use DataCopyPad)."""
     if isinstance(count, DataCopyParams):
         if count.blockCount != 1 or count.srcStride or count.dstStride:
-            raise NotImplementedError("strided DataCopy is not modelled; use blockCount=1 or DataCopyPad")
+            raise sanitizer.unmodelled_copy("DataCopy", f"strided DataCopy (blockCount={count.blockCount}, srcStride="
+                                            f"{count.srcStride}, dstStride={count.dstStride}) is not modelled by the "
+                                            "simulator; copy one contiguous block per call (blockCount=1, no strides)")
         count = count.blockLen * 32 // (dst.dtype.itemsize)
     count = int(count)
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
@@ -218,7 +220,8 @@ def DataCopyPad(dst: Any, src: Any, params: DataCopyParams, pad: DataCopyPadPara
     if params.blockCount == 0 or nbytes == 0:
         return
     if params.blockCount != 1:
-        raise NotImplementedError("DataCopyPad with blockCount > 1 is not modelled")
+        raise sanitizer.unmodelled_copy("DataCopyPad", f"DataCopyPad with blockCount={params.blockCount} is not "
+                                        "modelled by the simulator; copy one block per call (blockCount=1)")
     if isinstance(dst, LocalTensor) and isinstance(src, GlobalTensor):
         item = dst.dtype.itemsize
         tensor, gm, to_ub = dst, src, True

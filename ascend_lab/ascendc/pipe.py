@@ -95,7 +95,7 @@ def _attr_name(obj: object, frame_depth: int = 2) -> str | None:
 class _Block(UBState):
     """One block of a queue; it is its own sanitizer state (``UBState``: owner pipe, written, clean)."""
 
-    __slots__ = ("index", "offset", "nbytes", "free", "freed_at", "ready_at", "views")
+    __slots__ = ("index", "offset", "nbytes", "free", "freed_at", "ready_at", "views", "queued")
 
     def __init__(self, index: int, offset: int, nbytes: int, name: str = ""):
         super().__init__(name, offset, offset + nbytes)
@@ -108,6 +108,7 @@ class _Block(UBState):
         self.free = True
         self.freed_at = 0.0      # "free" flag pre-set at InitBuffer, so the first Alloc never waits
         self.ready_at = 0.0
+        self.queued = False      # between EnQue and DeQue (a second EnQue is the sanitizer's enque-twice)
 
 
 class TQue:
@@ -129,6 +130,10 @@ class TQue:
         # which pipe fills the queue, which one drains it; the trace details of the four calls
         self.producer, self.consumer, self.pos_name, self._details = info
         self.is_vecin = pos is TPosition.VECIN
+        # blocks allocated now at this position on the core (shared by its queues) and the most it may have:
+        # set by InitBuffer (sanitizer.position_counter / queue_block_limit)
+        self.pos_count = [0]
+        self.block_limit = 1 << 62
 
     def _ctx(self, instr: str) -> CoreContext:
         if self.ctx is None:
@@ -151,6 +156,11 @@ class TQue:
             else:
                 raise sanitizer.alloc_exhausted(ctx, self.name, n, self.allocs)
         self.next = (b.index + 1) % n
+        count = self.pos_count
+        count[0] += 1
+        if count[0] > self.block_limit:
+            count[0] -= 1
+            raise sanitizer.queue_blocks(ctx, self, self.allocs)
         b.free = False
         b.owner = None                      # the free flag was waited for: the next pipe to touch it takes it
         b.wrote = False
@@ -176,11 +186,12 @@ class TQue:
 
     def EnQue(self, t: LocalTensor) -> bool:
         ctx = self.ctx if self.ctx is not None else self._ctx("EnQue")
-        if not t.life.alive or t.queue is not self or len(self.fifo) >= self.depth:   # (the common case inline)
-            sanitizer.check_enque(ctx, self, t)
-        ctx.s_time += 1.0
         b = t.block
+        if not t.life.alive or t.queue is not self or len(self.fifo) >= self.depth or b is None or b.queued:
+            sanitizer.check_enque(ctx, self, t)                                         # (the common case inline)
+        ctx.s_time += 1.0
         if b is not None:
+            b.queued = True
             b.ready_at = ctx.pipe_free[self.producer]
             if self.producer != self.consumer:     # a VECCALC queue hands a block from V to V: nothing to race
                 b.queued_by = b.owner or self.producer
@@ -203,6 +214,7 @@ class TQue:
             ctx.current_tile = t.tile          # the vector unit now works on this tile
         b = t.block
         if b is not None:
+            b.queued = False
             if b.ready_at > ctx.pipe_free[self.consumer]:  # ctx.wait, inline (every tile)
                 ctx.pipe_free[self.consumer] = b.ready_at
             b.owner, b.wrote = self.consumer, False
@@ -221,6 +233,7 @@ class TQue:
         t.life.alive = False
         b = t.block
         b.free = True
+        self.pos_count[0] -= 1
         b.owner, b.wrote = None, False
         b.freed_at = ctx.pipe_free[self.consumer]
         ctx.s_time += 1.0
@@ -286,6 +299,8 @@ class TPipe:
             sanitizer.check_initbuffer_num(ctx, obj.name, num)
             sanitizer.check_initbuffer_len(ctx, obj.name, nbytes)
             obj.ctx = ctx
+            obj.pos_count = sanitizer.position_counter(ctx, obj.pos)
+            obj.block_limit = sanitizer.queue_block_limit(ctx)
             for i in range(num):
                 off = ctx.alloc_ub(nbytes, f"{obj.name}[{i}]", obj.pos_name)
                 block = ctx.track(_Block(i, off, nbytes, f"{obj.name}[{i}]"))

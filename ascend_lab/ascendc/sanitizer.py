@@ -62,6 +62,11 @@ REPEAT_BYTES = 256
 GM_PADDING = 256
 #: Most buffers one TPipe may hold (ascendc_facts §1.2).
 MAX_BUFFERS = 64
+#: Most queue blocks allocated at once per TPosition (VECIN, VECOUT, VECCALC), bounded by the hardware's event IDs
+#: (ascendc_facts §1.2: 8 on A2/A3/950/310P, 4 on Atlas training 910A; CPU debug: "max buffer number in same queue
+#: position is 4"). An AscendC API limit: a "cce" kernel (TBE's compiler output) manages its own flags.
+QUEUE_BLOCKS_PER_POSITION = 8
+QUEUE_BLOCKS_PER_POSITION_910A = 4
 
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _HALF_FLOAT = frozenset({_F16, _F32})
@@ -155,6 +160,16 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "EnQue/FreeTensor a tensor on the queue whose AllocTensor/DeQue returned it"),
     Finding("enque-overflow", _E, "EnQue on a queue that already holds its depth of tensors",
             "DeQue before enqueuing more, or give the TQue a larger depth"),
+    Finding("enque-twice", _E,
+            "EnQue of a tensor that is already in the queue (enqueued and not yet DeQue'd): the consumer would "
+            "DeQue the same block twice and read one tile's data as two",
+            "EnQue each tensor once, after its copy or computation; DeQue it before enqueuing it again"),
+    Finding("queue-blocks", _E,
+            f"more queue blocks allocated at once at one TPosition (VECIN, VECOUT, VECCALC) than the hardware has "
+            f"event IDs for: {QUEUE_BLOCKS_PER_POSITION} ({QUEUE_BLOCKS_PER_POSITION_910A} on Atlas training 910A); "
+            "AllocTensor then hangs on the device",
+            "use fewer queues or fewer blocks per queue at that position (e.g. BUFFER_NUM 2 with at most 4 queues), "
+            "or FreeTensor earlier"),
     Finding("write-after-enque", _E,
             "an instruction writes a LocalTensor after EnQue handed it to the consumer and before the consumer's "
             "DeQue: EnQue's SetFlag fires once the writes issued before it are done, so the consumer may read the "
@@ -165,8 +180,12 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "EnQue the tensor on this queue (after its copy or computation) before the DeQue that reads it"),
     Finding("double-free", _E, "FreeTensor of a tensor that is already free",
             "free each allocated tensor exactly once"),
-    Finding("gm-unset", _E, "a GlobalTensor is copied before SetGlobalBuffer gave it an address",
+    Finding("gm-unset", _E, "a GlobalTensor is copied or indexed (xGm[i]) before SetGlobalBuffer gave it an address",
             "call xGm.SetGlobalBuffer(x + offset * sizeof(T), length) in Init"),
+    Finding("copy-unmodelled", _E,
+            "a copy with parameters the simulator does not model (a strided DataCopy: blockCount > 1 or a "
+            "src/dst stride; a DataCopyPad of several blocks): refused rather than simulated wrongly",
+            "copy one contiguous block per call (blockCount = 1, no strides), or DataCopyPad with blockCount = 1"),
     Finding("gm-freed", _E, "a copy touches device memory that was already freed (aclrtFree)",
             "keep the tensors alive until the kernel and its stream have finished"),
     Finding("gm-out-of-bounds", _E,
@@ -264,6 +283,11 @@ def stop(kind: str, message: str, *, instruction: str, core: int | None = None,
         raise ValueError(f"{kind} is a warning, not an error: report it with sanitizer.warn")
     if line is FROM_STACK:
         line = learner_line(sys._getframe(1))
+    if tile is None and core is not None:       # inside the tile loop: the tile the core is working on
+        from .core import _current
+        ctx = _current.get()
+        if ctx is not None and ctx.core == core:
+            tile = ctx.current_tile
     return KernelError(message, instruction=instruction, core=core, tile=tile, kind=kind, hint=finding.hint,
                        line=line)
 
@@ -428,8 +452,36 @@ def alloc_exhausted(ctx: CoreContext, name: str | None, blocks: int, tile: int) 
     return stop("alloc-exhausted", message, instruction="AllocTensor", core=ctx.core, tile=tile)
 
 
+def queue_block_limit(ctx: CoreContext) -> int:
+    """How many queue blocks one TPosition may have allocated at once on this core (no limit for a "cce" kernel)."""
+    if ctx.api != "ascendc":
+        return 1 << 62
+    return QUEUE_BLOCKS_PER_POSITION_910A if ctx.soc.family == "ascend910" else QUEUE_BLOCKS_PER_POSITION
+
+
+def position_counter(ctx: CoreContext, pos: Any) -> list[int]:
+    """The core's count of queue blocks allocated now at ``pos`` (one shared cell per position and core)."""
+    counts = ctx.__dict__.setdefault("queue_blocks", {})
+    return counts.setdefault(pos, [0])
+
+
+def queue_blocks(ctx: CoreContext, queue: Any, tile: int) -> KernelError:
+    """AllocTensor beyond the per-position limit of blocks allocated at once."""
+    return stop("queue-blocks", f"AllocTensor on {queue.name} for tile {tile} makes {queue.pos_count[0]} blocks "
+                f"allocated at once at {queue.pos_name}, more than the {queue.block_limit} event IDs "
+                f"{ctx.soc.name} has per position (AscendC: \"max buffer number in same queue position is "
+                f"{queue.block_limit}\")", instruction="AllocTensor", core=ctx.core, tile=tile)
+
+
+def unmodelled_copy(instr: str, message: str) -> KernelError:
+    """A copy the simulator does not model (strided DataCopy ...): a finding, not a NotImplementedError."""
+    from .core import _current
+    ctx = _current.get()
+    return stop("copy-unmodelled", message, instruction=instr, core=None if ctx is None else ctx.core)
+
+
 def check_enque(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
-    """EnQue: the tensor is alive, belongs to this queue, and the queue has room."""
+    """EnQue: the tensor is alive, belongs to this queue, is not in it already, and the queue has room."""
     if not t.life.alive:
         raise stop("use-after-free", f"EnQue of {t.buffer} after FreeTensor", instruction="EnQue", core=ctx.core,
                    tile=t.tile)
@@ -437,6 +489,9 @@ def check_enque(ctx: CoreContext, queue: Any, t: LocalTensor) -> None:
         where = f"queue {t.queue.name}" if t.queue is not None else "a TBuf (TBuf tensors cannot be queued)"
         raise stop("wrong-queue", f"EnQue of {t.buffer} on {queue.name}, but it was allocated from {where}",
                    instruction="EnQue", core=ctx.core, tile=t.tile)
+    if any(q is t or (q.block is not None and q.block is t.block) for q in queue.fifo):
+        raise stop("enque-twice", f"EnQue of tile {t.tile} ({t.buffer}) on {queue.name}, which already holds it "
+                   "(enqueued and not yet DeQue'd)", instruction="EnQue", core=ctx.core, tile=t.tile)
     if len(queue.fifo) >= queue.depth:
         held = ", ".join(str(q.tile) for q in queue.fifo)
         raise stop("enque-overflow", f"EnQue of tile {t.tile} ({t.buffer}) on {queue.name} beyond its depth "
@@ -542,8 +597,11 @@ def check_copy(ctx: CoreContext, instr: str, local: LocalTensor, count: int, nby
                    "DataCopyPad", instruction=instr, core=ctx.core, tile=local.tile)
 
 
-def gm_unset(ctx: CoreContext, instr: str, tile: int | None) -> KernelError:
-    return stop("gm-unset", "GlobalTensor used before SetGlobalBuffer", instruction=instr, core=ctx.core, tile=tile)
+def gm_unset(ctx: CoreContext | None, instr: str, tile: int | None) -> KernelError:
+    if ctx is None:                             # indexed outside a launch
+        return stop("gm-unset", "GlobalTensor used before SetGlobalBuffer", instruction=instr)
+    return stop("gm-unset", "GlobalTensor used before SetGlobalBuffer", instruction=instr, core=ctx.core,
+                tile=ctx.current_tile if tile is None else tile)
 
 
 def check_gm(ctx: CoreContext, instr: str, tile: int | None, name: str, alloc: Any, start: int, nbytes: int,
@@ -1092,3 +1150,22 @@ def pipe_barrier_all(ctx: CoreContext) -> None:
     for st in ctx.states:
         if st.owner is not QUEUED:
             st.owner, st.wrote = None, False
+
+
+def check_api_dtype(ctx: CoreContext, instr: str, tile: int | None, dtype: Any, offered: frozenset[Any],
+                    where: str = "") -> None:
+    """An instruction's element type against the list the AscendC library offers on this SoC's architecture (the
+    ``SupportType<T, ...>`` static_assert of its count form, asc-devkit ``impl/basic_api/dav_*/
+    kernel_operator_vec_*_impl.h``; the lists are :mod:`.instructions_math`'s). ``dtype`` is one type, or a tuple of
+    types (Axpy's ``(T, U)``); an empty ``offered`` is an API the architecture does not have (``where`` says which
+    architectures do). Kernels with ``kernel_api = "cce"`` are not AscendC and are not checked."""
+    if ctx.api != "ascendc" or dtype in offered:
+        return
+
+    def spell(d: Any) -> str:
+        return f"<{', '.join(_type_name(np.dtype(x)) for x in d)}>" if isinstance(d, tuple) else _type_name(d)
+
+    if not offered:
+        raise _unsupported(ctx, instr, tile, instr, f"no {instr} at all ({where or 'another architecture has it'})")
+    raise _unsupported(ctx, instr, tile, f"{instr} of {spell(dtype)}",
+                       f"{instr} of " + ", ".join(sorted(spell(d) for d in offered)))

@@ -101,7 +101,11 @@ class GlobalTensor:
         g = GlobalTensor.__new__(GlobalTensor)
         g.dtype = dt = self.dtype
         g._alloc = self._alloc
-        g._start = self._start + off * dt.itemsize
+        try:
+            g._start = self._start + off * dt.itemsize
+        except AttributeError:                      # no SetGlobalBuffer yet: the sanitizer's gm-unset
+            from .core import _current
+            raise sanitizer.gm_unset(_current.get(), "GlobalTensor::operator[]", None) from None
         g._arg_start = self._arg_start
         g._arg_nbytes = self._arg_nbytes
         g._name = self._name

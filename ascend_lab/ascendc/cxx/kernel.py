@@ -31,6 +31,7 @@ import numpy as np
 from .. import instructions as _ins
 from .. import tensor as _tensor
 from ..core import GetBlockIdx, GetBlockNum
+from ..generated import AST_LOCK
 from ..numerics import RoundMode
 from ..pipe import VECCALC, VECIN, VECOUT, TBuf, TPipe, TQue
 from . import runtime as _rt
@@ -113,14 +114,15 @@ def _compile_chunk(chunk: Chunk) -> Any:
     """Python code for one C++ function whose every line number is the C++ line it came from, and whose function
     is named as C++ names it (``K<float>::Init``), so a traceback reads as the C++."""
     text = "\n".join(t for t, _ in chunk.lines) + "\n"
-    tree = ast.parse(text, filename=chunk.file)
-    line_of = [0] + [ln for _, ln in chunk.lines]
-    for node in ast.walk(tree):
-        if hasattr(node, "lineno"):
-            node.lineno = line_of[min(node.lineno, len(line_of) - 1)]
-            end = getattr(node, "end_lineno", None)
-            node.end_lineno = max(node.lineno, line_of[min(end, len(line_of) - 1)]) if end else node.lineno
-    code = compile(tree, chunk.file, "exec")
+    with AST_LOCK:                  # ast objects <-> code is not thread-safe in CPython 3.11/3.12 (generated.AST_LOCK)
+        tree = ast.parse(text, filename=chunk.file)
+        line_of = [0] + [ln for _, ln in chunk.lines]
+        for node in ast.walk(tree):
+            if hasattr(node, "lineno"):
+                node.lineno = line_of[min(node.lineno, len(line_of) - 1)]
+                end = getattr(node, "end_lineno", None)
+                node.end_lineno = max(node.lineno, line_of[min(end, len(line_of) - 1)]) if end else node.lineno
+        code = compile(tree, chunk.file, "exec")
     return _renamed(code, chunk) if chunk.cxx_name else code
 
 
