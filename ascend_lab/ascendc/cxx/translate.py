@@ -75,6 +75,26 @@ def check_syntax(unit: Unit, root: Node) -> None:
         stack.extend(reversed(n.children))
 
 
+_POINTERS = ("pointer_declarator", "abstract_pointer_declarator")
+_WRAPPERS = _POINTERS + ("reference_declarator", "abstract_reference_declarator")
+
+
+def unwrap(d: Node | None, base: CType) -> tuple[Node | None, CType, Node | None]:
+    """A declarator peeled: (the declared name's node, its type with the ``*`` applied, its initialiser) --
+    ``T* p = e``, ``T& r``, ``const T& x`` (a reference is the value itself here)."""
+    value = None
+    if d is not None and d.type == "init_declarator":
+        d, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
+    while d is not None and d.type in _WRAPPERS:
+        if d.type in _POINTERS:
+            base = CType("ptr", target=base)
+        inner = d.child_by_field_name("declarator")
+        if inner is None and d.named_children and d.named_children[-1].type in ("identifier", "field_identifier"):
+            inner = d.named_children[-1]               # a reference declarator names its child without a field
+        d = inner
+    return d, base, value
+
+
 def _error(unit: Unit, node: Node, reason: str, hint: str = "") -> KernelCompileError:
     row, col = node.start_point
     erow, ecol = node.end_point
@@ -797,15 +817,8 @@ class Translator:
         ctype = self.type_of(unit, node.child_by_field_name("type"), inst.bind, inst)
         decls = node.children_by_field_name("declarator")
         for d in decls:
-            value_node = node.child_by_field_name("default_value")
-            target = d
-            if d.type == "init_declarator":
-                target, value_node = d.child_by_field_name("declarator"), d.child_by_field_name("value")
-            ftype = ctype
-            while target.type in ("pointer_declarator", "reference_declarator"):
-                if target.type == "pointer_declarator":
-                    ftype = CType("ptr", target=ftype)
-                target = target.child_by_field_name("declarator") or target.named_children[-1]
+            target, ftype, value_node = unwrap(d, ctype)
+            value_node = value_node or node.child_by_field_name("default_value")
             if target.type == "array_declarator":
                 raise self.error(unit, target, "array members are not supported",
                                  "use a TBuf (UB) or separate members")
@@ -1073,13 +1086,7 @@ class _Func:
             if p.type == "variadic_parameter_declaration" or p.type == "...":
                 raise self.err(p, "variadic functions are not supported")
             ptype = self.tr.type_of(self.unit, p.child_by_field_name("type"), self.bind, self.inst)
-            d = p.child_by_field_name("declarator")
-            while d is not None and d.type in ("pointer_declarator", "reference_declarator",
-                                               "abstract_pointer_declarator", "abstract_reference_declarator"):
-                if d.type in ("pointer_declarator", "abstract_pointer_declarator"):
-                    ptype = CType("ptr", target=ptype)
-                d = d.child_by_field_name("declarator") or (d.named_children[-1] if d.named_children and
-                                                            d.named_children[-1].type == "identifier" else None)
+            d, ptype, _ = unwrap(p.child_by_field_name("declarator"), ptype)
             if ptype.kind == "void" and d is None:
                 continue
             if d is None:
@@ -1403,15 +1410,7 @@ class _Func:
             raise self.err(node, "static local variables are not supported", "make it a member of the class")
         base = self.tr.type_of(self.unit, node.child_by_field_name("type"), self.bind, self.inst)
         for d in node.children_by_field_name("declarator"):
-            value = None
-            target = d
-            if d.type == "init_declarator":
-                target, value = d.child_by_field_name("declarator"), d.child_by_field_name("value")
-            ctype = base
-            while target.type in ("pointer_declarator", "reference_declarator"):
-                if target.type == "pointer_declarator":
-                    ctype = CType("ptr", target=ctype)
-                target = target.child_by_field_name("declarator") or target.named_children[-1]
+            target, ctype, value = unwrap(d, base)
             if target.type == "array_declarator":
                 raise self.err(target, "local arrays are not supported",
                                "keep data in UB: a TBuf and LocalTensor, or separate variables")
@@ -2111,12 +2110,7 @@ class _Func:
         out = []
         for p in decl.child_by_field_name("parameters").named_children:
             ptype = self.tr.type_of(unit, p.child_by_field_name("type"), bind, inst)
-            d = p.child_by_field_name("declarator")
-            while d is not None and d.type in ("pointer_declarator", "reference_declarator",
-                                               "abstract_pointer_declarator", "abstract_reference_declarator"):
-                if d.type in ("pointer_declarator", "abstract_pointer_declarator"):
-                    ptype = CType("ptr", target=ptype)
-                d = d.child_by_field_name("declarator")
+            d, ptype, _ = unwrap(p.child_by_field_name("declarator"), ptype)
             if ptype.kind == "void" and d is None:
                 continue
             out.append(ptype)
