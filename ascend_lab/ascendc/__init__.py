@@ -2,7 +2,7 @@
 
 A kernel is written once against these names, as a real AscendC kernel is::
 
-    from ascend_lab.ascendc import *   # GlobalTensor, LocalTensor, TPipe, TQue, TBuf, DataCopyPad, Muls, ...
+    from ascend_lab.ascendc import *   # GlobalTensor, LocalTensor, TPipe, TQue, TBuf, DataCopyPad, Muls, Exp ...
 
 and runs through :func:`launch` on ``blockDim`` simulated cores, each with a Unified Buffer of the SoC's
 size. The same code computes the numbers and (``record=True``) the trace the figures are drawn from.
@@ -40,6 +40,23 @@ from .instructions import (
     PipeBarrier,
     Select,
 )
+from .instructions_math import (
+    Abs,
+    And,
+    Axpy,
+    Div,
+    Divs,
+    Exp,
+    LeakyRelu,
+    Ln,
+    Or,
+    Reciprocal,
+    Relu,
+    Rsqrt,
+    Sqrt,
+    Sub,
+    Subs,
+)
 from .launcher import KernelRun, launch
 from .numerics import RoundMode
 from .options import options
@@ -70,4 +87,6 @@ __all__ = [
     "PipeBarrier", "RoundMode", "Select", "KernelRun", "launch", "options", "VECCALC", "VECIN", "VECOUT",
     "QuePosition", "TBuf", "TPipe", "TPosition", "TQue", "GlobalTensor", "GmAddr", "LocalTensor", "bfloat16_t",
     "float32", "float_", "half", "int8_t", "int16_t", "int32_t", "int64_t", "sizeof", "uint8_t", "Event", "Trace",
+    "Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt", "Sqrt", "Sub",
+    "Subs",
 ]

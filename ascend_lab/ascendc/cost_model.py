@@ -224,6 +224,28 @@ INTEGER_ROWS: dict[int, str] = {4: "int32"}
 #: ``impl/adv_api/detail/pad/broadcast/broadcast_3510_impl.h``). Tensor-tensor ``Max``/``Min`` have their own fits.
 BORROWED_ROWS: dict[str, str] = {"Not": "Copy", "Broadcast": "VecCopy"}
 
+#: GE-ATT V1's fits of the math instructions (:mod:`.instructions_math`), laid out as :data:`VECTOR_COST` and kept
+#: apart from it (its rows are pinned as the first instructions' set) -- the figures as ``v1/perf_param_v1.cpp`` writes
+#: them (file:line below); V2 (``perf_param_v2.cpp``, the 950) has the same figures for each, at the line in brackets.
+#: GE-ATT fits ``Or`` for ``uint16touint16`` only: that is its 1-2-byte row; its 4-byte row is a stand-in, the same
+#: fixed cost and twice k (half the elements per 256-byte repeat).
+MATH_COST: dict[str, dict[str, tuple[float, float]]] = {
+    "Sub":        {"half": (0.0107, 22.1226), "float": (0.0213, 22.1254)},      # :431-435 [:754-755]
+    "Div":        {"half": (0.0460, 29.1233), "float": (0.0454, 29.0892)},      # :284-288 [:607-608]
+    "Abs":        {"half": (0.0077, 20.0153), "float": (0.0147, 20.0592)},      # :69-73 [:392-393]
+    "Exp":        {"half": (0.0311, 28.0144), "float": (0.0307, 28.0376)},      # :305-309 [:628-629]
+    "Sqrt":       {"half": (0.0312, 29.0056), "float": (0.0313, 28.9961)},      # :424-428 [:747-748]
+    "Rsqrt":      {"half": (0.0071, 21.0970), "float": (0.0143, 21.0979)},      # :396-400 [:719-720]
+    "Reciprocal": {"half": (0.0078, 21.0076), "float": (0.0146, 21.0639)},      # :382-386 [:705-706]
+    "Relu":       {"half": (0.0077, 20.0173), "float": (0.0154, 20.0189)},      # :389-393 [:712-713]
+    "And":        {"half": (0.0107, 17.1393), "float": (0.0112, 17.5611)},      # :90-94 [:413-414]
+    "Or":         {"half": (0.0132, 12.4018), "float": (0.0264, 12.4018)},      # :369-372 [:692] (float: stand-in)
+}
+#: Math instructions GE-ATT (V1 and V2) has no fit for, costed with a named row: ``Ln`` like ``Exp`` (the other
+#: transcendental of the vector unit), ``LeakyRelu`` like ``Muls`` (one source and a scalar, a multiply), ``Axpy``
+#: like ``Mul`` (two reads -- src and dst -- and a multiply), ``Subs`` like ``Adds``, ``Divs`` like ``Div``.
+MATH_BORROWED: dict[str, str] = {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div"}
+
 #: GE-ATT V1's ``Cast`` fits (k per element, b fixed) by direction, (source type, destination type) in GE-ATT's own
 #: type names -- all the conversions it has a fit for (``v1/perf_param_v1.cpp``, ``"Cast"``; ascendc_facts §2.5).
 #: Narrowing f32->f16 is cheaper per element than widening f16->f32: the width alone cannot choose the row. GE-ATT
@@ -405,15 +427,15 @@ def _vector_coeffs(api: str, itemsize: int, integer: bool = False,
     chosen by :func:`cast_fit`); an integer type's own row where the API has one (:data:`INTEGER_ROWS`: int32
     ``Muls``), else the float row for 4-byte types, the half row for 1-2-byte types, twice the float k for 8-byte
     types. ``integer`` is what tells int32 from float32, ``cast_dir`` f32->f16 from f16->f32: the width alone cannot."""
-    name = BORROWED_ROWS.get(api, api)
+    name = BORROWED_ROWS.get(api) or MATH_BORROWED.get(api, api)
     if table == "V2":                       # GE-ATT V2 where it has the row, V1 elsewhere
         if cast_dir is not None:
             return CAST_COST_V2.get(cast_dir) or CAST_COST[cast_dir]
-        row = VECTOR_COST_V2.get(name) or VECTOR_COST.get(name)
+        row = VECTOR_COST_V2.get(name) or VECTOR_COST.get(name) or MATH_COST.get(name)
     elif cast_dir is not None:
         return CAST_COST[cast_dir]
     else:
-        row = VECTOR_COST.get(name)
+        row = VECTOR_COST.get(name) or MATH_COST.get(name)
     if row is None:
         if api in ("Compare", "CompareScalar"):
             raise MissingCostRow(f"{api} is costed by its compare mode (and, for Compare, its length): ask "

@@ -50,6 +50,16 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "Add": [_ov("L", "L", "L", "I")], "Mul": [_ov("L", "L", "L", "I")],
     "Max": [_ov("L", "L", "L", "I")], "Min": [_ov("L", "L", "L", "I")],
     "Not": [_ov("L", "L", "I")],
+    # instructions_math: the rest of the basic vector API of the ops-nn elementwise kernels (count form)
+    "Sub": [_ov("L", "L", "L", "I")], "Div": [_ov("L", "L", "L", "I")],
+    "And": [_ov("L", "L", "L", "I")], "Or": [_ov("L", "L", "L", "I")],
+    "Subs": [_ov("L", "L", "S", "I"), _ov("L", "S", "L", "I")],
+    "Divs": [_ov("L", "L", "S", "I"), _ov("L", "S", "L", "I")],
+    "Abs": [_ov("L", "L", "I")], "Exp": [_ov("L", "L", "I")], "Ln": [_ov("L", "L", "I")],
+    "Sqrt": [_ov("L", "L", "I")], "Rsqrt": [_ov("L", "L", "I")], "Reciprocal": [_ov("L", "L", "I")],
+    "Relu": [_ov("L", "L", "I")],
+    "LeakyRelu": [_ov("L", "L", "S", "I")],
+    "Axpy": [_ov("M", "L", "S", "I")],
     "Duplicate": [_ov("L", "S", "I")],
     "Cast": [_ov("M", "M", "E:RoundMode", "I")],
     "CompareScalar": [_ov("M", "L", "S", "E:CMPMODE", "I")],
@@ -62,16 +72,17 @@ FUNCTIONS: dict[str, list[Overload]] = {
 }
 
 #: The first operand whose element type is T, per function (Cast, the compares: their sources).
-T_FROM: dict[str, int] = {"Cast": 1, "CompareScalar": 1, "Compares": 1, "Compare": 1}
+T_FROM: dict[str, int] = {"Cast": 1, "CompareScalar": 1, "Compares": 1, "Compare": 1, "Axpy": 1}
 #: Functions the simulator models under another name (``Compares`` is the newer spelling of ``CompareScalar``).
 PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 #: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
-SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad"}
+SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
+          "Sub", "Div", "And", "Or", "Subs", "Divs", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu",
+          "LeakyRelu"}
 
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
-    "Sub", "Div", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "LeakyRelu", "And", "Or", "Axpy",
-    "Subs", "Divs", "ShiftLeft", "ShiftRight", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
+    "ShiftLeft", "ShiftRight", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
     "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
     "WaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount", "SetMaskNorm",
     "ResetMask", "Sigmoid", "Tanh", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power", "Log",

@@ -1,0 +1,434 @@
+"""The math instructions of ``ascendc.instructions_math`` (issue 23 items 1-3): each one against numpy for every dtype
+it takes, with edge values (±0, subnormals, ±inf, NaN, overflow to inf, integer wrap) and partial repeats; its dtype
+list per architecture (a type the library refuses is an ``unsupported-on-soc`` finding); its cost row against GE-ATT's
+figure; and each called from C++ equal to the Python API (bits, events, cycles).
+
+The expected values are numpy's, computed here without the simulator: the exact and IEEE operations in the dtype,
+the others as the module states its model -- float64, rounded once to the dtype (numpy's own float64 -> float32 /
+float16 conversions, which round to nearest-even).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_cxx_frontend import API_KERNEL, PyApi, _events
+
+from ascend_lab.ascendc import (
+    VECIN,
+    VECOUT,
+    Abs,
+    And,
+    Axpy,
+    DataCopy,
+    Div,
+    Divs,
+    Exp,
+    GlobalTensor,
+    KernelError,
+    LeakyRelu,
+    Ln,
+    Or,
+    Reciprocal,
+    Relu,
+    Rsqrt,
+    Sqrt,
+    Sub,
+    Subs,
+    TPipe,
+    TQue,
+    cxx,
+    launch,
+    sanitizer,
+)
+from ascend_lab.ascendc import cost_model as cm
+from ascend_lab.ascendc import instructions_math as im
+from ascend_lab.base.platform import get_soc
+from ascend_lab.dtypes import bfloat16
+from ascend_lab.ops.kernel_args import gm_from_array
+
+A2, P310, T910A, A950 = (get_soc(n) for n in ("Ascend910B4", "Ascend310P3", "Ascend910A", "Ascend950PR"))
+F16, F32, BF16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(bfloat16)
+
+
+def run_api(soc, call, arrays, out_dtype, count, init=None):
+    """Run ``call(dst, *srcs)`` on one core: each array copied GM -> UB through a VECIN queue, the result through a
+    VECOUT queue to GM. ``init``: dst's starting values (Axpy accumulates into dst). Returns (result, run)."""
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    out_dtype = np.dtype(out_dtype)
+    if init is not None:
+        arrays = [*arrays, np.ascontiguousarray(init, out_dtype)]
+
+    def entry(*args):
+        addrs, y = args[:len(arrays)], args[len(arrays)]
+        pipe = TPipe()
+        qs = [TQue(VECIN, 1) for _ in arrays]
+        outQ = TQue(VECOUT, 1)
+        gms = []
+        for a, q, addr in zip(arrays, qs, addrs, strict=True):
+            g = GlobalTensor(a.dtype)
+            g.SetGlobalBuffer(addr, a.size)
+            gms.append(g)
+            pipe.InitBuffer(q, 1, max(a.nbytes, 32))
+        yg = GlobalTensor(out_dtype)
+        yg.SetGlobalBuffer(y, count)
+        pipe.InitBuffer(outQ, 1, max(count * out_dtype.itemsize, 32))
+        srcs = []
+        for a, q, g in zip(arrays, qs, gms, strict=True):
+            t = q.AllocTensor(a.dtype)
+            DataCopy(t, g, a.size)
+            q.EnQue(t)
+            srcs.append(q.DeQue(a.dtype))
+        o = outQ.AllocTensor(out_dtype)
+        if init is not None:
+            DataCopy(o, srcs.pop(), count)
+        call(o, *srcs)
+        outQ.EnQue(o)
+        o = outQ.DeQue(out_dtype)
+        DataCopy(yg, o, count)
+        outQ.FreeTensor(o)
+        for q, t in zip(qs, srcs, strict=False):
+            q.FreeTensor(t)
+
+    gms = [gm_from_array(a, f"x{i}") for i, a in enumerate(arrays)]
+    out = gm_from_array(None, "y", nbytes=count * out_dtype.itemsize)
+    r = launch(entry, 1, [*gms, out], b"", soc, outputs=(len(gms),), record=True)
+    got = out.ptr.allocation.buffer[:count * out_dtype.itemsize].view(out_dtype).copy()
+    return got, r
+
+
+def same(got, want):
+    """Equal bit for bit, except that any NaN equals any NaN (numpy's NaN sign/payload is not the model's)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    if got.dtype.kind in "fV":
+        gn, wn = np.isnan(got.astype(np.float32)), np.isnan(want.astype(np.float32))
+        assert (gn == wn).all(), np.flatnonzero(gn != wn)[:8]
+        ui = {2: np.uint16, 4: np.uint32}[got.dtype.itemsize]
+        bad = np.flatnonzero((got.view(ui) != want.view(ui)) & ~gn)
+        assert not bad.size, [(i, got[i], want[i]) for i in bad[:8]]
+    else:
+        assert (got == want).all(), np.flatnonzero(got != want)[:8]
+
+
+def edges(dt, n, rng, lo=-4.0, hi=4.0):
+    """n values of dt: the edge values first (±0, the smallest subnormal, the largest subnormal, the smallest normal,
+    ±1, ±inf, NaN, ±max), then uniform random ones in [lo, hi)."""
+    dt = np.dtype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        head = np.array([0, 1, info.max, info.min, info.max - 1, info.min + 1 if dt.kind == "i" else 2, 7, 3],
+                        dtype=dt)
+        body = rng.integers(info.min, info.max, n, endpoint=True, dtype=dt)
+    else:
+        fi = np.finfo(np.float16 if dt == F16 else np.float32) if dt != BF16 else None
+        if dt == BF16:
+            tiny, sub_min, sub_max, big = 2.0 ** -126, 2.0 ** -133, 2.0 ** -126 - 2.0 ** -133, 3.3895e38
+        else:
+            tiny, big = float(fi.tiny), float(fi.max)
+            sub_min = float(fi.smallest_subnormal)
+            sub_max = tiny - sub_min
+        head = np.array([0.0, -0.0, sub_min, -sub_min, sub_max, tiny, 1.0, -1.0, np.inf, -np.inf, np.nan, big, -big,
+                         0.5, 2.0, -2.5], dtype=np.float64).astype(dt)
+        body = rng.uniform(lo, hi, n).astype(dt)
+    body[:head.size] = head
+    return body
+
+
+# --- numpy oracles ---------------------------------------------------------------------------------------------
+def f64_round(fn):
+    return lambda x, dt: fn(x.astype(np.float64)).astype(dt)
+
+
+UNARY = {
+    "Abs": (Abs, lambda x, dt: np.abs(x)),
+    "Exp": (Exp, f64_round(np.exp)),
+    "Ln": (Ln, f64_round(np.log)),
+    "Sqrt": (Sqrt, f64_round(np.sqrt)),
+    "Rsqrt": (Rsqrt, f64_round(lambda x: 1 / np.sqrt(x))),
+    "Reciprocal": (Reciprocal, f64_round(lambda x: 1 / x)),
+    "Relu": (Relu, lambda x, dt: np.maximum(x, dt.type(0))),
+}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@pytest.mark.parametrize("dt", [F16, F32])
+def test_unary_against_numpy_with_edge_values(name, dt):
+    fn, want = UNARY[name]
+    rng = np.random.default_rng(3)
+    count = 208 if dt == F16 else 200                    # not whole 256-byte repeats (128 / 64 per repeat)
+    x = edges(dt, count + 16, rng, -12, 12)
+    if name == "Exp":
+        x[20:24] = np.array([11.1, 89.0, -17.0, -100.0]).astype(dt)   # fp16 overflow, fp32 overflow, subnormal results
+    got, _ = run_api(A2, lambda o, s: fn(o, s, count), [x], dt, count)
+    with np.errstate(all="ignore"):
+        expect = want(x[:count], dt)
+    same(got, expect)
+    if name == "Exp":
+        assert np.isposinf(got[21]) and (dt == F32 or np.isposinf(got[20]))
+        assert 0 < abs(float(got[23 if dt == F32 else 22])) < np.finfo(dt).tiny    # a subnormal, not flushed
+
+
+@pytest.mark.parametrize("dt", [np.int32, np.int16, np.int8, np.int64])
+def test_integer_abs_and_relu_wrap_on_the_950(dt):
+    rng = np.random.default_rng(5)
+    dt = np.dtype(dt)
+    count = 64 // dt.itemsize * 5
+    x = edges(dt, count, rng)
+    got, _ = run_api(A950, lambda o, s: Abs(o, s, count), [x], dt, count)
+    same(got, np.abs(x))                                  # |min| == min: two's complement wrap
+    assert got[3] == np.iinfo(dt).min
+    if dt in (np.int32, np.int64):
+        got, _ = run_api(A950, lambda o, s: Relu(o, s, count), [x], dt, count)
+        same(got, np.maximum(x, 0))
+
+
+BINARY = {
+    "Sub": (Sub, lambda x, y, dt: np.subtract(x, y)),
+    "Div": (Div, lambda x, y, dt: (x.astype(np.float64) / y.astype(np.float64)).astype(dt)),
+}
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@pytest.mark.parametrize("dt", [F16, F32])
+def test_binary_against_numpy_with_edge_values(name, dt):
+    fn, want = BINARY[name]
+    rng = np.random.default_rng(11)
+    count = 208 if dt == F16 else 200
+    x, y = edges(dt, count, rng), edges(dt, count, rng)[::-1].copy()
+    y[30:34] = np.array([0.0, -0.0, 0.0, 1e-3]).astype(dt)               # x / ±0, 0 / 0
+    x[32] = 0
+    x[33] = np.finfo(np.float16 if dt == F16 else np.float32).max       # overflow to inf
+    got, _ = run_api(A2, lambda o, a, b: fn(o, a, b, count), [x, y], dt, count)
+    with np.errstate(all="ignore"):
+        expect = want(x, y, dt)
+    same(got, expect)
+    if name == "Div":
+        assert np.isnan(got[32]) and np.isinf(got[33])
+
+
+@pytest.mark.parametrize("dt", [np.int16, np.int32])
+def test_integer_sub_wraps(dt):
+    dt = np.dtype(dt)
+    count = 64
+    x = edges(dt, count, np.random.default_rng(1))
+    y = np.ones(count, dt)
+    got, _ = run_api(A2, lambda o, a, b: Sub(o, a, b, count), [x, y], dt, count)
+    same(got, x - y)
+    assert got[3] == np.iinfo(dt).max                     # min - 1 wraps to max
+
+
+def test_bf16_sub_on_the_950_rounds_in_bf16():
+    rng = np.random.default_rng(2)
+    count = 128
+    x, y = edges(BF16, count, rng), edges(BF16, count, rng)[::-1].copy()
+    got, _ = run_api(A950, lambda o, a, b: Sub(o, a, b, count), [x, y], BF16, count)
+    with np.errstate(all="ignore"):
+        same(got, (x.astype(np.float32) - y.astype(np.float32)).astype(BF16))
+
+
+def test_integer_div_on_the_950_truncates_toward_zero():
+    x = np.array([7, -7, 7, -7, 0, -2147483648, 5, 9] * 2, np.int32)
+    y = np.array([2, 2, -2, -2, 3, -1, 0, 9] * 2, np.int32)
+    got, _ = run_api(A950, lambda o, a, b: Div(o, a, b, 16), [x, y], np.int32, 16)
+    assert got[:8].tolist() == [3, -3, -3, 3, 0, -2147483648, 0, 1]       # INT_MIN / -1 wraps; x / 0 -> 0 (model)
+
+
+@pytest.mark.parametrize("fn, op", [(And, np.bitwise_and), (Or, np.bitwise_or)])
+@pytest.mark.parametrize("dt", [np.int16, np.uint16, np.int32])
+def test_and_or_bitwise(fn, op, dt):
+    dt = np.dtype(dt)
+    rng = np.random.default_rng(4)
+    count = 32 // dt.itemsize * 9
+    x, y = edges(dt, count, rng), edges(dt, count, rng)[::-1].copy()
+    got, _ = run_api(A2, lambda o, a, b: fn(o, a, b, count), [x, y], dt, count)
+    same(got, op(x, y))
+
+
+@pytest.mark.parametrize("dt", [F16, F32])
+def test_leaky_relu(dt):
+    rng = np.random.default_rng(8)
+    count = 208 if dt == F16 else 200
+    x = edges(dt, count, rng)
+    got, _ = run_api(A2, lambda o, s: LeakyRelu(o, s, 0.1, count), [x], dt, count)
+    alpha = dt.type(0.1)
+    with np.errstate(all="ignore"):
+        same(got, np.where(x >= 0, x, x * alpha))
+    assert np.signbit(got[1]) and got[1] == 0              # -0 >= 0: passed through
+
+
+@pytest.mark.parametrize("t, u", [(F16, F16), (F32, F32), (F32, F16)])
+def test_axpy_fused_once_in_t(t, u):
+    rng = np.random.default_rng(9)
+    count = 96
+    src, acc = edges(u, count, rng), rng.uniform(-4, 4, count).astype(t)
+    acc[:4] = [0.0, -0.0, np.inf, np.nan]
+    got, r = run_api(A2, lambda o, s: Axpy(o, s, 1.5, count), [src], t, count, init=acc)
+    with np.errstate(all="ignore"):
+        want = (acc.astype(np.float64) + src.astype(np.float64) * np.float64(u.type(1.5))).astype(t)
+    same(got, want)
+    assert [e.instr for e in r.trace.events if e.pipe == "V"][-1] == "Axpy"
+
+
+def test_subs_and_divs_both_operand_orders_on_the_950():
+    x = np.array([1.0, -2.0, 0.0, -0.0, np.inf, 3.0, 0.5, 8.0] * 2, np.float32)
+    got, _ = run_api(A950, lambda o, s: Subs(o, s, 2.0, 16), [x], F32, 16)
+    same(got, x - np.float32(2))
+    got, _ = run_api(A950, lambda o, s: Subs(o, 2.0, s, 16), [x], F32, 16)
+    same(got, np.float32(2) - x)
+    got, _ = run_api(A950, lambda o, s: Divs(o, s, 3.0, 16), [x], F32, 16)
+    same(got, (x.astype(np.float64) / 3).astype(np.float32))
+    with np.errstate(all="ignore"):
+        got, _ = run_api(A950, lambda o, s: Divs(o, 1.0, s, 16), [x], F32, 16)
+        same(got, (1 / x.astype(np.float64)).astype(np.float32))
+
+
+# --- the dtype lists per architecture ---------------------------------------------------------------------------
+REFUSED = [
+    ("Div of int32 on A2", A2, lambda o, a, b: Div(o, a, b, 8), np.int32, 2),
+    ("Exp of int32 on the 950", A950, lambda o, a: Exp(o, a, 8), np.int32, 1),
+    ("Sub of bf16 on A2", A2, lambda o, a, b: Sub(o, a, b, 16), BF16, 2),
+    ("And of int32 on 310P", P310, lambda o, a, b: And(o, a, b, 8), np.int32, 2),
+    ("Subs before the 950", A2, lambda o, a: Subs(o, a, 1.0, 8), np.float32, 1),
+    ("Divs on 910A", T910A, lambda o, a: Divs(o, a, 1.0, 8), np.float32, 1),
+    ("Relu of int16 on A2", A2, lambda o, a: Relu(o, a, 16), np.int16, 1),
+    ("Abs of int32 on A2", A2, lambda o, a: Abs(o, a, 8), np.int32, 1),
+]
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c[0] for c in REFUSED])
+def test_a_dtype_the_library_refuses_is_a_finding(case):
+    _, soc, call, dt, n = case
+    dt = np.dtype(dt)
+    arrays = [np.zeros(32 // dt.itemsize * 2, dt) for _ in range(n)]
+    with pytest.raises(KernelError) as info:
+        run_api(soc, call, arrays, dt, 16 if dt.itemsize == 2 else 8)
+    e = info.value
+    assert e.kind == "unsupported-on-soc" and e.core == 0, str(e)
+    assert e.hint == sanitizer.explain("unsupported-on-soc").hint
+
+
+def test_the_dtype_lists_follow_the_headers():
+    """A few entries read in asc-devkit @ 82b89a15 (impl/basic_api/dav_*/kernel_operator_vec_*_impl.h)."""
+    from ascend_lab.base.platform import NpuArch
+    a2, p3, x950 = im.DTYPES[NpuArch.DAV_2201], im.DTYPES[NpuArch.DAV_2002], im.DTYPES[NpuArch.DAV_3510]
+    assert a2["Div"] == {F16, F32} and a2["Sub"] == {F16, F32, np.dtype(np.int16), np.dtype(np.int32)}
+    assert a2["Relu"] == {F16, F32, np.dtype(np.int32)} and not a2["Subs"] and not a2["Divs"]
+    assert p3["And"] == {np.dtype(np.int16), np.dtype(np.uint16)}
+    assert (BF16, BF16) in x950["Axpy"] and (F32, F16) in a2["Axpy"] and (F16, F32) not in a2["Axpy"]
+    assert BF16 in x950["Sub"] and BF16 not in x950["Div"] and x950["Exp"] == {F16, F32}
+    assert set(im.DTYPES) >= {NpuArch.DAV_1001, NpuArch.DAV_2002, NpuArch.DAV_2201, NpuArch.DAV_3510}
+
+
+# --- cost rows: GE-ATT V1 (perf_param_v1.cpp @ hicann/ge 3d7dd1d40a5e), and the borrowed ones ------------------
+GE_ATT_V1_MATH = {                                    # the figures as the file writes them (float16, float32)
+    "Sub": ((0.0107, 22.1226), (0.0213, 22.1254)), "Div": ((0.0460, 29.1233), (0.0454, 29.0892)),
+    "Abs": ((0.0077, 20.0153), (0.0147, 20.0592)), "Exp": ((0.0311, 28.0144), (0.0307, 28.0376)),
+    "Sqrt": ((0.0312, 29.0056), (0.0313, 28.9961)), "Rsqrt": ((0.0071, 21.0970), (0.0143, 21.0979)),
+    "Reciprocal": ((0.0078, 21.0076), (0.0146, 21.0639)), "Relu": ((0.0077, 20.0173), (0.0154, 20.0189)),
+    "And": ((0.0107, 17.1393), (0.0112, 17.5611)),
+}
+GE_ATT_V1_OR_UINT16 = (0.0132, 12.4018)
+
+
+def _row(api):
+    """The cost row of a math instruction: its own, or the one it borrows (from MATH_COST or VECTOR_COST)."""
+    name = cm.MATH_BORROWED.get(api, api)
+    return cm.MATH_COST.get(name) or cm.VECTOR_COST[name]
+
+
+def test_every_math_row_is_ge_atts_figure():
+    assert set(cm.MATH_COST) == set(GE_ATT_V1_MATH) | {"Or"}
+    for api, (h, f) in GE_ATT_V1_MATH.items():
+        assert cm.MATH_COST[api] == {"half": h, "float": f}, api
+    k, b = GE_ATT_V1_OR_UINT16
+    assert cm.MATH_COST["Or"] == {"half": (k, b), "float": (2 * k, b)}        # float: the documented stand-in
+    assert cm.MATH_BORROWED == {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div"}
+    assert not set(cm.MATH_COST) & set(cm.VECTOR_COST) and not set(cm.MATH_BORROWED) & set(cm.MATH_COST)
+    n = 1000
+    for api in [*cm.MATH_COST, *cm.MATH_BORROWED]:
+        row = _row(api)
+        for width, cls in ((2, "half"), (4, "float")):
+            k, b = row[cls]
+            for table in ("V1", "V2"):                   # the 950's V2 has the same figures (or none: V1's)
+                assert cm.vector_cycles(api, width, n, 1.0, False, None, table) == pytest.approx(b + k * n)
+
+
+@pytest.mark.parametrize("name", ["Exp", "Div", "Axpy", "Or"])
+def test_an_instruction_occupies_pipe_v_for_its_row(name):
+    count = 256
+    dt = np.dtype(np.int16) if name == "Or" else F32
+    x = np.ones(count, dt)
+    calls = {"Exp": lambda o, a: Exp(o, a, count), "Div": lambda o, a: Div(o, a, a, count),
+             "Axpy": lambda o, a: Axpy(o, a, 2.0, count), "Or": lambda o, a: Or(o, a, a, count)}
+    with cm.without_bank_conflicts():
+        _, r = run_api(A2, calls[name], [x], dt, count, init=x if name == "Axpy" else None)
+    e = [e for e in r.trace.events if e.instr == name][0]
+    k, b = _row(name)["half" if dt.itemsize == 2 else "float"]
+    assert e.pipe == "V" and e.end - e.start == pytest.approx(b + k * count)
+
+
+# --- from C++: the same bits, events and cycles as the Python API -----------------------------------------------
+f32 = np.float32
+CXX_CASES = {
+    "Sub": ("Sub(y, x, xb, 256);", lambda x, xb, y, t, m: Sub(y, x, xb, 256)),
+    "Div": ("Div(y, x, xb, 256);", lambda x, xb, y, t, m: Div(y, x, xb, 256)),
+    "Abs": ("Abs(y, x, 256);", lambda x, xb, y, t, m: Abs(y, x, 256)),
+    "Exp": ("Exp(y, x, 256);", lambda x, xb, y, t, m: Exp(y, x, 256)),
+    "Ln": ("Ln(y, x, 256);", lambda x, xb, y, t, m: Ln(y, x, 256)),
+    "Sqrt": ("Sqrt(y, x, 256);", lambda x, xb, y, t, m: Sqrt(y, x, 256)),
+    "Rsqrt": ("Rsqrt(y, x, 256);", lambda x, xb, y, t, m: Rsqrt(y, x, 256)),
+    "Reciprocal": ("Reciprocal(y, x, 256);", lambda x, xb, y, t, m: Reciprocal(y, x, 256)),
+    "Relu": ("Relu(y, x, 256);", lambda x, xb, y, t, m: Relu(y, x, 256)),
+    "LeakyRelu": ("LeakyRelu(y, x, 0.01f, 256);", lambda x, xb, y, t, m: LeakyRelu(y, x, f32(0.01), 256)),
+    "Subs": ("Subs(y, x, 1.5f, 256);", lambda x, xb, y, t, m: Subs(y, x, f32(1.5), 256)),
+    "Subs scalar first": ("Subs(y, 1.5f, x, 256);", lambda x, xb, y, t, m: Subs(y, f32(1.5), x, 256)),
+    "Divs": ("Divs(y, x, 3, 256);", lambda x, xb, y, t, m: Divs(y, x, f32(3), 256)),
+    "Divs scalar first": ("Divs(y, 1.0f, x, 256);", lambda x, xb, y, t, m: Divs(y, f32(1), x, 256)),
+    "Axpy": ("Sub(y, x, xb, 256);\n    Axpy(y, xb, 0.5f, 256);",
+             lambda x, xb, y, t, m: (Sub(y, x, xb, 256), Axpy(y, xb, f32(0.5), 256))),
+    "Axpy float += half": (
+        "Duplicate(y, 1.0f, 256);\n    Cast(tmp.ReinterpretCast<half>(), x, RoundMode::CAST_RINT, 256);\n"
+        "    Axpy(y, tmp.ReinterpretCast<half>(), (half)2.0f, 256);",
+        lambda x, xb, y, t, m: (__import__("ascend_lab.ascendc", fromlist=["Duplicate"]).Duplicate(y, f32(1), 256),
+                                __import__("ascend_lab.ascendc", fromlist=["Cast"]).Cast(
+                                    t.ReinterpretCast(np.float16), x, __import__(
+                                        "ascend_lab.ascendc", fromlist=["RoundMode"]).RoundMode.CAST_RINT, 256),
+                                Axpy(y, t.ReinterpretCast(np.float16), np.float16(2), 256))),
+    "And/Or": ("And(y.ReinterpretCast<int16_t>(), x.ReinterpretCast<int16_t>(), xb.ReinterpretCast<int16_t>(),"
+               " 512);\n    Or(y.ReinterpretCast<int16_t>(), y.ReinterpretCast<int16_t>(),"
+               " x.ReinterpretCast<int16_t>(), 512);",
+               lambda x, xb, y, t, m: (And(y.ReinterpretCast(np.int16), x.ReinterpretCast(np.int16),
+                                           xb.ReinterpretCast(np.int16), 512),
+                                       Or(y.ReinterpretCast(np.int16), y.ReinterpretCast(np.int16),
+                                          x.ReinterpretCast(np.int16), 512))),
+}
+
+
+@pytest.mark.parametrize("name", list(CXX_CASES))
+def test_each_math_api_from_cxx_equals_the_python_api(name):
+    body, py = CXX_CASES[name]
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-3, 3, 256).astype(np.float32)
+    b = rng.uniform(-3, 3, 256).astype(np.float32)
+    a[:6] = [0.0, -0.0, np.nan, np.inf, -np.inf, 1e-40]
+    b[:3] = [0.0, -0.0, 2.0]
+    results = []
+    with np.errstate(all="ignore"):
+        for entry in (cxx.compile(API_KERNEL.format(BODY=body)), PyApi(py)):
+            out = gm_from_array(None, "y", nbytes=1024)
+            run = launch(entry, 1, [gm_from_array(a, "a"), gm_from_array(b, "b"), out], b"", A950, outputs=(2,),
+                         record=True)
+            results.append((bytes(out.ptr.allocation.buffer[:1024]), _events(run), run.cycles))
+    assert results[0] == results[1]
+    assert any(e[2] in name or name.startswith(e[2]) for e in results[0][1])
+
+
+def test_a_refused_dtype_from_cxx_is_the_same_finding():
+    body = "Div(y.ReinterpretCast<int32_t>(), x.ReinterpretCast<int32_t>(), xb.ReinterpretCast<int32_t>(), 256);"
+    k = cxx.compile(API_KERNEL.format(BODY=body))
+    a = np.ones(256, np.float32)
+    with pytest.raises(KernelError) as info:
+        launch(k, 1, [gm_from_array(a, "a"), gm_from_array(a, "b"), gm_from_array(None, "y", nbytes=1024)], b"",
+               A2, outputs=(2,))
+    assert info.value.kind == "unsupported-on-soc" and "Div of int32" in str(info.value)
