@@ -15,6 +15,7 @@ import pytest
 from test_cxx_frontend import API_KERNEL, PyApi, _events
 
 from ascend_lab.ascendc import (
+    VECCALC,
     VECIN,
     VECOUT,
     Abs,
@@ -24,19 +25,25 @@ from ascend_lab.ascendc import (
     Div,
     Divs,
     Exp,
+    FetchEventID,
     GlobalTensor,
+    HardEvent,
     KernelError,
     LeakyRelu,
     Ln,
+    Muls,
     Or,
     Reciprocal,
     Relu,
     Rsqrt,
+    SetFlag,
     Sqrt,
     Sub,
     Subs,
+    TBuf,
     TPipe,
     TQue,
+    WaitFlag,
     cxx,
     launch,
     sanitizer,
@@ -432,3 +439,95 @@ def test_a_refused_dtype_from_cxx_is_the_same_finding():
         launch(k, 1, [gm_from_array(a, "a"), gm_from_array(a, "b"), gm_from_array(None, "y", nbytes=1024)], b"",
                A2, outputs=(2,))
     assert info.value.kind == "unsupported-on-soc" and "Div of int32" in str(info.value)
+
+
+# --- SetFlag / WaitFlag: hazards and timing (issue 23 items 3-4) ----------------------------------------------
+def _flag_kernel(flags: set[str], tiles: int = 2):
+    """A TBuf filled by MTE2 and read by V, V's result in a TBuf copied out by MTE3, ``tiles`` times: the HardEvents
+    in ``flags`` are set and waited at their places (MTE2_V before V reads, V_MTE3 before MTE3 copies, V_MTE2 and
+    MTE3_V before the next tile overwrites what the other pipe still reads)."""
+    def entry(x, y, workspace, tiling):
+        pipe = TPipe()
+        inBuf, outBuf = TBuf(VECCALC), TBuf(VECCALC)
+        xg, yg = GlobalTensor(np.float32), GlobalTensor(np.float32)
+        xg.SetGlobalBuffer(x, 64 * tiles)
+        yg.SetGlobalBuffer(y, 64 * tiles)
+        pipe.InitBuffer(inBuf, 256)
+        pipe.InitBuffer(outBuf, 256)
+        t, o = inBuf.Get(np.float32), outBuf.Get(np.float32)
+        for i in range(tiles):
+            if i and "V_MTE2" in flags:
+                WaitFlag(HardEvent.V_MTE2, 1)
+            DataCopy(t, xg[64 * i], 64)
+            if "MTE2_V" in flags:
+                eid = FetchEventID(HardEvent.MTE2_V)
+                SetFlag(HardEvent.MTE2_V, eid)
+                WaitFlag(HardEvent.MTE2_V, eid)
+            if i and "MTE3_V" in flags:
+                WaitFlag(HardEvent.MTE3_V, 2)
+            Muls(o, t, 2.0, 64)
+            if "V_MTE2" in flags:
+                SetFlag(HardEvent.V_MTE2, 1)
+            if "V_MTE3" in flags:
+                SetFlag(HardEvent.V_MTE3, 0)
+                WaitFlag(HardEvent.V_MTE3, 0)
+            DataCopy(yg[64 * i], o, 64)
+            if "MTE3_V" in flags:
+                SetFlag(HardEvent.MTE3_V, 2)
+        if "V_MTE2" in flags:                   # the last tile's flags, waited so none is left pending
+            WaitFlag(HardEvent.V_MTE2, 1)
+        if "MTE3_V" in flags:
+            WaitFlag(HardEvent.MTE3_V, 2)
+    return entry
+
+
+def _run_flags(flags, tiles=2):
+    x = np.arange(64 * tiles, dtype=np.float32)
+    out = gm_from_array(None, "y", nbytes=256 * tiles)
+    r = launch(_flag_kernel(set(flags), tiles), 1, [gm_from_array(x, "x"), out], b"", A2, outputs=(1,), record=True)
+    return out.ptr.allocation.buffer[:256 * tiles].view(np.float32), r, x
+
+
+ALL_FLAGS = ("MTE2_V", "V_MTE3", "V_MTE2", "MTE3_V")
+
+
+def test_a_kernel_with_every_flag_is_clean_and_correct():
+    got, r, x = _run_flags(ALL_FLAGS)
+    assert (got == 2 * x).all()
+    ev = r.trace.events
+    copy_in = [e for e in ev if e.pipe == "MTE2"]
+    muls = [e for e in ev if e.instr == "Muls"]
+    copy_out = [e for e in ev if e.pipe == "MTE3"]
+    for i in range(2):                            # each wait holds its pipe until the other pipe's work is done
+        assert muls[i].start >= copy_in[i].end and copy_out[i].start >= muls[i].end
+    assert copy_in[1].start >= muls[0].end and muls[1].start >= copy_out[0].end
+    assert {e.instr for e in ev if e.pipe == "S"} >= {"SetFlag", "WaitFlag"}
+
+
+@pytest.mark.parametrize("missing, where", [("MTE2_V", "V reads"), ("V_MTE3", "MTE3 reads"),
+                                            ("V_MTE2", "MTE2 writes"), ("MTE3_V", "V writes")])
+def test_a_missing_flag_is_a_race(missing, where):
+    """Without one of the four pairs the two pipes touch a buffer concurrently: ``ub-race`` at the access."""
+    with pytest.raises(KernelError) as info:
+        _run_flags(set(ALL_FLAGS) - {missing})
+    e = info.value
+    assert e.kind == "ub-race" and where in str(e), str(e)
+
+
+def test_a_waitflag_without_its_setflag_is_flag_unset():
+    def entry(x, y, workspace, tiling):
+        TPipe()
+        WaitFlag(HardEvent.MTE2_V, 3)
+    with pytest.raises(KernelError) as info:
+        launch(entry, 1, [gm_from_array(np.zeros(8, np.float32), "x"), gm_from_array(None, "y", nbytes=32)], b"", A2,
+               outputs=(1,))
+    assert info.value.kind == "flag-unset" and "MTE2_V>(3)" in str(info.value)
+    assert sanitizer.explain("flag-unset").stops
+
+
+def test_cube_events_are_refused():
+    def entry(x, y, workspace, tiling):
+        SetFlag(HardEvent.MTE1_M, 0)
+    with pytest.raises(ValueError, match="cube side"):
+        launch(entry, 1, [gm_from_array(np.zeros(8, np.float32), "x"), gm_from_array(None, "y", nbytes=32)], b"", A2,
+               outputs=(1,))

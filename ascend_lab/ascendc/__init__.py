@@ -61,6 +61,7 @@ from .launcher import KernelRun, launch
 from .numerics import RoundMode
 from .options import options
 from .pipe import VECCALC, VECIN, VECOUT, QuePosition, TBuf, TPipe, TPosition, TQue
+from .sync import FetchEventID, HardEvent, SetFlag, WaitFlag
 from .tensor import (
     GlobalTensor,
     GmAddr,
@@ -88,5 +89,5 @@ __all__ = [
     "QuePosition", "TBuf", "TPipe", "TPosition", "TQue", "GlobalTensor", "GmAddr", "LocalTensor", "bfloat16_t",
     "float32", "float_", "half", "int8_t", "int16_t", "int32_t", "int64_t", "sizeof", "uint8_t", "Event", "Trace",
     "Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt", "Sqrt", "Sub",
-    "Subs",
+    "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag",
 ]

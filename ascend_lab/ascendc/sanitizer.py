@@ -251,6 +251,12 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "-- which the queue calls issue -- orders them",
             "pass the data through a TQue (AllocTensor, write, EnQue on the producer side; DeQue, read, FreeTensor "
             "on the consumer side), or put PipeBarrier<PIPE_ALL>() between the two accesses"),
+    Finding("flag-unset", _E,
+            "WaitFlag<HardEvent::SRC_DST>(id) with no SetFlag of that event and ID pending: the waiting pipe "
+            "stalls forever on the device (the kernel hangs) -- every WaitFlag needs an earlier SetFlag of the same "
+            "HardEvent and event ID",
+            "pair each WaitFlag with a SetFlag<same HardEvent>(same id) issued before it (FetchEventID for the ID), "
+            "or let a TQue's EnQue/DeQue carry the flags"),
     Finding("ub-uninit", _EW,
             "an instruction reads UB bytes that no instruction of this core has written since the launch "
             "(uninitialised UB: on the device they hold whatever the last kernel left there; JAX's Pallas "
@@ -475,6 +481,7 @@ def queue_blocks(ctx: CoreContext, queue: Any, tile: int) -> KernelError:
 
 def unmodelled_copy(instr: str, message: str) -> KernelError:
     """A copy the simulator does not model (strided DataCopy ...): a finding, not a NotImplementedError."""
+    # core imports this module: the running core is looked up here, when a finding is made
     from .core import _current
     ctx = _current.get()
     return stop("copy-unmodelled", message, instruction=instr, core=None if ctx is None else ctx.core)
@@ -1015,6 +1022,13 @@ def _race(ctx: CoreContext, t: LocalTensor, instr: str, write: bool, pipe: str) 
     if owner is None:
         r.owner, r.wrote = pipe, write
         return
+    grants = ctx.__dict__.get("flag_grants")
+    if grants:                                  # a WaitFlag ordered this pipe after the owner (flag_handover)
+        g = grants.get(id(r))
+        if g is not None and g[0] == owner and pipe in g[1]:
+            del grants[id(r)]
+            r.owner, r.wrote = pipe, write
+            return
     tile = ctx.current_tile if t.tile is None else t.tile
     if owner == QUEUED:
         if write:
@@ -1169,3 +1183,30 @@ def check_api_dtype(ctx: CoreContext, instr: str, tile: int | None, dtype: Any, 
         raise _unsupported(ctx, instr, tile, instr, f"no {instr} at all ({where or 'another architecture has it'})")
     raise _unsupported(ctx, instr, tile, f"{instr} of {spell(dtype)}",
                        f"{instr} of " + ", ".join(sorted(spell(d) for d in offered)))
+
+
+def flag_unset(ctx: CoreContext, event: str, event_id: int) -> KernelError:
+    """WaitFlag with no SetFlag of its event and ID pending (the device would hang)."""
+    return stop("flag-unset", f"WaitFlag<HardEvent::{event}>({event_id}) with no SetFlag<HardEvent::{event}>"
+                f"({event_id}) before it: the {event.split('_', 1)[1]} pipe would wait forever",
+                instruction="WaitFlag", core=ctx.core, tile=ctx.current_tile)
+
+
+def flag_states(ctx: CoreContext, src: str) -> list[Any]:
+    """SetFlag: the buffers the source pipe holds now (not in a queue) -- what the matching WaitFlag hands over."""
+    return [st for st in ctx.states if st.owner == src]
+
+
+def flag_handover(ctx: CoreContext, states: list[Any], src: str, dst: str) -> None:
+    """WaitFlag<SRC_DST>: ``dst`` is ordered after what ``src`` did to the buffers it held at the SetFlag. Each such
+    buffer ``src`` still holds is granted to ``dst``: ``dst``'s next access takes it over without a ``ub-race``
+    (:func:`_race`), while a third pipe's access is still one, and so is ``src`` writing it again after ``dst`` took
+    it (until a flag the other way). A grant ends when another pipe takes the buffer. (An access ``src`` issued after
+    the SetFlag is covered too: the simulator keeps one owner per buffer, not the time of each access.)"""
+    grants = ctx.__dict__.setdefault("flag_grants", {})
+    for st in states:
+        if st.owner == src:
+            g = grants.get(id(st))
+            if g is None or g[0] != src:
+                g = grants[id(st)] = (src, set())
+            g[1].add(dst)
