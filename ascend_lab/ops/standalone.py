@@ -16,7 +16,7 @@ import numpy as np
 
 from ..ascendc import KernelError, KernelRun
 from ..ascendc.launcher import launch as _launch
-from ..base.platform import SocInfo, get_soc, socs
+from ..base.platform import SocInfo, get_soc
 from ..dtypes import as_acl_dtype, to_numpy
 from . import registry
 from .kernel_args import gm_from_array
@@ -35,10 +35,14 @@ def _kernel(op: str | OpSpec, kernel: str | None) -> tuple[OpSpec, KernelSpec]:
     return spec, spec.kernel(kernel)
 
 
+#: The largest UB a what-if may give a simulated core (each core allocates its UB): 64 times the largest catalogued UB.
+MAX_WHATIF_UB = 16 * 2**20
+
+
 def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_size: int | None = None, *,
              believed: bool = False) -> SocInfo:
-    """A SoC entry with the core count and/or UB size overridden (for "what if" exploration). A UB larger than any
-    catalogued SoC's is refused (a simulated core allocates it), unless the entry is only what a tiling
+    """A SoC entry with the core count and/or UB size overridden (for "what if" exploration). A UB larger than
+    :data:`MAX_WHATIF_UB` is refused (a simulated core allocates it), unless the entry is only what a tiling
     ``believed`` (``ub_plan``'s ``tiling_ub_size``)."""
     info = get_soc(soc)
     changes: dict[str, Any] = {}
@@ -47,10 +51,10 @@ def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_s
             raise ValueError(f"core_num must be a positive int, got {core_num!r}")
         changes["vector_core_num"] = int(core_num)
     if ub_size is not None:
-        largest = 2**62 if believed else max(get_soc(name).ub_size for name in socs())
+        largest = 2**62 if believed else MAX_WHATIF_UB
         if isinstance(ub_size, bool) or not isinstance(ub_size, (int, np.integer)) or not 1024 <= ub_size <= largest:
-            raise ValueError(f"ub_size must be an int number of bytes in [1024, {largest}] (the largest UB of a "
-                             f"catalogued SoC), got {ub_size!r}")
+            raise ValueError(f"ub_size must be an int number of bytes in [1024, {largest}] (a what-if UB up to 64 "
+                             f"times the largest SoC's: each simulated core allocates it), got {ub_size!r}")
         changes["ub_size"] = int(ub_size)
     return dataclasses.replace(info, **changes) if changes else info
 
