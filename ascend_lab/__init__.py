@@ -28,13 +28,13 @@ __all__ = ["acl", "aclnn", "dtypes", "tiling", "platform", "Run", "NULLPTR", "ac
 
 
 def load_ipython_extension(ipython: _Any) -> None:
-    """Register the ``%%ascendc`` cell magic (AscendC C++ in a notebook cell: :mod:`ascend_lab.ascendc.cxx.magic`).
+    """Register the ``%%ascendc`` cell magic (AscendC C++ in a notebook cell: :mod:`ascend_lab.magic`).
     Importing ``ascend_lab`` inside IPython does it; ``%load_ext ascend_lab`` too. The C++ front end is imported
     by the first ``%%ascendc`` cell, not here."""
     def ascendc(line: str, cell: str) -> None:
         """%%ascendc [NAME] [--entry E] [-D KEY=VALUE ...] [--knob KW=CONST ...] [--run --tiling FIELD=VALUE ...]:
         compile the cell's AscendC C++ and bind the kernel to NAME (``%%ascendc --help`` for every option)."""
-        from .ascendc.cxx.magic import ascendc_cell
+        from .magic import ascendc_cell  # deferred: IPython and the front end load with the first %%ascendc cell
         ascendc_cell(ipython, line, cell)
     ipython.register_magic_function(ascendc, "cell", "ascendc")
 

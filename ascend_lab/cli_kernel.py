@@ -11,7 +11,7 @@ arguments in the entry's parameter order (all but ``workspace`` and ``tiling``; 
 packed from ``--tiling field=value`` (the rest keep the struct's defaults). It prints the findings (warnings, or the
 error that stopped the kernel, at its C++ file:line), the estimated cycles and microseconds, the UB each core laid
 out, and a summary of the output; ``--trace`` writes the Chrome trace. ``show`` prints the translated Python -- what
-the simulator executes -- and the tiling struct's fields. (:mod:`ascend_lab.ascendc.cxx.runner` does the work.)
+the simulator executes -- and the tiling struct's fields. (:mod:`ascend_lab.kernel_runner` does the work.)
 
 Exit codes: 0 the kernel ran to the end (warnings or not); 1 a finding or an error stopped it; 2 a kernel the front
 end refuses (the compiler-style message with file:line:column and a caret on stderr) or a bad argument.
@@ -33,8 +33,8 @@ __all__ = ["add_kernel_parser", "cmd_kernel_run", "cmd_kernel_show"]
 def _compile(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
-    from .ascendc import cxx
-    from .ascendc.cxx.runner import RunError, parse_pairs
+    from .ascendc import cxx  # deferred: tree-sitter loads only for the kernel commands
+    from .kernel_runner import RunError, parse_pairs  # deferred: with the front end
     path = Path(args.file)
     if not path.is_file():
         raise CliError(f"no kernel file {args.file!r}" + (": it is a folder" if path.is_dir() else ""))
@@ -48,8 +48,8 @@ def _compile(args: argparse.Namespace) -> Any:
 def _guarded(body: Callable[[argparse.Namespace, Callable[[str], None]], int]) -> Callable[..., int]:
     """Run ``body``; a KernelCompileError is printed as the compiler prints it (exit 2), a RunError is a CliError."""
     def command(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-        from .ascendc.cxx import KernelCompileError
-        from .ascendc.cxx.runner import RunError
+        from .ascendc.cxx import KernelCompileError  # deferred: with the front end
+        from .kernel_runner import RunError  # deferred: with the front end
         try:
             return body(args, out)
         except KernelCompileError as exc:
@@ -63,7 +63,7 @@ def _guarded(body: Callable[[argparse.Namespace, Callable[[str], None]], int]) -
 
 
 def _kernel_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-    from .ascendc.cxx.runner import RunSpec, parse_pairs, run
+    from .kernel_runner import RunSpec, parse_pairs, run  # deferred: the front end loads tree-sitter
     spec = RunSpec(tiling=parse_pairs(args.tiling, "--tiling"), template=parse_pairs(args.template, "--template"),
                    inputs=parse_pairs(args.input, "--input"), n=args.n, dtype=args.dtype, soc=args.soc,
                    block_dim=args.block_dim, seed=args.seed, output=args.output, trace=args.trace)
@@ -72,7 +72,7 @@ def _kernel_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
 
 
 def _kernel_show(args: argparse.Namespace, out: Callable[[str], None]) -> int:
-    from .ascendc.cxx.runner import parse_pairs, show
+    from .kernel_runner import parse_pairs, show  # deferred: the front end loads tree-sitter
     return show(_compile(args), parse_pairs(args.template, "--template"), out)
 
 

@@ -691,11 +691,11 @@ def test_crtp_inheritance_member_types_specialisations_defaults_and_a_type_templ
 
 
 def test_a_gap_of_the_front_end_is_a_compile_error_not_a_traceback(monkeypatch):
-    from ascend_lab.ascendc.cxx import translate
+    from ascend_lab.ascendc.cxx import expressions
 
     def broken(self, node):
         raise RuntimeError("boom")
-    monkeypatch.setattr(translate._Func, "x_binary_expression", broken)
+    monkeypatch.setattr(expressions.Expressions, "x_binary_expression", broken)
     with pytest.raises(KernelCompileError) as err:
         cxx.compile(API_KERNEL.format(BODY="int32_t k = 1 + 2;\n    Muls(y, x, 0.5f, 256);"), name="<gap.cpp>")
     text = str(err.value)

@@ -53,7 +53,7 @@ def test_importing_ascend_lab_in_ipython_registers_the_magic_lazily():
             "ip = InteractiveShell.instance()\n"
             "import ascend_lab\n"
             "print('ascendc' in ip.magics_manager.magics['cell'])\n"
-            "print('ascend_lab.ascendc.cxx.magic' in sys.modules)\n")
+            "print('ascend_lab.magic' in sys.modules)\n")
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env)

@@ -144,7 +144,7 @@ def _definitions(text: str) -> list[tuple[str, int, int]]:
     A definition's lines include its ``template <...>`` head and an ``extern "C"`` around it."""
     from tree_sitter import Parser
 
-    from ..ascendc.cxx.translate import LANGUAGE
+    from ..ascendc.cxx.syntax import LANGUAGE  # deferred: tree-sitter loads only for a C++ listing
     blanked = _QUALIFIERS.sub(lambda m: " " * len(m.group()), text)
     root = Parser(LANGUAGE).parse(blanked.encode("utf-8")).root_node
     found: list[tuple[str, int, int]] = []
@@ -234,7 +234,7 @@ def cxx_listing(source: Any, symbol: str | None = None, lines: tuple[int, int] |
         if kernel is None:
             if not file.endswith(".cpp"):
                 raise TypeError(f"{_display_name(file)} is a header: say which kernel includes it (kernel=...)")
-            from ..ascendc import cxx
+            from ..ascendc import cxx  # deferred: the front end loads only for a C++ listing
             kernel = cxx.compile(file)
         py = translation_text(kernel, file=file, lines=(first, last), **python)
         args = ", ".join(f"{k}={v!r}" for k, v in python.items())

@@ -31,10 +31,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import KernelCompileError
-from .kernel import CxxKernel, load_kernel
-from .preprocess import SourceFile
-from .runner import RunError, RunSpec, parse_pairs, run, tiling_struct
+from .ascendc.cxx.errors import KernelCompileError
+from .ascendc.cxx.kernel import CxxKernel, load_kernel
+from .ascendc.cxx.preprocess import SourceFile
+from .kernel_runner import RunError, RunSpec, parse_pairs, run, tiling_struct
 
 __all__ = ["USAGE", "ascendc_cell"]
 

@@ -28,6 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from .ascendc.cxx.ctypes import DTYPE_OF
+from .ascendc.cxx.errors import KernelCompileError
+from .ascendc.errors import KernelError, learner_line
+from .ascendc.launcher import launch
+from .base.platform import DEFAULT_SOC, get_soc
+from .dtypes import as_acl_dtype, to_numpy
+from .ops.kernel_args import gm_from_array
+
 __all__ = ["RunError", "RunSpec", "parse_pairs", "parse_number", "resolve_template", "run", "show", "np_dtype"]
 
 #: At most this many elements per GM argument (the simulator holds everything in host memory).
@@ -91,8 +99,6 @@ def parse_number(text: str, what: str) -> int | float:
 
 def np_dtype(text: Any) -> np.dtype:
     """A dtype from its C++ name (``half``, ``float``, ``bfloat16_t``) or any name ``ascend_lab.dtypes`` accepts."""
-    from ...dtypes import as_acl_dtype, to_numpy
-    from .ctypes import DTYPE_OF
     if isinstance(text, str) and text.strip() in DTYPE_OF:
         return DTYPE_OF[text.strip()]
     try:
@@ -287,7 +293,6 @@ def _cores(cores: Iterable[int]) -> str:
 
 def report_error(exc: BaseException, out: Callable[[str], None]) -> None:
     """The error that stopped the kernel: ``error: file:line: [kind] message``, the C++ line, the hint."""
-    from ..errors import KernelError, learner_line
     line = learner_line(exc)
     if isinstance(exc, KernelError):
         where = [f"instruction {exc.instruction}"] if exc.instruction else []
@@ -384,11 +389,6 @@ def check_trace_path(path: str) -> None:
 def run(kernel: Any, spec: RunSpec, out: Callable[[str], None] = print) -> int:
     """Launch ``kernel`` as ``spec`` says with the sanitizer on and print the report; 0 when it ran to the end,
     1 when a finding or an error stopped it. RunError / KernelCompileError for the caller to print."""
-    from ...base.platform import DEFAULT_SOC, get_soc
-    from ...ops.kernel_args import gm_from_array
-    from ..errors import KernelError
-    from ..launcher import launch
-    from .errors import KernelCompileError
 
     try:
         soc = get_soc(spec.soc or DEFAULT_SOC)

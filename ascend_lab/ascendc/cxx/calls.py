@@ -1,0 +1,512 @@
+"""C++ calls to Python calls: functions and methods of the kernel (instantiated on first use), the AscendC API with
+its real overloads (arguments converted as C++ converts them), and the macros a kernel entry uses.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from tree_sitter import Node
+
+from . import api
+from .ctypes import (
+    BOOL,
+    INT32,
+    INT64,
+    INT_TYPES,
+    UINT64,
+    VOID,
+    CType,
+)
+from .errors import KernelCompileError
+from .preprocess import Unit
+from .syntax import unwrap
+from .values import (
+    METHOD_INTS,
+    E,
+    const_code,
+    spell,
+)
+
+if TYPE_CHECKING:
+    from .translate import _Inst
+
+__all__ = ['Calls']
+
+
+class Calls:
+    """Calls: the kernel's own functions and methods (templates deduced, bound statically), the AscendC API
+    by its overloads, and the entry's macros (GET_TILING_DATA, TILING_KEY_IS, ASSERT ...) (a mixin of
+    :class:`~.function.FunctionTranslator`)."""
+
+    def x_call_expression(self, node: Node) -> E:
+        e = self.call(node, statement=False)
+        if e is None:
+            raise self.err(node, "this call gives no value")
+        return e
+
+    def call(self, node: Node, statement: bool) -> E | None:
+        fn = node.child_by_field_name("function")
+        args_node = node.child_by_field_name("arguments")
+        arg_nodes = args_node.named_children if args_node is not None else []
+        targs: tuple[Any, ...] = ()
+        fname_node = fn
+        if fn.type == "template_function":
+            targs = self.tr.template_args(self.unit, fn.child_by_field_name("arguments"), self.bind, self.inst)
+            fname_node = fn.child_by_field_name("name")
+        while fname_node.type == "qualified_identifier":
+            scope = fname_node.child_by_field_name("scope")
+            if scope is not None and scope.text.decode() == "std":
+                raise self.err(fn, f"the standard library function '{fn.text.decode()}' is not available on the "
+                               "AI Core")
+            fname_node = fname_node.child_by_field_name("name")
+            if fname_node.type == "template_function":
+                targs = self.tr.template_args(self.unit, fname_node.child_by_field_name("arguments"), self.bind,
+                                              self.inst)
+                fname_node = fname_node.child_by_field_name("name")
+        if fn.type == "field_expression":
+            return self.method_call(node, fn, arg_nodes)
+        if fn.type == "parenthesized_expression" and len(arg_nodes) == 1:     # (T)(x): a C cast, parsed as a call
+            inner = self.expr(fn.named_children[0])
+            if inner.is_type:
+                return self.cast(self.expr(arg_nodes[0]), inner.t, node)
+        name = fname_node.text.decode()
+        if name in ("static_cast", "reinterpret_cast", "const_cast"):
+            if name == "reinterpret_cast":
+                to = targs[0]
+                e = self.expr(arg_nodes[0])
+                if to.kind == "ptr" and e.t.kind == "ptr":
+                    return E(e.code, to)
+                raise self.err(node, "reinterpret_cast is only supported between GM pointers",
+                               "for UB data use LocalTensor::ReinterpretCast<U>()")
+            if len(targs) != 1 or not isinstance(targs[0], CType) or len(arg_nodes) != 1:
+                raise self.err(node, f"{name}<T>(value) takes one type and one value")
+            return self.cast(self.expr(arg_nodes[0]), targs[0], node)
+        if name == "dynamic_cast":
+            raise self.err(node, "dynamic_cast is not supported (no RTTI on the AI Core)")
+        builtin = getattr(self, "b_" + name, None)
+        if builtin is not None:
+            return builtin(node, arg_nodes, statement)
+        if name in ("malloc", "calloc", "free", "realloc"):
+            raise self.err(fname_node, f"'{name}' is not available on the AI Core: there is no heap",
+                           "UB memory comes from TPipe::InitBuffer, GM from the kernel's arguments")
+        if name in ("printf", "PRINTF", "DumpTensor", "ascendc_assert", "trap"):
+            raise self.err(fname_node, f"'{name}' is not modelled by the simulator",
+                           "look at values with the trace in snapshot mode (record=True, snapshot=True) instead")
+        # a type used as a function: T(x), K<float>()
+        callee = None
+        if fn.type != "template_function" or name not in self.tr.funcs:
+            callee = self.lookup(name)
+        if callee is None:
+            if (name in self.tr.funcs or name in self.tr.func_specs) and not (
+                    self.inst and self.inst.method_owner(name)):
+                return self.user_call(node, name, targs, arg_nodes)
+            if self.inst is not None and self.inst.method_owner(name) is not None:
+                return self.call_method(node, "this", self.inst, name, targs, arg_nodes)
+            if name in api.FUNCTIONS:
+                return self.api_call(node, name, targs, arg_nodes)
+            if name in api.KNOWN_UNMODELLED:
+                raise self.err(fname_node, f"the AscendC API '{name}' is not modelled by the simulator",
+                               "the simulator models: " + ", ".join(sorted(api.FUNCTIONS)))
+            try:
+                if fn.type == "template_function":
+                    ctype = self.tr.named_type(self.unit, fn, name, targs, self.bind, self.inst)
+                else:
+                    te = self.name(name, fname_node)
+                    if not te.is_type:
+                        raise self.err(fname_node, f"'{name}' is not a function")
+                    ctype = te.t
+            except KernelCompileError as exc:
+                if "unknown" in exc.reason:
+                    raise self.err(fname_node, f"unknown function '{name}'",
+                                   "neither a function of the kernel nor an AscendC API the simulator models "
+                                   f"({', '.join(sorted(api.FUNCTIONS))})") from None
+                raise
+            vals = [self.expr(a) for a in arg_nodes]
+            if ctype.kind in ("int", "float", "bool"):
+                if len(vals) != 1:
+                    raise self.err(node, f"{ctype}(...) takes one value")
+                return self.cast(vals[0], ctype, node)
+            return E(self.construct(ctype, vals, node), ctype)
+        raise self.err(fname_node, f"'{name}' is not a function")
+
+    def args_for(self, arg_nodes: list[Node], param_types: list[CType], node: Node, what: str) -> list[str]:
+        if len(arg_nodes) != len(param_types):
+            raise self.err(node, f"{what} takes {len(param_types)} arguments, got {len(arg_nodes)}")
+        out = []
+        for a, pt in zip(arg_nodes, param_types, strict=True):
+            if a.type == "initializer_list":
+                out.append(self.construct(pt, [self.expr(v) for v in a.named_children], a))
+                continue
+            e = self.expr(a)
+            if pt.kind == "ptr" and e.t.kind in ("struct", "pstruct") and pt.target == e.t:
+                raise self.err(a, f"{what} takes a pointer here: pass &{a.text.decode()}")
+            out.append(self.convert(e, pt, a))
+        return out
+
+    def _param_types(self, fnode: Node, bind: dict[str, Any], inst: _Inst | None, unit: Unit) -> list[CType]:
+        decl = fnode.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        out = []
+        for p in decl.child_by_field_name("parameters").named_children:
+            ptype = self.tr.type_of(unit, p.child_by_field_name("type"), bind, inst)
+            d, ptype, _ = unwrap(p.child_by_field_name("declarator"), ptype)
+            if ptype.kind == "void" and d is None:
+                continue
+            out.append(ptype)
+        return out
+
+    def _deduce(self, tparams: list[Any], fnode: Node, unit: Unit, inst: _Inst | None, targs: tuple[Any, ...],
+                arg_nodes: list[Node], node: Node, base_bind: dict[str, Any]) -> tuple[Any, ...]:
+        """Template argument deduction, the simple cases: a parameter of type T, LocalTensor<T>, T& from the
+        argument's type."""
+        if len(targs) >= len(tparams):
+            return targs
+        names = [n for _k, n, _t in tparams]
+        got: dict[str, Any] = dict(zip(names, targs, strict=False))
+        decl = fnode.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        params = decl.child_by_field_name("parameters").named_children
+        for p, a in zip(params, arg_nodes, strict=False):
+            ptext = p.child_by_field_name("type").text.decode()
+            ae = self.expr(a)
+            for n in names:
+                if n in got:
+                    continue
+                if re.fullmatch(rf"(const\s+)?{n}", ptext.strip()):
+                    got[n] = ae.t
+                elif re.search(rf"<\s*{n}\s*>", ptext) and ae.t.args:
+                    got[n] = ae.t.args[0]
+        missing = [n for n in names if n not in got]
+        if missing:
+            raise self.err(node, f"cannot deduce the template argument {', '.join(missing)}",
+                           "give it explicitly: f<float>(...)")
+        return tuple(got[n] for n in names)
+
+    def user_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        if name not in self.tr.funcs:                    # only specialisations are defined: pick by the arguments
+            spec = next((f for args_node, f in self.tr.func_specs[name]
+                         if self.tr.template_args(f.unit, args_node, {}) == targs), None)
+            if spec is None:
+                raise self.err(node, f"no specialisation of '{name}' for <{', '.join(spell(a) for a in targs)}>",
+                               "define the template, or a specialisation for these arguments")
+            pyname, ret = self.tr.function(spec, (), node, self.unit)
+            args = self.args_for(arg_nodes, self._param_types(spec.node, {}, None, spec.unit), node, f"'{name}'")
+            return E(f"{pyname}({', '.join(args)})", ret)
+        cands = [f for f in self.tr.funcs[name] if self._arity(f.node) == len(arg_nodes)]
+        if not cands:
+            raise self.err(node, f"'{name}' takes {self._arity(self.tr.funcs[name][0].node)} arguments, "
+                           f"got {len(arg_nodes)}")
+        f = cands[0]
+        targs = self._deduce(f.tparams, f.node, f.unit, None, targs, arg_nodes, node, {})
+        pyname, ret = self.tr.function(f, targs, node, self.unit)
+        bind = {n: a for (_k, n, _t), a in zip(f.tparams, targs, strict=True)}
+        ptypes = self._param_types(f.node, bind, None, f.unit)
+        args = self.args_for(arg_nodes, ptypes, node, f"'{name}'")
+        return E(f"{pyname}({', '.join(args)})", ret)
+
+    def _arity(self, fnode: Node) -> int:
+        decl = fnode.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        ps = [p for p in decl.child_by_field_name("parameters").named_children
+              if not (p.type == "parameter_declaration" and p.text.decode().strip() == "void")]
+        return len(ps)
+
+    def call_method(self, node: Node, obj: str, inst: _Inst, name: str, targs: tuple[Any, ...],
+                    arg_nodes: list[Node]) -> E:
+        """``obj.name(args)`` on a class of the kernel, bound statically as C++ binds a non-virtual call: the
+        method of the class (or nearest base) that declares it, called as ``Class.method(obj, ...)``."""
+        inst = inst.method_owner(name) or inst
+        cands = [m for m in inst.methods[name] if self._arity(m.node) == len(arg_nodes)]
+        if not cands:
+            raise self.err(node, f"'{inst.decl.name}::{name}' takes {self._arity(inst.methods[name][0].node)} "
+                           f"arguments, got {len(arg_nodes)}")
+        m = cands[0]
+        own = m.tparams[1:] if m.tparams and m.tparams[0][0] == "rename" else m.tparams
+        bind = dict(inst.bind)
+        if m.tparams and m.tparams[0][0] == "rename":
+            for (_k, pname, _t), a in zip(m.tparams[0][1], inst.args, strict=False):
+                bind[pname] = a
+        targs = self._deduce(own, m.node, m.unit, inst, targs, arg_nodes, node, bind)
+        pyname, ret = self.tr.method(inst, m, targs, node, self.unit)
+        for (_k, n, _t), a in zip(own, targs, strict=True):
+            bind[n] = a
+        ptypes = self._param_types(m.node, bind, inst, m.unit)
+        args = self.args_for(arg_nodes, ptypes, node, f"'{inst.decl.name}::{name}'")
+        return E(f"{inst.pyname}.{pyname}({', '.join([obj, *args])})", ret)
+
+    def method_call(self, node: Node, fn: Node, arg_nodes: list[Node]) -> E:
+        target = self.x_field_expression(fn)
+        fnode = fn.child_by_field_name("field")
+        targs: tuple[Any, ...] = ()
+        tm = fnode
+        if fnode.type == "dependent_name":
+            tm = fnode.named_children[0]
+        if tm.type == "template_method":
+            targs = self.tr.template_args(self.unit, tm.child_by_field_name("arguments"), self.bind, self.inst)
+        ref = target.ref
+        if ref is None:
+            raise self.err(fn, f"'{fn.text.decode()}' is not a method")
+        if ref[0] == "method":
+            _, obj, inst, name = ref
+            return self.call_method(node, obj, inst, name, targs, arg_nodes)
+        _, base, btype, mname = ref
+        return self.api_method(node, fn, base, btype, mname, targs, arg_nodes)
+
+    def api_method(self, node: Node, fn: Node, base: E, btype: CType, mname: str, targs: tuple[Any, ...],
+                   arg_nodes: list[Node]) -> E:
+        methods = api.API_CLASSES.get(btype.name, {})
+        if mname not in methods:
+            raise self.err(fn.child_by_field_name("field"), f"{btype.name} has no method '{mname}' in the simulator",
+                           f"{btype.name} offers: {', '.join(sorted(methods))}")
+        cands = [m for m in methods[mname] if len(m.params) == len(arg_nodes)]
+        if not cands:
+            raise self.err(node, f"{btype.name}::{mname} takes "
+                           f"{' or '.join(str(len(m.params)) for m in methods[mname])} arguments, got {len(arg_nodes)}")
+        vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
+        m = cands[0]
+        if btype.name == "TPipe" and mname == "InitBuffer":
+            kinds = "Q" if vals[0] is not None and vals[0].t.kind == "api" and vals[0].t.name == "TQue" else "B"
+            m = next((c for c in cands if c.params[0] == kinds), None)
+            if m is None:
+                form = "TBuf: InitBuffer(buf, bytes)" if len(arg_nodes) == 2 else "TQue: InitBuffer(que, num, bytes)"
+                raise self.err(node, f"InitBuffer with {len(arg_nodes)} arguments takes a {form}")
+        out = []
+        elem = btype.args[0] if btype.args and isinstance(btype.args[0], CType) else None
+        for kind, v, a in zip(m.params, vals, arg_nodes, strict=True):
+            if kind in METHOD_INTS:
+                out.append(self.convert(v, METHOD_INTS[kind], a))
+            elif kind == "S":
+                out.append(self.convert(v, elem, a))
+            elif kind in ("Q", "B"):
+                want = "TQue" if kind == "Q" else "TBuf"
+                if v.t.kind != "api" or v.t.name != want:
+                    raise self.err(a, f"InitBuffer expects a {want} here, got {v.t}")
+                out.append(v.code)
+            elif kind == "L":
+                if v.t.kind != "api" or v.t.name != "LocalTensor":
+                    raise self.err(a, f"{btype.name}::{mname} takes a LocalTensor, got {v.t}")
+                out.append(v.code)
+            elif kind == "PTR":
+                if v.t.kind != "ptr":
+                    raise self.err(a, f"SetGlobalBuffer takes a GM pointer ((__gm__ T*)addr), got {v.t}")
+                if elem is not None and v.t.target is not None and v.t.target != elem and \
+                        v.t.target.name != "uint8_t":
+                    raise self.err(a, f"SetGlobalBuffer of a GlobalTensor<{elem}> takes a {elem}*, got {v.t}")
+                out.append(v.code)
+            else:
+                out.append(v.code)
+        ret = m.returns
+        if ret == "LocalTensor<U>":
+            u = targs[0] if targs else None
+            if mname == "ReinterpretCast" and u is None:
+                raise self.err(node, "ReinterpretCast needs the new element type: t.ReinterpretCast<U>()")
+            if u is None:
+                raise self.err(node, f"{btype.name}::{mname} needs the element type: "
+                               f"{'q.template ' if btype.name == 'TQue' else ''}{mname}<T>()",
+                               "write the tensor's element type as a template argument")
+            if not isinstance(u, CType):
+                raise self.err(node, f"{mname}<{u}>: the template argument must be a type")
+            out.insert(0, self.dtype(u, node))
+            rtype = CType("api", "LocalTensor", args=(u,))
+        elif ret == "T":
+            rtype = elem
+        elif ret == "bool":
+            rtype = BOOL
+        elif ret == "uint64":
+            rtype = UINT64
+        elif ret == "uint32":
+            rtype = INT_TYPES["uint32_t"]
+        else:
+            rtype = VOID
+        py = m.python or mname
+        return E(f"{base.code}.{py}({', '.join(out)})", rtype)
+
+    def api_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        if name == "PipeBarrier":
+            if arg_nodes:
+                raise self.err(node, "PipeBarrier takes no arguments: PipeBarrier<PIPE_V>()")
+            pipe = targs[0] if targs else ("enum", "PIPE_ALL")
+            if not (isinstance(pipe, tuple) and pipe[1] in api.PIPES):
+                raise self.err(node, f"PipeBarrier<{spell(pipe)}> is not modelled",
+                               f"the simulator models {', '.join(api.PIPES)}")
+            return E(f"PipeBarrier({pipe[1]!r})", VOID)
+        overloads = api.FUNCTIONS[name]
+        vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
+        chosen = None
+        for ov in overloads:
+            if len(ov.params) != len(vals):
+                continue
+            if all(self._kind_ok(k, v) for k, v in zip(ov.params, vals, strict=True)):
+                chosen = ov
+                break
+        if chosen is None:
+            got = ", ".join(("{...}" if v is None else str(v.t)) for v in vals)
+            raise self.err(node, f"no overload of {name} takes ({got})",
+                           "the simulator has: " + "; ".join(ov.spelled(name) for ov in overloads) +
+                           ("" if name not in ("Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min")
+                            else " (the mask/repeat forms are not modelled)"))
+        tensors = [v for k, v in zip(chosen.params, vals, strict=True) if k in ("L", "G") and v is not None]
+        first = api.T_FROM.get(name, 0)
+        tsrc = vals[first] if first < len(vals) and vals[first] is not None else (tensors[0] if tensors else None)
+        elem = tsrc.t.args[0] if tsrc is not None and tsrc.t.args else None
+        if name in api.SAME_T:
+            for k, v, a in zip(chosen.params, vals, arg_nodes, strict=True):
+                if k in ("L", "G") and v.t.args and elem is not None and v.t.args[0] != elem:
+                    raise self.err(a, f"the operands of {name} hold different element types ({elem} and "
+                                   f"{v.t.args[0]})", "Cast one of them first: every operand of a vector "
+                                   "instruction has the same element type")
+        out = []
+        for k, v, a in zip(chosen.params, vals, arg_nodes, strict=True):
+            if k in ("L", "G", "M"):
+                out.append(v.code)
+            elif k == "S" or (k == "S|L" and v.t.kind != "api"):
+                out.append(v.code if v.t == elem else self.convert(v, elem, a))
+            elif k == "S|L":
+                out.append(v.code)
+            elif k == "I":
+                out.append(self.convert(v, INT32, a))
+            elif k.startswith("E:"):
+                out.append(v.code)
+            elif k in ("P", "PAD"):
+                if v is None:
+                    # DataCopyParams goes with DataCopyPadParams, DataCopyExtParams with DataCopyPadExtParams<T>
+                    ext = any(x is not None and x.t.name == "DataCopyExtParams" for x in vals)
+                    sname = ("DataCopyExtParams" if ext else "DataCopyParams") if k == "P" else (
+                        "DataCopyPadExtParams" if ext else "DataCopyPadParams")
+                    ctype = CType("pstruct", sname, args=(elem,) if elem is not None else ())
+                    out.append(self.construct(ctype, [self.expr(x) for x in a.named_children], a))
+                else:
+                    out.append(v.code)
+        rtype = INT64 if chosen.returns == "int64" else VOID
+        return E(f"{api.PYTHON_NAME.get(name, name)}({', '.join(out)})", rtype)
+
+    def _kind_ok(self, kind: str, v: E | None) -> bool:
+        if v is None:
+            return kind in ("P", "PAD")
+        t = v.t
+        if kind in ("L", "M"):
+            return t.kind == "api" and t.name == "LocalTensor"
+        if kind == "G":
+            return t.kind == "api" and t.name == "GlobalTensor"
+        if kind == "S":
+            return t.is_arith and t.kind != "enum"
+        if kind == "S|L":
+            return (t.is_arith and t.kind != "enum") or (t.kind == "api" and t.name == "LocalTensor")
+        if kind == "I":
+            return t.kind in ("int", "bool")
+        if kind.startswith("E:"):
+            return t.kind == "enum" and t.name == kind[2:]
+        if kind in ("P", "PAD"):
+            return t.kind == "pstruct" and t.name in api.PARAM_STRUCTS[kind]
+        return False
+
+    def _tiling_struct(self, node: Node, sname: str | None) -> _Inst:
+        name = sname or self.tr.tiling_default
+        if name is None:
+            cands = [c for c in self.tr.classes if c.endswith("TilingData")]
+            if len(cands) != 1:
+                raise self.err(node, "GET_TILING_DATA cannot tell which struct the tiling holds",
+                               "write GET_TILING_DATA_WITH_STRUCT(MyTilingData, tilingData, tiling), or "
+                               "REGISTER_TILING_DEFAULT(MyTilingData) before it")
+            name = cands[0]
+        decl = self.tr.classes.get(name)
+        if decl is None:
+            raise self.err(node, f"unknown tiling struct '{name}'", "declare it in the kernel's *_tiling_data.h")
+        inst = self.tr.instantiate_class(self.unit, node, decl, ())
+        self.tr.used_struct_names.add(inst.pyname)
+        return inst
+
+    def _get_tiling(self, node: Node, var: Node, tiling: Node, sname: str | None) -> E:
+        inst = self._tiling_struct(node, sname)
+        src = self.expr(tiling)
+        py = self.declare(var.text.decode(), E("", inst.ctype))
+        self.emit(f"{py} = _cx_tiling({inst.pyname}, {src.code})")
+        return E("", VOID)
+
+    def b_GET_TILING_DATA(self, node: Node, args: list[Node], statement: bool) -> E:
+        if len(args) != 2:
+            raise self.err(node, "GET_TILING_DATA(tilingData, tiling) takes 2 arguments")
+        return self._get_tiling(node, args[0], args[1], None)
+
+    def b_GET_TILING_DATA_WITH_STRUCT(self, node: Node, args: list[Node], statement: bool) -> E:
+        if len(args) != 3:
+            raise self.err(node, "GET_TILING_DATA_WITH_STRUCT(Struct, tilingData, tiling) takes 3 arguments")
+        return self._get_tiling(node, args[1], args[2], args[0].text.decode())
+
+    def b_REGISTER_TILING_DEFAULT(self, node: Node, args: list[Node], statement: bool) -> E:
+        self.tr.tiling_default = args[0].text.decode() if args else None
+        return E("", VOID)
+
+    def b_KERNEL_TASK_TYPE_DEFAULT(self, node: Node, args: list[Node], statement: bool) -> E:
+        return E("", VOID)
+
+    b_REGISTER_TILING_FOR_TILINGKEY = b_KERNEL_TASK_TYPE_DEFAULT
+
+    b_ENABLE_PRINTF = b_KERNEL_TASK_TYPE_DEFAULT           # AscendC's printf switch: nothing to switch here
+
+    b_SetKernelMode = b_KERNEL_TASK_TYPE_DEFAULT           # AIV_MODE: the simulated core is a vector core
+
+    b_SetSysWorkspaceForce = b_KERNEL_TASK_TYPE_DEFAULT
+
+    def b_TILING_KEY_IS(self, node: Node, args: list[Node], statement: bool) -> E:
+        key = self.tr.tiling_key
+        if key is None:
+            raise self.err(node, "TILING_KEY_IS needs the launch's tiling key",
+                           "launch the kernel with tilingKey=<the host's tiling key>")
+        want = self.tr.const_eval(self.unit, args[0], self.bind, self.inst)
+        v = int(want) == int(key)
+        return E(const_code(v, BOOL), BOOL, v)
+
+    def b_ASSERT(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``ASSERT(cond && "message")``: AscendC's debug check, a finding when it fails (the CPU-debug build's
+        abort; the NPU build compiles it out)."""
+        if len(args) != 1:
+            raise self.err(node, "ASSERT(condition) takes one argument")
+        cond, message = args[0], ""
+        while cond.type == "parenthesized_expression":
+            cond = cond.named_children[0]
+        if cond.type == "binary_expression" and cond.child_by_field_name("right").type == "string_literal":
+            message = cond.child_by_field_name("right").text.decode()[1:-1]
+            cond = cond.child_by_field_name("left")
+        test = self.cond(cond)
+        text = message or cond.text.decode()
+        return E(f"_cx_assert({test}, {text!r})", VOID)
+
+    b_assert = b_ASSERT
+
+    def _ceil_div(self, node: Node, args: list[Node], name: str) -> tuple[E, E, E]:
+        if len(args) != 2:
+            raise self.err(node, f"{name}(value, alignment) takes 2 arguments")
+        a, b = self.expr(args[0]), self.expr(args[1])
+        one = E("1", INT32, 1)
+        q = self.binop("/", self.binop("-", self.binop("+", a, b, node), one, node), b, node)
+        return a, b, q
+
+    def b_CeilDiv(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``CeilDiv(a, b)``: (a + b - 1) / b in the arguments' integer type."""
+        return self._ceil_div(node, args, "CeilDiv")[2]
+
+    b_DivCeil = b_CeilDiv
+
+    def b_AlignUp(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``AlignUp(a, b)``: a rounded up to a multiple of b, ``(a + b - 1) / b * b``."""
+        _a, b, q = self._ceil_div(node, args, "AlignUp")
+        return self.binop("*", q, b, node)
+
+    b_CeilAlign = b_AlignUp
+
+    def b_GetBlockIdx(self, node: Node, args: list[Node], statement: bool) -> E:
+        if args:
+            raise self.err(node, "GetBlockIdx() takes no arguments")
+        return E("GetBlockIdx()", INT64)
+
+    def b_GetBlockNum(self, node: Node, args: list[Node], statement: bool) -> E:
+        if args:
+            raise self.err(node, "GetBlockNum() takes no arguments")
+        return E("GetBlockNum()", INT64)
+
