@@ -24,6 +24,7 @@ from ascend_lab.ascendc import (
     DataCopy,
     Div,
     Divs,
+    Duplicate,
     Exp,
     FetchEventID,
     GlobalTensor,
@@ -44,6 +45,9 @@ from ascend_lab.ascendc import (
     TPipe,
     TQue,
     WaitFlag,
+    WholeReduceMax,
+    WholeReduceMin,
+    WholeReduceSum,
     cxx,
     launch,
     sanitizer,
@@ -334,6 +338,8 @@ GE_ATT_V1_MATH = {                                    # the figures as the file 
     "Sqrt": ((0.0312, 29.0056), (0.0313, 28.9961)), "Rsqrt": ((0.0071, 21.0970), (0.0143, 21.0979)),
     "Reciprocal": ((0.0078, 21.0076), (0.0146, 21.0639)), "Relu": ((0.0077, 20.0173), (0.0154, 20.0189)),
     "And": ((0.0107, 17.1393), (0.0112, 17.5611)),
+    "WholeReduceSum": ((0.0547, 35.0021), (0.1094, 32.0029)), "WholeReduceMax": ((0.0547, 21.0027), (0.1094, 20.0051)),
+    "WholeReduceMin": ((0.0547, 21.0056), (0.1094, 20.0068)),
 }
 GE_ATT_V1_OR_UINT16 = (0.0132, 12.4018)
 
@@ -397,7 +403,7 @@ CXX_CASES = {
     "Axpy float += half": (
         "Duplicate(y, 1.0f, 256);\n    Cast(tmp.ReinterpretCast<half>(), x, RoundMode::CAST_RINT, 256);\n"
         "    Axpy(y, tmp.ReinterpretCast<half>(), (half)2.0f, 256);",
-        lambda x, xb, y, t, m: (__import__("ascend_lab.ascendc", fromlist=["Duplicate"]).Duplicate(y, f32(1), 256),
+        lambda x, xb, y, t, m: (Duplicate(y, f32(1), 256),
                                 __import__("ascend_lab.ascendc", fromlist=["Cast"]).Cast(
                                     t.ReinterpretCast(np.float16), x, __import__(
                                         "ascend_lab.ascendc", fromlist=["RoundMode"]).RoundMode.CAST_RINT, 256),
@@ -531,3 +537,111 @@ def test_cube_events_are_refused():
     with pytest.raises(ValueError, match="cube side"):
         launch(entry, 1, [gm_from_array(np.zeros(8, np.float32), "x"), gm_from_array(None, "y", nbytes=32)], b"", A2,
                outputs=(1,))
+
+
+# --- WholeReduceSum / Max / Min (mask/repeat form) ------------------------------------------------------------
+def _tree(v, dt):
+    """The binary-tree sum the docs draw (ReduceDataBlock.md), each addition in dt -- written as a loop."""
+    v = [dt.type(x) for x in v]
+    while len(v) > 1:
+        v = [dt.type(v[i] + v[i + 1]) for i in range(0, len(v), 2)]
+    return v[0]
+
+
+@pytest.mark.parametrize("dt", [F16, F32])
+@pytest.mark.parametrize("mask_kind", ["full", "partial", "bits"])
+def test_whole_reduce_sum_is_a_tree_in_t(dt, mask_kind):
+    per = 256 // dt.itemsize
+    rng = np.random.default_rng(12)
+    repeat = 3
+    x = rng.uniform(-100, 100, per * repeat).astype(dt)
+    x[5] = np.finfo(np.float16 if dt == F16 else np.float32).max      # a lane that overflows the sum
+    lanes = np.ones(per, bool)
+    mask = per
+    if mask_kind == "partial":
+        mask = per - 7
+        lanes[mask:] = False
+    elif mask_kind == "bits":
+        mask = [0x5555_5555_5555_5555, 0xFFFF_0000_0000_FFFF if per > 64 else 0]
+        lanes = np.array([(mask[i // 64] >> (i % 64)) & 1 for i in range(per)], bool)
+    out_n = 32 // dt.itemsize * 2
+    with np.errstate(all="ignore"):
+        got, r = run_api(A2, lambda o, s: (Duplicate(o, 0.0, out_n), WholeReduceSum(o, s, mask, repeat, 2, 1, 8)),
+                         [x], dt, out_n)
+        for k in range(repeat):
+            want = _tree(np.where(lanes, x[k * per:(k + 1) * per], dt.type(0)), dt)
+            same(got[2 * k:2 * k + 1], np.array([want], dt))
+    assert got[1] == 0 and got[3] == 0                  # dstRepStride 2: the gaps keep their values
+    e = [e for e in r.trace.events if e.instr == "WholeReduceSum"][0]
+    k_, b_ = cm.MATH_COST["WholeReduceSum"]["half" if dt == F16 else "float"]
+    assert e.count == repeat * per and e.end - e.start >= b_ + k_ * repeat * per - 1e-9
+
+
+@pytest.mark.parametrize("api", ["WholeReduceMax", "WholeReduceMin"])
+@pytest.mark.parametrize("order", list(im.ReduceOrder))
+def test_whole_reduce_max_min_value_and_index(api, order):
+    dt, per, repeat = F32, 64, 2
+    fn = {"WholeReduceMax": WholeReduceMax, "WholeReduceMin": WholeReduceMin}[api]
+    x = np.random.default_rng(13).uniform(-5, 5, per * repeat).astype(dt)
+    x[40] = x[50] = 9.0 if api == "WholeReduceMax" else -9.0          # equal extremes: the smaller index
+    x[64 + 60] = 30.0 if api == "WholeReduceMax" else -30.0            # outside the mask of 48 lanes: ignored
+    got, _ = run_api(A2, lambda o, s: (Duplicate(o, 0.0, 8), fn(o, s, 48, repeat, 1, 1, 8, order)), [x], dt, 8)
+    pick = np.argmax if api == "WholeReduceMax" else np.argmin
+    for k in range(repeat):
+        seg = x[k * per:k * per + 48]
+        i, v = int(pick(seg)), seg[pick(seg)]
+        if order == im.ReduceOrder.ORDER_VALUE_INDEX:
+            assert got[2 * k] == v and got[2 * k + 1:2 * k + 2].view(np.uint32)[0] == i
+        elif order == im.ReduceOrder.ORDER_INDEX_VALUE:
+            assert got[2 * k + 1] == v and got[2 * k:2 * k + 1].view(np.uint32)[0] == i
+        elif order == im.ReduceOrder.ORDER_ONLY_VALUE:
+            assert got[k] == v
+        else:
+            assert got[k:k + 1].view(np.uint32)[0] == i
+    assert got[:2].view(np.uint32)[1] == 40 or order != im.ReduceOrder.ORDER_VALUE_INDEX
+
+
+def test_whole_reduce_strided_source_half_index_bits():
+    """srcBlkStride 2 reads every other 32-byte block; a half maximum's index is stored as uint16 bits."""
+    dt, per = F16, 128
+    x = np.arange(256, dtype=np.float32).astype(dt) / 4
+    got, _ = run_api(A2, lambda o, s: (Duplicate(o, 0.0, 16), WholeReduceMax(o, s, 128, 1, 1, 2, 16)), [x], dt, 16)
+    blocks = x.reshape(16, 16)[0::2].reshape(-1)       # blocks 0, 2, 4 ... 14
+    assert got[0] == blocks.max() and got[1:2].view(np.uint16)[0] == int(np.argmax(blocks)) == per - 1
+
+
+@pytest.mark.parametrize("soc, call, dt", [
+    (T910A, lambda o, s: WholeReduceSum(o, s, 64, 1, 1, 1, 8), F32),
+    (P310, lambda o, s: WholeReduceMax(o, s, 64, 1, 1, 1, 8, im.ReduceOrder.ORDER_ONLY_VALUE), F32),
+    (A2, lambda o, s: WholeReduceSum(o, s, 64, 1, 1, 1, 8), np.dtype(np.int32)),
+], ids=["910A float", "310P ORDER_ONLY_VALUE", "A2 int32"])
+def test_whole_reduce_refusals(soc, call, dt):
+    with pytest.raises(KernelError) as info:
+        run_api(soc, call, [np.ones(64, dt)], dt, 8)
+    assert info.value.kind == "unsupported-on-soc", str(info.value)
+
+
+CXX_REDUCE = {
+    "WholeReduceSum": ("Duplicate(tmp, 0.0f, 64);\n    PipeBarrier<PIPE_V>();\n"
+                       "    WholeReduceSum(tmp, x, 64, 4, 1, 1, 8);\n    Duplicate(y, 0.0f, 256);\n"
+                       "    PipeBarrier<PIPE_V>();\n    Adds(y, tmp, 0.0f, 8);",
+                       lambda x, xb, y, t, m: (Duplicate(t, f32(0), 64), WholeReduceSum(t, x, 64, 4, 1, 1, 8),
+                                               Duplicate(
+                                                   y, f32(0), 256),
+                                               __import__("ascend_lab.ascendc", fromlist=["Adds"]).Adds(
+                                                   y, t, f32(0), 8))),
+    "WholeReduceMax": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
+                       "    WholeReduceMax(y, x, 32, 4, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);",
+                       lambda x, xb, y, t, m: (Duplicate(
+                           y, f32(0), 256), WholeReduceMax(y, x, 32, 4, 1, 1, 8, im.ReduceOrder.ORDER_ONLY_VALUE))),
+    "WholeReduceMin": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
+                       "    WholeReduceMin(y, x, 64, 4, 1, 1, 8);",
+                       lambda x, xb, y, t, m: (Duplicate(
+                           y, f32(0), 256), WholeReduceMin(y, x, 64, 4, 1, 1, 8))),
+}
+CXX_CASES.update(CXX_REDUCE)
+
+
+@pytest.mark.parametrize("name", list(CXX_REDUCE))
+def test_each_reduce_from_cxx_equals_the_python_api(name):
+    test_each_math_api_from_cxx_equals_the_python_api(name)

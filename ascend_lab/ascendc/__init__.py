@@ -51,11 +51,15 @@ from .instructions_math import (
     Ln,
     Or,
     Reciprocal,
+    ReduceOrder,
     Relu,
     Rsqrt,
     Sqrt,
     Sub,
     Subs,
+    WholeReduceMax,
+    WholeReduceMin,
+    WholeReduceSum,
 )
 from .launcher import KernelRun, launch
 from .numerics import RoundMode
@@ -89,5 +93,6 @@ __all__ = [
     "QuePosition", "TBuf", "TPipe", "TPosition", "TQue", "GlobalTensor", "GmAddr", "LocalTensor", "bfloat16_t",
     "float32", "float_", "half", "int8_t", "int16_t", "int32_t", "int64_t", "sizeof", "uint8_t", "Event", "Trace",
     "Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt", "Sqrt", "Sub",
-    "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag",
+    "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag", "ReduceOrder", "WholeReduceMax", "WholeReduceMin",
+    "WholeReduceSum",
 ]

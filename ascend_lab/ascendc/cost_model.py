@@ -240,6 +240,10 @@ MATH_COST: dict[str, dict[str, tuple[float, float]]] = {
     "Relu":       {"half": (0.0077, 20.0173), "float": (0.0154, 20.0189)},      # :389-393 [:712-713]
     "And":        {"half": (0.0107, 17.1393), "float": (0.0112, 17.5611)},      # :90-94 [:413-414]
     "Or":         {"half": (0.0132, 12.4018), "float": (0.0264, 12.4018)},      # :369-372 [:692] (float: stand-in)
+    # n = the elements of the repeats read (repeatTime * 256 / sizeof(T))
+    "WholeReduceSum": {"half": (0.0547, 35.0021), "float": (0.1094, 32.0029)},  # :459-463 [:782-783]
+    "WholeReduceMax": {"half": (0.0547, 21.0027), "float": (0.1094, 20.0051)},  # :445-449 [:768-769]
+    "WholeReduceMin": {"half": (0.0547, 21.0056), "float": (0.1094, 20.0068)},  # :452-456 [:775-776]
 }
 #: Math instructions GE-ATT (V1 and V2) has no fit for, costed with a named row: ``Ln`` like ``Exp`` (the other
 #: transcendental of the vector unit), ``LeakyRelu`` like ``Muls`` (one source and a scalar, a multiply), ``Axpy``

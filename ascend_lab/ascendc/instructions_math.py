@@ -33,6 +33,7 @@ Numerics -- the one place this is said
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from . import sanitizer
 from .instructions import _check_local, _show, _span, _tile_of, _vector_done
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
+from .sanitizer import REPEAT_BYTES
 from .tensor import LocalTensor
 
 __all__ = ["Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt",
@@ -272,3 +274,156 @@ def Axpy(dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
 
 #: The names the C++ front end's translated code calls (``cxx.kernel._namespace``).
 NAMESPACE: dict[str, Any] = {n: globals()[n] for n in __all__ if n not in ("DTYPES", "NAMESPACE")}
+
+
+# --- WholeReduceSum / WholeReduceMax / WholeReduceMin (mask/repeat form) ------------------------------------------
+class ReduceOrder(IntEnum):
+    """Where WholeReduceMax/Min put the value and its index (AscendC ``ReduceOrder``)."""
+    ORDER_VALUE_INDEX = 0
+    ORDER_INDEX_VALUE = 1
+    ORDER_ONLY_VALUE = 2
+    ORDER_ONLY_INDEX = 3
+
+
+_ALL_ORDERS = frozenset(ReduceOrder)
+#: WholeReduce* element types and ReduceOrders by architecture (AD ``归约计算/ReduceRepeat.md``, the API's current
+#: name: 数据类型, 约束说明). 910A: half and ORDER_VALUE_INDEX only; 310P: half/float, VALUE_INDEX or INDEX_VALUE.
+REDUCE_DTYPES: dict[NpuArch, dict[str, frozenset[Any]]] = {
+    NpuArch.DAV_1001: {"Sum": _s(_H), "MaxMin": _s(_H), "orders": _s(ReduceOrder.ORDER_VALUE_INDEX)},
+    NpuArch.DAV_2002: {"Sum": _HF, "MaxMin": _HF,
+                       "orders": _s(ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_INDEX_VALUE)},
+    NpuArch.DAV_2201: {"Sum": _HF, "MaxMin": _HF, "orders": _ALL_ORDERS},
+    NpuArch.DAV_3002: {"Sum": _HF, "MaxMin": _HF,
+                       "orders": _s(ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_ONLY_VALUE)},
+    NpuArch.DAV_3510: {"Sum": _s(_H, _F, _I32, _U32), "MaxMin": _s(_I16, _U16, _H, _I32, _U32, _F),
+                       "orders": _ALL_ORDERS},
+}
+
+
+def _lanes(mask: Any, per: int) -> np.ndarray:
+    """The lanes of a repeat a mask selects: an int (continuous mode: the first ``mask``) or ``[hi... lo]`` words
+    (bit mode: ``mask[0]`` bit i = lane i, ``mask[1]`` bit i = lane 64 + i)."""
+    if isinstance(mask, (list, tuple, np.ndarray)):
+        bits = np.zeros(per, dtype=bool)
+        for w, word in enumerate(mask[:2]):
+            for i in range(64):
+                if w * 64 + i < per and (int(word) >> i) & 1:
+                    bits[w * 64 + i] = True
+        return bits
+    m = int(mask)
+    if not 0 <= m <= per:
+        raise ValueError(f"a continuous mask selects 0..{per} lanes of a 256-byte repeat here, not {m}")
+    return np.arange(per) < m
+
+
+def _reduce_source(api: str, src: LocalTensor, repeat: int, blk_stride: int, rep_stride: int,
+                   per: int) -> np.ndarray:
+    """The ``repeat`` x ``per`` elements the repeats read (8 blocks of 32 bytes each, ``blk_stride`` blocks apart,
+    repeats ``rep_stride`` blocks apart). The sanitizer sees the whole span from the first to the last read."""
+    blk = 32 // src.dtype.itemsize
+    r = np.arange(repeat)[:, None]
+    lane = np.arange(per)[None, :]
+    idx = (r * rep_stride + (lane // blk) * blk_stride) * blk + lane % blk
+    span = _span(src, int(idx.max()) + 1, api, False)
+    return span[idx]
+
+
+def _tree_sum(v: np.ndarray) -> np.ndarray:
+    """Sum of each row by the binary tree the docs draw (pairs of neighbours, then pairs of pairs ...), every
+    addition rounded in the row's dtype."""
+    while v.shape[1] > 1:
+        v = v[:, 0::2] + v[:, 1::2]
+    return v[:, 0]
+
+
+def _reduce(api: str, dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, dst_rep_stride: int,
+            src_blk_stride: int, src_rep_stride: int, order: Any) -> None:
+    _check_local(api, dst, src)
+    dt = _same(api, dst, src)
+    ctx = dst.ctx
+    tile = _tile_of(dst, src)
+    limits = REDUCE_DTYPES.get(ctx.soc.npu_arch, REDUCE_DTYPES[NpuArch.DAV_2201])
+    key = ("math", api, dt, None if order is None else int(order))
+    if key not in ctx.api_checked:
+        t = ctx.current_tile if tile is None else tile
+        sanitizer.check_api_dtype(ctx, api, t, dt, limits["Sum" if api == "WholeReduceSum" else "MaxMin"])
+        if order is not None:
+            sanitizer.check_api_dtype(ctx, f"{api} with {ReduceOrder(order).name}", t, dt,
+                                      limits["MaxMin"] if ReduceOrder(order) in limits["orders"] else _s(),
+                                      "another architecture offers it")
+        ctx.api_checked.add(key)
+    repeat = int(repeat)
+    per = REPEAT_BYTES // dt.itemsize
+    if repeat == 0:
+        return
+    lanes = _lanes(mask, per)
+    if not lanes.any():
+        return
+    x = _reduce_source(api, src, repeat, int(src_blk_stride), int(src_rep_stride), per)
+    ui = np.dtype(f"u{dt.itemsize}")
+    with np.errstate(all="ignore"):
+        if api == "WholeReduceSum":
+            vals, idx = _tree_sum(np.where(lanes, x, dt.type(0))), None
+        else:
+            pick = np.argmax if api == "WholeReduceMax" else np.argmin
+            fill = np.array(-np.inf if api == "WholeReduceMax" else np.inf).astype(dt) if dt.kind not in "iu" else \
+                (np.iinfo(dt).min if api == "WholeReduceMax" else np.iinfo(dt).max)
+            masked = np.where(lanes, x, fill)
+            idx = pick(masked, axis=1)
+            vals = masked[np.arange(repeat), idx]
+    o = ReduceOrder.ORDER_ONLY_VALUE if order is None else ReduceOrder(order)
+    stride = int(dst_rep_stride)
+    if o in (ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_INDEX_VALUE):
+        width = 2
+    elif o == ReduceOrder.ORDER_ONLY_INDEX:
+        width = 4 // dt.itemsize if dt.itemsize < 4 else 1
+    else:
+        width = 1
+    pos = np.arange(repeat) * stride * width
+    out = _span(dst, int(pos.max()) + width, api, True)
+    if o == ReduceOrder.ORDER_ONLY_VALUE:
+        out[pos] = vals
+    elif o == ReduceOrder.ORDER_ONLY_INDEX:               # the index as uint32 (A2/A3/950: ReduceRepeat.md)
+        words = out.view(np.uint8)
+        w = words[:(int(pos.max()) + width) * dt.itemsize].view(np.uint32)
+        w[pos * dt.itemsize // 4] = idx.astype(np.uint32)
+    else:
+        first, second = (0, 1) if o == ReduceOrder.ORDER_VALUE_INDEX else (1, 0)
+        out[pos + first] = vals
+        out.view(ui)[pos + second] = idx.astype(ui)
+    count = repeat * per
+    _vector_done(ctx, api, dst, count, dt.itemsize,
+                 lambda: f"{dst.buffer} = {api}({src.buffer}, mask {mask}, {repeat} repeats)", src,
+                 integer=dt.kind in "iu")
+
+
+def WholeReduceSum(dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, dst_rep_stride: int,
+                   src_blk_stride: int, src_rep_stride: int) -> None:
+    """``WholeReduceSum(dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride)``: the sum of each
+    256-byte repeat's masked lanes (the rest count as 0) by a binary tree of additions rounded in T, written to
+    ``dst[r * dstRepStride]``. ``mask``: an int (continuous mode) or two 64-bit words (bit mode). The sanitizer sees
+    the whole span between the first and last element read (or written): a gap left by a stride counts as read (or
+    written) too."""
+    _reduce("WholeReduceSum", dst, src, mask, repeat, dst_rep_stride, src_blk_stride, src_rep_stride, None)
+
+
+def WholeReduceMax(dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, dst_rep_stride: int,
+                   src_blk_stride: int, src_rep_stride: int,
+                   order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
+    """The largest masked lane of each repeat and its lane index (the smallest index among equal maxima; a NaN is
+    the maximum, as numpy's argmax has it -- UNCONFIRMED on device), laid out by ``order``: [value, index] pairs
+    (the index's bits as an unsigned integer of T's width) every ``dstRepStride`` pairs, [index, value], the value
+    alone, or the index alone as uint32."""
+    _reduce("WholeReduceMax", dst, src, mask, repeat, dst_rep_stride, src_blk_stride, src_rep_stride, order)
+
+
+def WholeReduceMin(dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, dst_rep_stride: int,
+                   src_blk_stride: int, src_rep_stride: int,
+                   order: ReduceOrder = ReduceOrder.ORDER_VALUE_INDEX) -> None:
+    """The smallest masked lane of each repeat and its index, as :func:`WholeReduceMax`."""
+    _reduce("WholeReduceMin", dst, src, mask, repeat, dst_rep_stride, src_blk_stride, src_rep_stride, order)
+
+
+__all__ += ["ReduceOrder", "REDUCE_DTYPES", "WholeReduceMax", "WholeReduceMin", "WholeReduceSum"]
+NAMESPACE.update(ReduceOrder=ReduceOrder, WholeReduceSum=WholeReduceSum, WholeReduceMax=WholeReduceMax,
+                 WholeReduceMin=WholeReduceMin)

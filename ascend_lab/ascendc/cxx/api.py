@@ -60,6 +60,10 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "Relu": [_ov("L", "L", "I")],
     "LeakyRelu": [_ov("L", "L", "S", "I")],
     "Axpy": [_ov("M", "L", "S", "I")],
+    # mask/repeat form, continuous mask: (dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride[, order])
+    "WholeReduceSum": [_ov("L", "L", "I", "I", "I", "I", "I")],
+    "WholeReduceMax": [_ov("L", "L", "I", "I", "I", "I", "I"), _ov("L", "L", "I", "I", "I", "I", "I", "E:ReduceOrder")],
+    "WholeReduceMin": [_ov("L", "L", "I", "I", "I", "I", "I"), _ov("L", "L", "I", "I", "I", "I", "I", "E:ReduceOrder")],
     "Duplicate": [_ov("L", "S", "I")],
     "Cast": [_ov("M", "M", "E:RoundMode", "I")],
     "CompareScalar": [_ov("M", "L", "S", "E:CMPMODE", "I")],
@@ -78,11 +82,11 @@ PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 #: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
 SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
           "Sub", "Div", "And", "Or", "Subs", "Divs", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu",
-          "LeakyRelu"}
+          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin"}
 
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
-    "ShiftLeft", "ShiftRight", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
+    "ShiftLeft", "ShiftRight",
     "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
     "WaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount", "SetMaskNorm",
     "ResetMask", "Sigmoid", "Tanh", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power", "Log",
@@ -153,6 +157,8 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "SELMODE": ("SELMODE.", ("VSEL_CMPMASK_SPR", "VSEL_TENSOR_SCALAR_MODE", "VSEL_TENSOR_TENSOR_MODE")),
     "RoundMode": ("RoundMode.", ("CAST_NONE", "CAST_RINT", "CAST_FLOOR", "CAST_CEIL", "CAST_ROUND", "CAST_TRUNC",
                                  "CAST_ODD")),
+    "ReduceOrder": ("ReduceOrder.", ("ORDER_VALUE_INDEX", "ORDER_INDEX_VALUE", "ORDER_ONLY_VALUE",
+                                     "ORDER_ONLY_INDEX")),
     "QuePosition": ("", ("VECIN", "VECOUT", "VECCALC")),
     "TPosition": ("", ("VECIN", "VECOUT", "VECCALC")),
     "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
