@@ -47,58 +47,26 @@ class Calls:
         return e
 
     def call(self, node: Node, statement: bool) -> E | None:
+        """A call expression: a method, a cast, an entry macro, a function of the kernel, an AscendC API, or a type
+        used as a function (``T(x)``, ``K<float>()``) -- tried in that order, as the name resolves."""
         fn = node.child_by_field_name("function")
         args_node = node.child_by_field_name("arguments")
         arg_nodes = args_node.named_children if args_node is not None else []
-        targs: tuple[Any, ...] = ()
-        fname_node = fn
-        if fn.type == "template_function":
-            targs = self.tr.template_args(self.unit, fn.child_by_field_name("arguments"), self.bind, self.inst)
-            fname_node = fn.child_by_field_name("name")
-        while fname_node.type == "qualified_identifier":
-            scope = fname_node.child_by_field_name("scope")
-            if scope is not None and scope.text.decode() == "std":
-                raise self.err(fn, f"the standard library function '{fn.text.decode()}' is not available on the "
-                               "AI Core")
-            fname_node = fname_node.child_by_field_name("name")
-            if fname_node.type == "template_function":
-                targs = self.tr.template_args(self.unit, fname_node.child_by_field_name("arguments"), self.bind,
-                                              self.inst)
-                fname_node = fname_node.child_by_field_name("name")
         if fn.type == "field_expression":
             return self.method_call(node, fn, arg_nodes)
         if fn.type == "parenthesized_expression" and len(arg_nodes) == 1:     # (T)(x): a C cast, parsed as a call
             inner = self.expr(fn.named_children[0])
             if inner.is_type:
                 return self.cast(self.expr(arg_nodes[0]), inner.t, node)
+        fname_node, targs = self._callee(fn)
         name = fname_node.text.decode()
-        if name in ("static_cast", "reinterpret_cast", "const_cast"):
-            if name == "reinterpret_cast":
-                to = targs[0]
-                e = self.expr(arg_nodes[0])
-                if to.kind == "ptr" and e.t.kind == "ptr":
-                    return E(e.code, to)
-                raise self.err(node, "reinterpret_cast is only supported between GM pointers",
-                               "for UB data use LocalTensor::ReinterpretCast<U>()")
-            if len(targs) != 1 or not isinstance(targs[0], CType) or len(arg_nodes) != 1:
-                raise self.err(node, f"{name}<T>(value) takes one type and one value")
-            return self.cast(self.expr(arg_nodes[0]), targs[0], node)
-        if name == "dynamic_cast":
-            raise self.err(node, "dynamic_cast is not supported (no RTTI on the AI Core)")
+        if name in ("static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"):
+            return self._cxx_cast(node, name, targs, arg_nodes)
         builtin = getattr(self, "b_" + name, None)
         if builtin is not None:
             return builtin(node, arg_nodes, statement)
-        if name in ("malloc", "calloc", "free", "realloc"):
-            raise self.err(fname_node, f"'{name}' is not available on the AI Core: there is no heap",
-                           "UB memory comes from TPipe::InitBuffer, GM from the kernel's arguments")
-        if name in ("printf", "PRINTF", "DumpTensor", "ascendc_assert", "trap"):
-            raise self.err(fname_node, f"'{name}' is not modelled by the simulator",
-                           "look at values with the trace in snapshot mode (record=True, snapshot=True) instead")
-        # a type used as a function: T(x), K<float>()
-        callee = None
-        if fn.type != "template_function" or name not in self.tr.funcs:
-            callee = self.lookup(name)
-        if callee is None:
+        self._refuse_unavailable(fname_node, name)
+        if fn.type == "template_function" and name in self.tr.funcs or self.lookup(name) is None:
             if (name in self.tr.funcs or name in self.tr.func_specs) and not (
                     self.inst and self.inst.method_owner(name)):
                 return self.user_call(node, name, targs, arg_nodes)
@@ -106,30 +74,76 @@ class Calls:
                 return self.call_method(node, "this", self.inst, name, targs, arg_nodes)
             if name in api.FUNCTIONS:
                 return self.api_call(node, name, targs, arg_nodes)
-            if name in api.KNOWN_UNMODELLED:
-                raise self.err(fname_node, f"the AscendC API '{name}' is not modelled by the simulator",
-                               "the simulator models: " + ", ".join(sorted(api.FUNCTIONS)))
-            try:
-                if fn.type == "template_function":
-                    ctype = self.tr.named_type(self.unit, fn, name, targs, self.bind, self.inst)
-                else:
-                    te = self.name(name, fname_node)
-                    if not te.is_type:
-                        raise self.err(fname_node, f"'{name}' is not a function")
-                    ctype = te.t
-            except KernelCompileError as exc:
-                if "unknown" in exc.reason:
-                    raise self.err(fname_node, f"unknown function '{name}'",
-                                   "neither a function of the kernel nor an AscendC API the simulator models "
-                                   f"({', '.join(sorted(api.FUNCTIONS))})") from None
-                raise
-            vals = [self.expr(a) for a in arg_nodes]
-            if ctype.kind in ("int", "float", "bool"):
-                if len(vals) != 1:
-                    raise self.err(node, f"{ctype}(...) takes one value")
-                return self.cast(vals[0], ctype, node)
-            return E(self.construct(ctype, vals, node), ctype)
+            return self._type_call(node, fn, fname_node, name, targs, arg_nodes)
         raise self.err(fname_node, f"'{name}' is not a function")
+
+    def _callee(self, fn: Node) -> tuple[Node, tuple[Any, ...]]:
+        """The called name's node (namespaces stripped) and its explicit template arguments."""
+        targs: tuple[Any, ...] = ()
+        fname_node = fn
+        while True:
+            if fname_node.type == "template_function":
+                targs = self.tr.template_args(self.unit, fname_node.child_by_field_name("arguments"), self.bind,
+                                              self.inst)
+                fname_node = fname_node.child_by_field_name("name")
+            if fname_node.type != "qualified_identifier":
+                return fname_node, targs
+            scope = fname_node.child_by_field_name("scope")
+            if scope is not None and scope.text.decode() == "std":
+                raise self.err(fn, f"the standard library function '{fn.text.decode()}' is not available on the "
+                               "AI Core")
+            fname_node = fname_node.child_by_field_name("name")
+
+    def _cxx_cast(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        if name == "dynamic_cast":
+            raise self.err(node, "dynamic_cast is not supported (no RTTI on the AI Core)")
+        if len(targs) != 1 or not isinstance(targs[0], CType) or len(arg_nodes) != 1:
+            raise self.err(node, f"{name}<T>(value) takes one type and one value")
+        e = self.expr(arg_nodes[0])
+        if name == "reinterpret_cast":
+            if targs[0].kind == "ptr" and e.t.kind == "ptr":
+                return E(e.code, targs[0])
+            raise self.err(node, "reinterpret_cast is only supported between GM pointers",
+                           "for UB data use LocalTensor::ReinterpretCast<U>()")
+        return self.cast(e, targs[0], node)
+
+    def _refuse_unavailable(self, fname_node: Node, name: str) -> None:
+        """What an AI Core kernel cannot call, or the simulator does not model, said by name."""
+        if name in ("malloc", "calloc", "free", "realloc"):
+            raise self.err(fname_node, f"'{name}' is not available on the AI Core: there is no heap",
+                           "UB memory comes from TPipe::InitBuffer, GM from the kernel's arguments")
+        if name in ("printf", "PRINTF", "DumpTensor", "ascendc_assert", "trap"):
+            raise self.err(fname_node, f"'{name}' is not modelled by the simulator",
+                           "look at values with the trace in snapshot mode (record=True, snapshot=True) instead")
+        mine = name in self.tr.funcs or name in self.tr.func_specs or self.lookup(name) is not None or (
+            self.inst is not None and self.inst.method_owner(name) is not None)
+        if name in api.KNOWN_UNMODELLED and not mine:
+            raise self.err(fname_node, f"the AscendC API '{name}' is not modelled by the simulator",
+                           "the simulator models: " + ", ".join(sorted(api.FUNCTIONS)))
+
+    def _type_call(self, node: Node, fn: Node, fname_node: Node, name: str, targs: tuple[Any, ...],
+                   arg_nodes: list[Node]) -> E:
+        """A type used as a function: ``float(x)`` is a cast, ``K<float>()`` / ``DataCopyParams(1, n, 0, 0)`` builds."""
+        try:
+            if fn.type == "template_function":
+                ctype = self.tr.named_type(self.unit, fn, name, targs, self.bind, self.inst)
+            else:
+                te = self.name(name, fname_node)
+                if not te.is_type:
+                    raise self.err(fname_node, f"'{name}' is not a function")
+                ctype = te.t
+        except KernelCompileError as exc:
+            if "unknown" in exc.reason:
+                raise self.err(fname_node, f"unknown function '{name}'",
+                               "neither a function of the kernel nor an AscendC API the simulator models "
+                               f"({', '.join(sorted(api.FUNCTIONS))})") from None
+            raise
+        vals = [self.expr(a) for a in arg_nodes]
+        if ctype.kind in ("int", "float", "bool"):
+            if len(vals) != 1:
+                raise self.err(node, f"{ctype}(...) takes one value")
+            return self.cast(vals[0], ctype, node)
+        return E(self.construct(ctype, vals, node), ctype)
 
     def args_for(self, arg_nodes: list[Node], param_types: list[CType], node: Node, what: str) -> list[str]:
         if len(arg_nodes) != len(param_types):
