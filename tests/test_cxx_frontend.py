@@ -534,7 +534,7 @@ BAD = {
     "missing semicolon": ("Muls(y, x, 0.5f, 256)\n    int32_t k = 0;", "expected ';'"),
     "unknown type": ("Tensor<float> z;", "unknown type 'Tensor'"),
     "unknown API": ("Sigmoidz(y, x, 256);", "unknown function 'Sigmoidz'"),
-    "known but unmodelled API": ("Sigmoid(y, x, 256);", "'Sigmoid' is not modelled"),
+    "known but unmodelled API": ("Mmad(y, x, xb, 256);", "'Mmad' is not modelled"),
     "wrong argument count": ("Muls(y, x, 0.5f);", "no overload of Muls takes"),
     "mask/repeat form": ("Muls(y, x, 0.5f, 64, 4, 0);", "mask/repeat forms are not modelled"),
     "new": ("float* q = new float[4];", "'new' is not available on the AI Core"),
