@@ -32,15 +32,18 @@ from ascend_lab.ascendc import (
     KernelError,
     LeakyRelu,
     Ln,
+    Log,
     Muls,
     Or,
     Reciprocal,
     Relu,
     Rsqrt,
     SetFlag,
+    Sigmoid,
     Sqrt,
     Sub,
     Subs,
+    Tanh,
     TBuf,
     TPipe,
     TQue,
@@ -340,6 +343,7 @@ GE_ATT_V1_MATH = {                                    # the figures as the file 
     "And": ((0.0107, 17.1393), (0.0112, 17.5611)),
     "WholeReduceSum": ((0.0547, 35.0021), (0.1094, 32.0029)), "WholeReduceMax": ((0.0547, 21.0027), (0.1094, 20.0051)),
     "WholeReduceMin": ((0.0547, 21.0056), (0.1094, 20.0068)),
+    "Sigmoid": ((0.1011, 116.0436), (0.1256, 115.9747)), "Tanh": ((0.1976, 181.6919), (0.1570, 153.9298)),
 }
 GE_ATT_V1_OR_UINT16 = (0.0132, 12.4018)
 
@@ -356,7 +360,8 @@ def test_every_math_row_is_ge_atts_figure():
         assert cm.MATH_COST[api] == {"half": h, "float": f}, api
     k, b = GE_ATT_V1_OR_UINT16
     assert cm.MATH_COST["Or"] == {"half": (k, b), "float": (2 * k, b)}        # float: the documented stand-in
-    assert cm.MATH_BORROWED == {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div"}
+    assert cm.MATH_BORROWED == {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div",
+                                "Log": "Exp"}
     assert not set(cm.MATH_COST) & set(cm.VECTOR_COST) and not set(cm.MATH_BORROWED) & set(cm.MATH_COST)
     n = 1000
     for api in [*cm.MATH_COST, *cm.MATH_BORROWED]:
@@ -644,4 +649,118 @@ CXX_CASES.update(CXX_REDUCE)
 
 @pytest.mark.parametrize("name", list(CXX_REDUCE))
 def test_each_reduce_from_cxx_equals_the_python_api(name):
+    test_each_math_api_from_cxx_equals_the_python_api(name)
+
+
+# --- high-level Log, Sigmoid, Tanh: the documented compositions -------------------------------------------------
+def _h(v, dt):
+    return np.asarray(v, np.float64).astype(dt)
+
+
+def sigmoid_in_t(x, dt):
+    """sigmoid_impl.h step by step, each step rounded in T."""
+    t = (x * dt.type(-1)).astype(dt)
+    t = _h(np.exp(t.astype(np.float64)), dt)
+    t = (t + dt.type(1)).astype(dt)
+    return _h(1 / t.astype(np.float64), dt)
+
+
+def tanh_in_f32(x):
+    """tanh_common_impl.h / tanh_3510_impl.h in float32."""
+    c = np.maximum(np.minimum(x.astype(np.float32), np.float32(8.8)), np.float32(-8.8))
+    e = _h(np.exp((c * np.float32(2)).astype(np.float64)), F32)
+    return _h((e - np.float32(1)).astype(np.float64) / (e + np.float32(1)).astype(np.float64), F32)
+
+
+def sigmoid_in_f32(x):
+    t = _h(np.exp((x.astype(np.float32) * np.float32(-1)).astype(np.float64)), F32)
+    return _h(1 / (t + np.float32(1)).astype(np.float64), F32)
+
+
+@pytest.mark.parametrize("dt", [F16, F32])
+@pytest.mark.parametrize("soc", [A2, A950], ids=["A2", "950"])
+def test_sigmoid_and_tanh_follow_their_composition(dt, soc):
+    count = 200 if dt == F32 else 208
+    x = edges(dt, count, np.random.default_rng(21), -10, 10)
+    with np.errstate(all="ignore"):
+        got_s, rs = run_api(soc, lambda o, s: Sigmoid(o, s, count), [x], dt, count)
+        got_t, rt = run_api(soc, lambda o, s: Tanh(o, s, count), [x], dt, count)
+        if soc is A950:
+            want_s = _h(sigmoid_in_f32(x), dt)
+            want_t = _h(tanh_in_f32(x), dt)
+        else:
+            want_s = sigmoid_in_t(x, dt)
+            want_t = _h(tanh_in_f32(x.astype(np.float32)), dt)
+    same(got_s, want_s)
+    same(got_t, want_t)
+    vs = [e.instr for e in rs.trace.events if e.pipe == "V"]
+    vt = [e.instr for e in rt.trace.events if e.pipe == "V"]
+    if soc is A950:
+        assert vs == ["Sigmoid"] and vt == ["Tanh"]
+        k, b = cm.MATH_COST["Sigmoid"]["half" if dt == F16 else "float"]
+        e = [e for e in rs.trace.events if e.instr == "Sigmoid"][0]
+        assert e.end - e.start >= b + k * count - 1e-9
+    else:                                       # the stack buffer holds the whole count: one chunk
+        assert vs == ["Muls", "Exp", "Adds", "Duplicate", "Div"]
+        assert vt == (["Cast"] if dt == F16 else []) + ["Mins", "Maxs", "Muls", "Exp", "Adds", "Adds", "Div"] + \
+            (["Cast"] if dt == F16 else [])
+
+
+def test_sigmoid_chunks_by_its_shared_tmp_buffer():
+    """A 256-byte sharedTmpBuffer holds 64 floats: 200 elements take 4 chunks of the 5-instruction sequence."""
+    count = 200
+    x = np.linspace(-6, 6, count).astype(np.float32)
+
+    def entry(xa, ya, workspace, tiling):
+        pipe = TPipe()
+        q, oq, tb = TQue(VECIN, 1), TQue(VECOUT, 1), TBuf(VECCALC)
+        xg, yg = GlobalTensor(np.float32), GlobalTensor(np.float32)
+        xg.SetGlobalBuffer(xa, count)
+        yg.SetGlobalBuffer(ya, count)
+        pipe.InitBuffer(q, 1, count * 4)
+        pipe.InitBuffer(oq, 1, count * 4)
+        pipe.InitBuffer(tb, 256)
+        t = q.AllocTensor(np.float32)
+        DataCopy(t, xg, count)
+        q.EnQue(t)
+        t = q.DeQue(np.float32)
+        o = oq.AllocTensor(np.float32)
+        Sigmoid(o, t, tb.Get(np.uint8), count)
+        oq.EnQue(o)
+        o = oq.DeQue(np.float32)
+        DataCopy(yg, o, count)
+        oq.FreeTensor(o)
+        q.FreeTensor(t)
+
+    out = gm_from_array(None, "y", nbytes=count * 4)
+    r = launch(entry, 1, [gm_from_array(x, "x"), out], b"", A2, outputs=(1,), record=True)
+    same(out.ptr.allocation.buffer[:count * 4].view(np.float32), sigmoid_in_t(x, F32))
+    divs = [e.count for e in r.trace.events if e.instr == "Div"]
+    assert divs == [64, 64, 64, 8]
+
+
+def test_log_is_ln_and_refused_on_910a():
+    x = edges(F32, 64, np.random.default_rng(3), 0, 9)
+    with np.errstate(all="ignore"):
+        got, r = run_api(A2, lambda o, s: Log(o, s, 64), [x], F32, 64)
+        same(got, _h(np.log(x.astype(np.float64)), F32))
+    assert [e.instr for e in r.trace.events if e.pipe == "V"] == ["Log"]
+    with pytest.raises(KernelError) as info:
+        run_api(T910A, lambda o, s: Log(o, s, 64), [x], F32, 64)
+    assert info.value.kind == "unsupported-on-soc" and "no Log at all" in str(info.value)
+
+
+CXX_HIGH = {
+    "Log": ("Log(y, x, 256);", lambda x, xb, y, t, m: Log(y, x, 256)),
+    "Sigmoid": ("Sigmoid(y, x, 256);", lambda x, xb, y, t, m: Sigmoid(y, x, 256)),
+    "Sigmoid with tmp": ("Sigmoid(y, x, mask, 256);", lambda x, xb, y, t, m: Sigmoid(y, x, m, 256)),
+    "Tanh": ("Tanh(y, xb);", lambda x, xb, y, t, m: Tanh(y, xb)),
+    "Tanh with tmp": ("Tanh(y, x, tmp.ReinterpretCast<uint8_t>(), 256);",
+                      lambda x, xb, y, t, m: Tanh(y, x, t.ReinterpretCast(np.uint8), 256)),
+}
+CXX_CASES.update(CXX_HIGH)
+
+
+@pytest.mark.parametrize("name", list(CXX_HIGH))
+def test_each_high_level_api_from_cxx_equals_the_python_api(name):
     test_each_math_api_from_cxx_equals_the_python_api(name)

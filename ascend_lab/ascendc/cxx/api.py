@@ -60,6 +60,10 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "Relu": [_ov("L", "L", "I")],
     "LeakyRelu": [_ov("L", "L", "S", "I")],
     "Axpy": [_ov("M", "L", "S", "I")],
+    # high-level (adv_api): (dst, src[, sharedTmpBuffer][, calCount])
+    "Log": [_ov("L", "L", "I"), _ov("L", "L")],
+    "Sigmoid": [_ov("L", "L", "M", "I"), _ov("L", "L", "I"), _ov("L", "L", "M"), _ov("L", "L")],
+    "Tanh": [_ov("L", "L", "M", "I"), _ov("L", "L", "I"), _ov("L", "L", "M"), _ov("L", "L")],
     # mask/repeat form, continuous mask: (dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride[, order])
     "WholeReduceSum": [_ov("L", "L", "I", "I", "I", "I", "I")],
     "WholeReduceMax": [_ov("L", "L", "I", "I", "I", "I", "I"), _ov("L", "L", "I", "I", "I", "I", "I", "E:ReduceOrder")],
@@ -82,14 +86,14 @@ PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 #: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
 SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
           "Sub", "Div", "And", "Or", "Subs", "Divs", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu",
-          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin"}
+          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Log", "Sigmoid", "Tanh"}
 
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
     "ShiftLeft", "ShiftRight",
     "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
     "WaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount", "SetMaskNorm",
-    "ResetMask", "Sigmoid", "Tanh", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power", "Log",
+    "ResetMask", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power",
     "Sin", "Cos", "Brcb", "Gather", "Scatter", "Transpose", "Mmad", "LoadData", "SetAtomicAdd", "SetAtomicNone",
     "DumpTensor", "printf", "PRINTF", "SyncAll", "GetSysWorkSpacePtr", "SetSysWorkspace", "CopyCubeIn", "Fixpipe",
     "InitGlobalMemory", "DataCachePreload", "DataCacheCleanAndInvalid", "Trunc", "Floor", "Ceil", "Round",
