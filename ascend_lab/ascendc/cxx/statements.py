@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 __all__ = ['Statements']
 
 
+#: Statements outside the subset: (what is refused, what to write instead).
+_REFUSED = {
+    "switch_statement": ("switch is not supported", "write it as if / else if"),
+    "goto_statement": ("goto and labels are not supported", "use loops with break/continue"),
+    "labeled_statement": ("goto and labels are not supported", "use loops with break/continue"),
+    "try_statement": ("exceptions do not exist on the AI Core", "check and return instead"),
+    "throw_statement": ("exceptions do not exist on the AI Core", "check and return instead"),
+}
+
+
 class Statements:
     """Statements of a function body: blocks, declarations, if/for/while/do, assignments (a mixin of
     :class:`~.function.FunctionTranslator`, which holds the scopes and the output lines)."""
@@ -41,68 +51,76 @@ class Statements:
         self.scopes.pop()
 
     def statement(self, node: Node) -> None:
+        """One statement, by its kind (``s_<kind>``); a kind outside the subset is refused with what to write."""
         self.tr.last = (self.unit, node)
-        t = node.type
         self.line = node.start_point[0] + 1
-        if t == "compound_statement":
-            self.block(node)
-        elif t == "declaration":
-            self.declaration(node)
-        elif t == "expression_statement":
-            if node.named_children:
-                self.expr_statement(node.named_children[0])
-        elif t == "if_statement":
-            self.if_statement(node)
-        elif t == "for_statement":
-            self.for_statement(node)
-        elif t == "while_statement":
-            cond = self.cond(node.child_by_field_name("condition"))
-            self.emit(f"while {cond}:")
-            self.loop_updates.append(None)
-            self.indented(node.child_by_field_name("body"))
-            self.loop_updates.pop()
-        elif t == "do_statement":
-            cond_node = node.child_by_field_name("condition")
-            self.emit("while True:")
-            cond = self.cond(cond_node)
-            self.loop_updates.append([f"if not {cond}: break"])
-            self.indented(node.child_by_field_name("body"))
-            self.loop_updates.pop()
-            self.indent += 1
-            self.emit(f"if not {cond}:", cond_node.start_point[0] + 1)
-            self.emit("    break", cond_node.start_point[0] + 1)
-            self.indent -= 1
-        elif t == "return_statement":
-            vals = node.named_children
-            if not vals:
-                self.emit("return")
-            else:
-                e = self.expr(vals[0])
-                self.emit(f"return {self.convert(e, self.ret, vals[0]) if self.ret else e.code}")
-        elif t == "break_statement":
-            self.emit("break")
-        elif t == "continue_statement":
-            updates = self.loop_updates[-1] if self.loop_updates else None
-            for u in updates or []:
-                self.emit(u)
-            self.emit("continue")
-        elif t in ("comment",):
+        handler = getattr(self, "s_" + node.type, None)
+        if handler is not None:
+            handler(node)
+        elif node.type in _REFUSED:
+            raise self.err(node, *_REFUSED[node.type])
+        elif node.type not in ("comment", ";"):
+            raise self.err(node, f"this statement ({node.type}) is not supported")
+
+    def s_compound_statement(self, node: Node) -> None:
+        self.block(node)
+
+    def s_declaration(self, node: Node) -> None:
+        self.declaration(node)
+
+    def s_expression_statement(self, node: Node) -> None:
+        if node.named_children:
+            self.expr_statement(node.named_children[0])
+
+    def s_if_statement(self, node: Node) -> None:
+        self.if_statement(node)
+
+    def s_for_statement(self, node: Node) -> None:
+        self.for_statement(node)
+
+    def s_while_statement(self, node: Node) -> None:
+        self.emit(f"while {self.cond(node.child_by_field_name('condition'))}:")
+        self.loop_updates.append(None)
+        self.indented(node.child_by_field_name("body"))
+        self.loop_updates.pop()
+
+    def s_do_statement(self, node: Node) -> None:
+        """``do { body } while (cond);``: ``while True`` with the test at the end (and before every continue)."""
+        cond_node = node.child_by_field_name("condition")
+        self.emit("while True:")
+        cond = self.cond(cond_node)
+        self.loop_updates.append([f"if not {cond}: break"])
+        self.indented(node.child_by_field_name("body"))
+        self.loop_updates.pop()
+        self.indent += 1
+        self.emit(f"if not {cond}:", cond_node.start_point[0] + 1)
+        self.emit("    break", cond_node.start_point[0] + 1)
+        self.indent -= 1
+
+    def s_return_statement(self, node: Node) -> None:
+        if not node.named_children:
+            self.emit("return")
             return
-        elif t == ";" or (t == "expression_statement" and not node.named_children):
-            return
-        elif t == "switch_statement":
-            raise self.err(node, "switch is not supported", "write it as if / else if")
-        elif t in ("goto_statement", "labeled_statement"):
-            raise self.err(node, "goto and labels are not supported", "use loops with break/continue")
-        elif t in ("try_statement", "throw_statement"):
-            raise self.err(node, "exceptions do not exist on the AI Core", "check and return instead")
-        elif t == "static_assert_declaration":
-            self.tr.static_assert(self.unit, node, self.bind, self.inst)
-        elif t in ("type_definition", "alias_declaration"):
-            name, ctype = self.tr._alias(self.unit, node, self.bind)
-            self.bind = {**self.bind, name: ctype}
-        else:
-            raise self.err(node, f"this statement ({t}) is not supported")
+        value = node.named_children[0]
+        e = self.expr(value)
+        self.emit(f"return {self.convert(e, self.ret, value) if self.ret else e.code}")
+
+    def s_break_statement(self, node: Node) -> None:
+        self.emit("break")
+
+    def s_continue_statement(self, node: Node) -> None:
+        for update in (self.loop_updates[-1] if self.loop_updates else None) or []:
+            self.emit(update)                            # a for loop's update runs before its next test
+        self.emit("continue")
+
+    def s_static_assert_declaration(self, node: Node) -> None:
+        self.tr.static_assert(self.unit, node, self.bind, self.inst)
+
+    def s_alias_declaration(self, node: Node) -> None:
+        name, ctype = self.tr._alias(self.unit, node, self.bind)
+        self.bind = {**self.bind, name: ctype}
+
+    s_type_definition = s_alias_declaration
 
     def indented(self, body: Node | None) -> None:
         self.indent += 1
