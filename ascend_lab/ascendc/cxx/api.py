@@ -169,10 +169,13 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 #: AscendC types the simulator does not model, with what a kernel using them needs.
 UNMODELLED_TYPES: dict[str, str] = {
-    "event_t": "event_t belongs to SetFlag/WaitFlag/FetchEventID (explicit pipe synchronisation), not modelled yet: "
-               "let TQue EnQue/DeQue carry the flags, or PipeBarrier<PIPE_ALL>()",
-    "HardEvent": "HardEvent belongs to SetFlag/WaitFlag (explicit pipe synchronisation), not modelled yet",
-    "TEventID": "TEventID belongs to SetFlag/WaitFlag (explicit pipe synchronisation), not modelled yet",
+    "event_t": "event_t belongs to SetFlag/WaitFlag/FetchEventID (explicit pipe synchronisation): the simulator models "
+               "them in Python (ascendc.sync) but the C++ front end does not bind them yet (their HardEvent is a "
+               "template argument): let TQue EnQue/DeQue carry the flags, or PipeBarrier<PIPE_ALL>()",
+    "HardEvent": "HardEvent belongs to SetFlag/WaitFlag (explicit pipe synchronisation): modelled in Python "
+                 "(ascendc.sync), not yet bound in the C++ front end",
+    "TEventID": "TEventID belongs to SetFlag/WaitFlag (explicit pipe synchronisation): modelled in Python "
+                "(ascendc.sync), not yet bound in the C++ front end",
     "RegTensor": "RegTensor is the Ascend950 register-based MicroAPI (vector registers), not modelled: the "
                  "simulator runs the membase API (LocalTensor instructions)",
     "MaskReg": "MaskReg is the Ascend950 register-based MicroAPI, not modelled",
