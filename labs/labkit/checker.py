@@ -28,12 +28,23 @@ Answer keys
     the checker's answer fails with a report that names the learner's line instead of passing.
 
 Reference solutions
-    ``labkit.solutions`` holds the book's answers. A battery run with ``refuse_reference=True`` (every lab) fails
-    a function or class that comes from there -- imported and handed in -- before its first case, saying that
-    it is the reference solution, not the learner's code. A page checks the reference on purpose inside
-    :class:`reference_allowed` (its collapsed solution cell; the tests' proof that every solution passes),
-    and the book's build, which skips the skeleton cells, checks it under the learner's name through
-    :func:`reference_stand_in`; either way the passing report says that it checked the reference.
+    ``labkit.solutions`` holds the book's answers, and none of them is reachable from the learner's code during a
+    check. A battery run with ``refuse_reference=True`` (every lab) fails, before its first case, a function or
+    class that is a reference or is built on one (:func:`reference_behind`: the object itself, a subclass -- a
+    walk of its MRO --, ``functools.wraps``/``partial`` layers, a closure cell, a default argument, or a global
+    name its code reads that is a reference or the ``solutions`` module). Every function and method of the
+    solutions is also guarded (:func:`guard_references`): called while the learner's code runs in a case, it
+    raises :class:`ReferenceUsed` ("you called the reference"), which catches what no static walk sees (a lookup
+    through ``sys.modules``, ``getattr`` on a string). A test checks the reference on purpose inside
+    :class:`reference_allowed`; its passing report says that it checked the reference. Pages never run a
+    reference: :data:`REFERENCE_CALLS` counts every call, and ``tests/test_labs_integrity.py`` executes every lab
+    page and asserts it stays 0.
+
+Hidden cases
+    A battery may add cases drawn at check time (``run_battery(hidden=draw)``, ``draw(rng) -> cases``), from a
+    seed taken from ``os.urandom`` per check unless one is given: they are nowhere in the lab's module, so a table
+    of the announced cases does not pass. A failing hidden case names the seed, and ``check(fn, seed=S)``
+    draws the same cases again.
 
 Reports print as text (``str``/``repr``, for a terminal) and as HTML (``_repr_html_``, for Jupyter and
 the static book); ``bool(report)`` is ``report.passed``.
@@ -41,8 +52,10 @@ the static book); ``bool(report)`` is ``report.passed``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
+import os
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -58,9 +71,9 @@ from ascend_lab.ascendc.errors import KernelError
 from ascend_lab.base import log as oplog
 
 __all__ = [
-    "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "Report", "answer_key", "checker_side",
-    "compare_arrays", "is_reference", "locator", "positional", "quote_line", "quote_lines", "reference_allowed",
-    "reference_stand_in", "run_battery",
+    "REFERENCE_CALLS", "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "ReferenceUsed", "Report",
+    "answer_key", "checker_side", "compare_arrays", "draw_seed", "guard_references", "is_reference", "locator",
+    "positional", "quote_line", "quote_lines", "reference_allowed", "reference_behind", "run_battery",
 ]
 
 #: Code the learner did not write: the ascend_lab package and this lab kit. A report names the learner's own
@@ -124,21 +137,39 @@ _SOLUTIONS_MODULE = f"{__package__}.solutions"
 _SOLUTIONS_FILE = _LIBRARY_DIRS[1] / "solutions.py"
 #: True inside ``reference_allowed()`` (one flag, as for the answer keys).
 _REFERENCE_ALLOWED = [False]
-#: Reference solutions a page checks under the learner's name (the book's build): ``reference_stand_in``.
-_STAND_INS: list[Any] = []
+#: How many times a reference solution's function or method ran (``guard_references``), in this process.
+REFERENCE_CALLS = [0]
 
 
-def is_reference(obj: Any) -> bool:
-    """Is ``obj`` (a function, method or class; unwrapped through ``functools.wraps`` and ``partial``) one of
-    the reference solutions -- defined in ``labkit.solutions`` or compiled from ``solutions.py``? A learner's
-    own subclass of a reference kernel is the learner's class, not the reference."""
-    for _ in range(8):                                  # a few layers of wrappers, never a cycle
-        inner = getattr(obj, "__wrapped__", None) or (obj.func if isinstance(obj, functools.partial) else None)
-        if inner is None:
-            break
-        if getattr(obj, "__module__", None) == _SOLUTIONS_MODULE:
-            return True
-        obj = inner
+class ReferenceUsed(AnswerKeyUsed):
+    """The learner's code called a reference solution (directly, through a subclass, a wrapper, a lookup)."""
+
+
+#: The C++ reference solutions of the kernel labs (``labkit.solutions`` compiles them).
+_REFERENCE_CPP = _LIBRARY_DIRS[1] / "reference"
+
+
+def _reference_sources(obj: Any) -> list[str]:
+    """The source files of a compiled C++ kernel (``%%ascendc``, ``cxx.compile``) that are reference solutions."""
+    sources = getattr(obj, "sources", None)
+    if isinstance(obj, type) or not isinstance(sources, list):
+        return []
+    out = []
+    for src in sources:
+        try:
+            if Path(str(src.name)).resolve().is_relative_to(_REFERENCE_CPP):
+                out.append(Path(str(src.name)).name)
+        except (OSError, ValueError, AttributeError):
+            continue
+    return out
+
+
+def _own_reference(obj: Any) -> bool:
+    """``obj`` itself (a function, method or class) is defined in ``labkit.solutions`` or compiled from it; or it
+    is a C++ kernel compiled from a reference file (its main file is one)."""
+    if getattr(obj, "sources", None) and not isinstance(obj, type):
+        refs = _reference_sources(obj)
+        return bool(refs) and refs[-1] == Path(str(obj.sources[-1].name)).name
     obj = getattr(obj, "__func__", obj)
     if getattr(obj, "__module__", None) == _SOLUTIONS_MODULE:
         return True
@@ -151,9 +182,130 @@ def is_reference(obj: Any) -> bool:
         return False
 
 
+def is_reference(obj: Any) -> bool:
+    """Is ``obj`` (a function, method or class; unwrapped through ``functools.wraps`` and ``partial``) one of
+    the reference solutions -- defined in ``labkit.solutions`` or compiled from ``solutions.py``? (Only the
+    object and its wrappers: :func:`reference_behind` also walks subclasses, closures and the names code reads.)"""
+    for _ in range(8):                                  # a few layers of wrappers, never a cycle
+        if _own_reference(obj):
+            return True
+        inner = getattr(obj, "__wrapped__", None) or (obj.func if isinstance(obj, functools.partial) else None)
+        if inner is None:
+            break
+        obj = inner
+    return _own_reference(obj)
+
+
+def _codes(code: Any) -> Iterable[Any]:
+    yield code
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            yield from _codes(const)
+
+
+def reference_behind(obj: Any, _depth: int = 0, _seen: set[int] | None = None) -> str:
+    """How ``obj`` reaches a reference solution, as a phrase ("is ...", "subclasses ...", "wraps ...", "reads
+    the global ... in its code"), or "" when it does not as far as a static walk can tell. Walks
+    ``functools.partial`` and ``__wrapped__`` layers, a class's MRO and its methods, a function's closure cells,
+    defaults and the global names its code (and its nested functions' code) reads."""
+    import types
+
+    seen = set() if _seen is None else _seen
+    if id(obj) in seen or _depth > 4:
+        return ""
+    seen.add(id(obj))
+    if is_reference(obj):
+        return f"is {_reference_name(obj)}"
+    if isinstance(obj, types.ModuleType):
+        return "is the solutions module" if obj.__name__ == _SOLUTIONS_MODULE else ""
+    included = _reference_sources(obj)
+    if included:
+        return f"#includes the reference solution's C++ ({', '.join(included)})"
+    if isinstance(obj, functools.partial):
+        found = reference_behind(obj.func, _depth + 1, seen)
+        return f"is functools.partial of something that {found}" if found else ""
+    wrapped = getattr(obj, "__wrapped__", None)
+    if wrapped is not None:
+        found = reference_behind(wrapped, _depth + 1, seen)
+        if found:
+            return f"wraps something that {found}"
+    if isinstance(obj, type):
+        for base in obj.__mro__[1:]:
+            if is_reference(base):
+                return f"subclasses {_reference_name(base)}"
+        for name, member in list(vars(obj).items()):
+            found = reference_behind(getattr(member, "__func__", member), _depth + 1, seen)
+            if found and callable(member):
+                return f"has a method {name} that {found}"
+        return ""
+    func = getattr(obj, "__func__", obj)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return ""
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        found = reference_behind(value, _depth + 1, seen) if callable(value) or hasattr(value, "__name__") else ""
+        if found:
+            return f"closes over something that {found}"
+    defaults = (*(getattr(func, "__defaults__", None) or ()), *(getattr(func, "__kwdefaults__", None) or {}).values())
+    for value in defaults:
+        found = reference_behind(value, _depth + 1, seen) if callable(value) else ""
+        if found:
+            return f"has a default argument that {found}"
+    globs = getattr(func, "__globals__", {})
+    for sub in _codes(code):
+        for name in sub.co_names:
+            if name in globs:
+                value = globs[name]
+                if (callable(value) or isinstance(value, types.ModuleType)) and value is not obj:
+                    found = reference_behind(value, _depth + 1, seen)
+                    if found:
+                        return f"reads the global {name!r}, which {found}"
+    return ""
+
+
+def _guarded(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        REFERENCE_CALLS[0] += 1
+        if _LEARNER_RUNNING[0] and not _REFERENCE_ALLOWED[0]:
+            raise ReferenceUsed(
+                f"you called the reference solution {_SOLUTIONS_MODULE}.{name} from your code: during a check the "
+                "reference is out of reach (passing through it would prove nothing). Write this part yourself; "
+                "the collapsed solution cell shows the reference when you want to compare")
+        return fn(*args, **kwargs)
+    guarded.reference_guard = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def guard_references(namespace: dict[str, Any]) -> None:
+    """Guard every function, and every method of every class, that the module ``namespace`` (``labkit.solutions``)
+    defines: each call counts in :data:`REFERENCE_CALLS` and, while a case runs the learner's code (outside
+    :class:`reference_allowed`), raises :class:`ReferenceUsed`. The reference's own calls to its helpers go
+    through the guard too, so a check of the reference itself passes only inside ``reference_allowed``."""
+    import types
+
+    module = namespace["__name__"]
+    for name, obj in list(namespace.items()):
+        if getattr(obj, "__module__", None) != module or getattr(obj, "reference_guard", False):
+            continue
+        if isinstance(obj, types.FunctionType):
+            namespace[name] = _guarded(obj, name)
+        elif isinstance(obj, type):
+            for attr, member in list(vars(obj).items()):
+                if isinstance(member, types.FunctionType) and not (attr.startswith("__") and attr != "__init__"):
+                    setattr(obj, attr, _guarded(member, f"{name}.{attr}"))
+                elif isinstance(member, (staticmethod, classmethod)):
+                    if isinstance(member.__func__, types.FunctionType):
+                        setattr(obj, attr, type(member)(_guarded(member.__func__, f"{name}.{attr}")))
+
+
 class reference_allowed:
-    """Context manager: inside it a battery checks a reference solution like any code (the proof that every
-    solution passes, a page's collapsed solution cell). Its passing report says that it checked the reference."""
+    """Context manager: inside it a battery checks a reference solution like any code (the tests' proof that every
+    solution passes). Its passing report says that it checked the reference."""
 
     def __enter__(self) -> reference_allowed:
         self._was = _REFERENCE_ALLOWED[0]
@@ -164,18 +316,22 @@ class reference_allowed:
         _REFERENCE_ALLOWED[0] = self._was
 
 
-def reference_stand_in(obj: Any) -> Any:
-    """Let ``obj``, a reference solution, stand in for the learner's function where a page has none: the book's
-    build skips the skeleton cells, so its "run the checker" cell checks the reference. Returns ``obj``;
-    a battery then checks it (and says in its report that it checked the reference)."""
-    if not any(obj is known for known in _STAND_INS):
-        _STAND_INS.append(obj)
-    return obj
-
-
 def _reference_name(obj: Any) -> str:
+    if getattr(obj, "reference_name", None):
+        return f"{_SOLUTIONS_MODULE}.{obj.reference_name}"
+    for _ in range(8):
+        inner = getattr(obj, "__wrapped__", None) or (obj.func if isinstance(obj, functools.partial) else None)
+        if inner is None or _own_reference(obj):
+            break
+        obj = inner
     obj = getattr(obj, "__wrapped__", obj)
     return f"{_SOLUTIONS_MODULE}.{getattr(obj, '__qualname__', getattr(obj, '__name__', type(obj).__name__))}"
+
+
+def draw_seed(seed: int | None = None) -> int:
+    """The seed of a check's hidden cases: ``seed`` when given (to draw a reported failure again), else fresh
+    from ``os.urandom``."""
+    return int.from_bytes(os.urandom(4), "little") if seed is None else int(seed)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -287,6 +443,9 @@ class Report:
     coverage: dict[str, list[str]] = field(default_factory=dict)
     summary: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: the seed the hidden cases were drawn with (None: the battery has none), and how many were drawn
+    seed: int | None = None
+    hidden: int = 0
 
     @property
     def passed(self) -> bool:
@@ -302,6 +461,9 @@ class Report:
         if f is None:
             rows += [(group, ", ".join(values)) for group, values in self.coverage.items()]
             rows += [("summary" if i == 0 else "", line) for i, line in enumerate(self.summary)]
+            if self.seed is not None:
+                rows.append(("hidden", f"{self.hidden} of the {self.total} cases were drawn at check time "
+                                       f"(seed {self.seed})"))
             return rows
         if f.case is not None:
             rows.append(("case", f.case.name))
@@ -323,6 +485,9 @@ class Report:
             rows.append(("your log", " | ".join(f.log[-3:])))
         if f.hint:
             rows.append(("hint", f.hint))
+        if self.seed is not None and f.case is not None and f.case.name.startswith("hidden case"):
+            rows.append(("seed", f"this case was drawn at check time with seed {self.seed}; "
+                                 f"check(..., seed={self.seed}) draws it again"))
         before = f.index - 1
         if before > 0:
             covered = "; ".join(f"{g}: {len(v)}" for g, v in self.coverage.items())
@@ -350,7 +515,8 @@ class Report:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        color = "#1a7f37" if self.passed else "#cf222e"
+        # the site's theme variables (book.css: light and dark mode) when there are any, GitHub's colours otherwise
+        color = "var(--ascend-pass, #1a7f37)" if self.passed else "var(--ascend-fail, #cf222e)"
         mark = "\u2713" if self.passed else "\u2717"
         cell = "padding:0.15em 0.6em;vertical-align:top;border:none"
         mono = "font-family:var(--pst-font-family-monospace, monospace);font-size:0.85em;white-space:pre-wrap"
@@ -519,33 +685,60 @@ def _run_case_plain(fn: Callable[..., Any], case: Case, index: int,
 def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
                 summary: Callable[[], Sequence[str]] | Sequence[str] = (),
                 call: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None,
-                refuse_reference: bool = False) -> Report:
+                refuse_reference: bool = False,
+                hidden: Callable[[np.random.Generator], Iterable[Case]] | None = None,
+                seed: int | None = None) -> Report:
     """Run ``fn`` on every case; stop at the first failure. Never raises for anything ``fn`` does.
 
     ``call(fn, inputs)`` says how to invoke ``fn`` (default ``fn(**inputs)``; a case's own ``call`` wins).
     ``summary`` (lines, or a callable returning them) is added to a passing report: the worked example.
-    ``refuse_reference``: fail ``fn`` before the first case when it is a reference solution
-    (:func:`is_reference`), unless inside :class:`reference_allowed` or made a :func:`reference_stand_in`.
+    ``refuse_reference``: fail ``fn`` before the first case when it is, or is built on, a reference solution
+    (:func:`reference_behind`), unless inside :class:`reference_allowed`.
+    ``hidden(rng)``: cases drawn now, from ``np.random.default_rng(seed)`` (``seed`` from :func:`draw_seed`),
+    run after the announced ones; the report carries the seed.
     """
     start = time.perf_counter()
     cases = list(cases)
+    drawn = 0
+    if hidden is not None:
+        seed = draw_seed(seed)
+        extra = [dataclasses.replace(c, name=f"hidden case (seed {seed}): {c.name}")
+                 for c in hidden(np.random.default_rng(seed))]
+        drawn = len(extra)
+        cases += extra
+    else:
+        seed = None
+
+    def report(run: int, failure: Failure | None, coverage: dict[str, list[str]] | None = None,
+               lines: Sequence[str] = ()) -> Report:
+        return Report(title, len(cases), run, failure, coverage or {}, list(lines), time.perf_counter() - start,
+                      seed=seed, hidden=drawn)
+
     if not callable(fn):
-        failure = Failure(0, None, "a function", f"{type(fn).__name__} {_short(repr(fn), 80)}",
-                          why="pass your function itself, e.g. check(my_function), not its result")
-        return Report(title, len(cases), 0, failure, seconds=time.perf_counter() - start)
+        return report(0, Failure(0, None, "a function", f"{type(fn).__name__} {_short(repr(fn), 80)}",
+                                 why="pass your function itself, e.g. check(my_function), not its result"))
     reference = is_reference(fn)
-    if reference and refuse_reference and not _REFERENCE_ALLOWED[0] and not any(fn is s for s in _STAND_INS):
-        failure = Failure(0, None, "your own function or class", _reference_name(fn),
-                          why="this is the reference solution, not your code: it was imported from "
-                              f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Check the one you wrote "
-                              "(the skeleton's cell, filled in); the reference is in the collapsed solution "
-                              "cell when you want to compare")
-        return Report(title, len(cases), 0, failure, seconds=time.perf_counter() - start)
+    if refuse_reference and not _REFERENCE_ALLOWED[0]:
+        if reference:
+            return report(0, Failure(
+                0, None, "your own function or class", _reference_name(fn),
+                why="this is the reference solution, not your code: it was imported from "
+                    f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Check the one you wrote "
+                    "(the skeleton's cell, filled in); the reference is in the collapsed solution "
+                    "cell when you want to compare"))
+        behind = reference_behind(fn)
+        if behind:
+            name = getattr(fn, "__qualname__", type(fn).__name__)
+            return report(0, Failure(
+                0, None, "your own function or class", f"{name}, which {behind}",
+                why="you called the reference: your code is built on the reference solution in "
+                    f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Write it without the reference "
+                    "(the collapsed solution cell shows it when you want to compare)"))
     coverage: dict[str, list[str]] = {}
     for index, case in enumerate(cases, 1):
         failure = _run_case(fn, case, index, call or _default_call)
         if failure is not None:
-            return Report(title, len(cases), index, failure, coverage, seconds=time.perf_counter() - start)
+            return report(index, failure, coverage)
         for tag in case.covers:
             group, _, value = tag.partition(":")
             values = coverage.setdefault(group, [])
@@ -554,7 +747,7 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
     lines = list(summary() if callable(summary) else summary)
     if reference:
         lines.insert(0, f"this checked the reference solution, {_reference_name(fn)}, not code of yours")
-    return Report(title, len(cases), len(cases), None, coverage, lines, time.perf_counter() - start)
+    return report(len(cases), None, coverage, lines)
 
 
 # --------------------------------------------------------------------------------------------------

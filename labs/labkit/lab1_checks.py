@@ -369,12 +369,46 @@ def _summary(battery: list[Case]) -> list[str]:
             f"every rule decided at least one case ({len(fired)} of {len(RULES)} rule lines)"]
 
 
-def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
-    """Run ``fn`` (your ``softplus_backward_checks``) on the whole battery; returns the Report."""
+def _hidden(socs: list[str]) -> Callable[[np.random.Generator], list[Case]]:
+    """Cases drawn at check time: random SoCs, dtypes, shapes (broadcasting or not, up to 9 dims, empty ones),
+    scalars and null arguments, in combinations the announced battery does not list."""
+    def draw(rng: np.random.Generator) -> list[Case]:
+        out = []
+        for _ in range(40):
+            rank = int(rng.integers(0, 10))
+            shape = tuple(int(d) for d in rng.integers(0, 5, rank))
+            other = tuple(1 if rng.random() < 0.3 else d for d in shape[int(rng.integers(0, rank + 1)):])
+            if rng.random() < 0.2 and other:
+                other = (*other[:-1], other[-1] + 1)               # does not broadcast
+            g, s = (shape, other) if rng.random() < 0.5 else (other, shape)
+            out_shape = np.broadcast_shapes(g, s) if _broadcast(TensorSpec(g), TensorSpec(s)) is not None else shape
+            if rng.random() < 0.15:
+                out_shape = (*out_shape, 2)
+            dts = [str(rng.choice(_IN_DTYPES)), str(rng.choice(_IN_DTYPES)), str(rng.choice(_OUT_DTYPES))]
+            if rng.random() < 0.6:                                 # mostly float inputs, so later rules decide
+                dts[:2] = [str(rng.choice(_IN_DTYPES[:3]))] * 2
+            beta = ScalarSpec(float(rng.choice([0.0, -0.0, 1.0, 1e-30, -3.5, 1e-50])),
+                              str(rng.choice(["float32", "float16", "float64", "int32"])))
+            kw: dict[str, Any] = {"soc": str(rng.choice(socs)), "g": TensorSpec(tuple(g), dts[0]),
+                                  "s": TensorSpec(tuple(s), dts[1]), "out": TensorSpec(tuple(out_shape), dts[2]),
+                                  "beta": beta, "thr": ScalarSpec(float(rng.normal()))}
+            for key in ("g", "s", "beta", "thr", "out", "ws", "exe"):
+                if rng.random() < 0.04:
+                    kw[key] = None
+            out.append(_make(f"gradOutput {kw['g']!r}, self {kw['s']!r}, gradInput {kw['out']!r}, beta "
+                             f"{kw['beta']!r} on {kw['soc']}", ["topic:drawn at check time"], **kw))
+        return out
+    return draw
+
+
+def check(fn: Any, socs: Iterable[str] | None = None, *, seed: int | None = None) -> Report:
+    """Run ``fn`` (your ``softplus_backward_checks``) on the whole battery, then on cases drawn now (``seed``
+    draws a reported set again); returns the Report."""
+    socs = list(platform.socs() if socs is None else socs)
     battery = cases(socs)
     with acl_session():
         return run_battery(fn, battery, title=TITLE, call=_call, summary=lambda: _summary(battery),
-                           refuse_reference=True)
+                           refuse_reference=True, hidden=_hidden(socs), seed=seed)
 
 
 def _spec_dtype_table() -> list[tuple[str, str, str]]:

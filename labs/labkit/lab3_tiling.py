@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ascend_lab.base import platform
 from ascend_lab.dtypes import itemsize
 from ascend_lab.opdev.tiling_data import TilingData, TilingError, float32, int64
@@ -260,9 +262,25 @@ def _summary(socs: list[str] | None = None) -> list[str]:
     return lines
 
 
-def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
-    """Run ``fn`` (your ``softplus_grad_tiling``) on the battery; returns the Report."""
+def _hidden(rng: np.random.Generator) -> list[Case]:
+    """Cases drawn at check time: lengths, core counts, UB sizes and attributes no page names."""
+    out = []
+    for _ in range(30):
+        n = int(10 ** rng.uniform(0, 9.5)) if rng.random() < 0.95 else 0
+        dtype = str(rng.choice(DTYPES)) if rng.random() < 0.95 else str(rng.choice(["int32", "int8", "float64"]))
+        cores = int(rng.integers(1, 129)) if rng.random() < 0.97 else 0
+        ub = int(32 * rng.integers(60, 8193))
+        beta, thr = float(np.float32(rng.normal(1, 2))), float(np.float32(rng.normal(20, 10)))
+        out.append(_case(f"N = {n}, {dtype}, {cores} cores, UB {ub} B, beta {beta:.4g}, threshold {thr:.4g}",
+                         ["topic:drawn at check time"], total_length=n, dtype=dtype, core_num=cores, ub_size=ub,
+                         beta=beta, threshold=thr))
+    return out
+
+
+def check(fn: Any, socs: Iterable[str] | None = None, *, seed: int | None = None) -> Report:
+    """Run ``fn`` (your ``softplus_grad_tiling``) on the battery, then on cases drawn now (``seed`` draws a
+    reported set again); returns the Report."""
     socs = None if socs is None else list(socs)
     return run_battery(fn, cases(socs), title=TITLE, call=positional, summary=lambda: _summary(socs),
-                       refuse_reference=True)
+                       refuse_reference=True, hidden=_hidden, seed=seed)
 

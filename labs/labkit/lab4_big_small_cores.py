@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from ascend_lab.base import platform
 from ascend_lab.dtypes import itemsize
 from ascend_lab.opdev.tiling_data import TilingError
@@ -251,7 +253,22 @@ def _summary() -> list[str]:
     return lines
 
 
-def check(fn: Any, socs: Iterable[str] | None = None) -> Report:
-    """Run ``fn`` (your ``threshold_grad_512_tiling``) on the battery; returns the Report."""
+def _hidden(rng: np.random.Generator) -> list[Case]:
+    """Cases drawn at check time: lengths, dtypes, core counts and UB sizes no page names."""
+    out = []
+    for _ in range(30):
+        n = int(10 ** rng.uniform(0, 8.5))
+        dtype = str(rng.choice(DTYPES))
+        cores = int(rng.integers(1, 129))
+        ub = int(32 * rng.integers(128, 8193))
+        thr = float(np.float32(rng.normal(0, 3)))
+        out.append(_case(f"N = {n}, {dtype}, {cores} cores, UB {ub} B, threshold {thr:.4g}",
+                         ["topic:drawn at check time", f"dtype:{dtype}"], n, dtype, cores, ub, threshold=thr))
+    return out
+
+
+def check(fn: Any, socs: Iterable[str] | None = None, *, seed: int | None = None) -> Report:
+    """Run ``fn`` (your ``threshold_grad_512_tiling``) on the battery, then on cases drawn now (``seed`` draws a
+    reported set again); returns the Report."""
     return run_battery(fn, cases(socs), title=TITLE, call=positional, summary=_summary,
-                       refuse_reference=True)
+                       refuse_reference=True, hidden=_hidden, seed=seed)

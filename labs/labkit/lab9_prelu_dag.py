@@ -672,8 +672,33 @@ def _summary(fn: Callable[[Any], Any], state: _State) -> list[str]:
     return lines
 
 
-def check(fn: Callable[[Any], Any]) -> Report:
-    """Run your ``prelu_grad_update_dag(T)`` over the battery; returns the Report."""
+def _hidden(state: _State) -> Callable[[np.random.Generator], list[Case]]:
+    """Cases drawn at check time: lengths, 2-D shapes with per-channel weights, core counts and UB sizes no page
+    names, on data drawn from the same seed."""
+    def draw(rng: np.random.Generator) -> list[Case]:
+        out = []
+        for _ in range(4):
+            dt = str(rng.choice(DTYPES))
+            cores = int(rng.integers(1, 65))
+            ub = 16384 if rng.random() < 0.5 else None
+            data_seed = int(rng.integers(0, 2**31))
+            if rng.random() < 0.5:
+                shape, w_shape = (int(rng.integers(1, 200_001)),), (1,)
+                w_shape = shape if rng.random() < 0.7 else w_shape
+            else:
+                rows, cols = int(rng.integers(1, 400)), int(rng.integers(1, 300))
+                shape, w_shape = (rows, cols), (1, cols)
+            where = f"{cores} cores" + (", a 16 KiB UB" if ub else "")
+            out.append(_numbers_case(f"grads {list(shape)}, weights {list(w_shape)} {dt} on {where}",
+                                     [f"dtype:{dt}", "topic:drawn at check time"], state, dt, shape, w_shape,
+                                     core_num=cores, ub_size=ub, seed=data_seed, hint=_HINTS["tail"]))
+        return out
+    return draw
+
+
+def check(fn: Callable[[Any], Any], *, seed: int | None = None) -> Report:
+    """Run your ``prelu_grad_update_dag(T)`` over the battery, then on cases drawn now (``seed`` draws a reported
+    set again); returns the Report."""
     state = _State()
     return run_battery(fn, cases(state), title=TITLE, summary=lambda: _summary(fn, state),
-                       refuse_reference=True)
+                       refuse_reference=True, hidden=_hidden(state), seed=seed)

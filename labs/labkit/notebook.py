@@ -56,27 +56,47 @@ def exec_cells(path: str | Path, tags: tuple[str, ...] = (SETUP, SKELETON),
             continue
         filename = f"<{path.name} cell {i}>"
         source = cell.source if cell.source.endswith("\n") else cell.source + "\n"
+        if source.startswith("%%ascendc"):
+            ns.update(compile_ascendc_cell(source, filename, path.parent))
+            continue
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         # dont_inherit: compile like Jupyter does, without this module's ``from __future__ import annotations``
         exec(compile(source, filename, "exec", dont_inherit=True), ns)  # the book's own cells
     return ns
 
 
+def compile_ascendc_cell(source: str, filename: str, folder: Path) -> dict[str, Any]:
+    """A ``%%ascendc NAME`` cell compiled as the magic compiles it (line 1 is the ``%%ascendc`` line, includes from
+    the notebook's ``folder``): ``{NAME: kernel}``. Only the NAME argument of the magic line is read."""
+    from ascend_lab.ascendc.cxx.kernel import load_kernel
+    from ascend_lab.ascendc.cxx.preprocess import SourceFile
+
+    first, _, body = source.partition("\n")
+    words = [w for w in first.split()[1:] if not w.startswith("-")]
+    kernel = load_kernel(SourceFile(filename, "\n" + body, folder))
+    return {words[0] if words else kernel.entry_name: kernel}
+
+
 class _Source:
     """Source code that renders as a highlighted block in Jupyter / the book and as text elsewhere."""
 
-    def __init__(self, code: str, title: str):
-        self.code, self.title = code, title
+    def __init__(self, code: str, title: str, language: str = "python"):
+        self.code, self.title, self.language = code, title, language
 
     def _repr_markdown_(self) -> str:
-        return f"**{self.title}**\n\n```python\n{self.code.rstrip()}\n```\n"
+        return f"**{self.title}**\n\n```{self.language}\n{self.code.rstrip()}\n```\n"
 
     def __repr__(self) -> str:
         return f"# {self.title}\n{self.code}"
 
 
 def show_source(obj: Any, title: str | None = None) -> _Source:
-    """The source of ``obj`` (a function from :mod:`labkit.solutions`) as a displayable block."""
+    """The source of ``obj`` (a function from :mod:`labkit.solutions`, or a compiled C++ kernel: its main file)
+    as a displayable block."""
+    sources = getattr(obj, "sources", None)
+    if isinstance(sources, list) and sources and not isinstance(obj, type):
+        name = getattr(obj, "reference_name", None) or Path(str(sources[-1].name)).name
+        return _Source(sources[-1].text, title or f"labkit.solutions.{name}", language="cpp")
     code = inspect.getsource(obj)
     module = getattr(obj, "__module__", "")
     return _Source(code, title or f"{module}.{getattr(obj, '__qualname__', '')}")

@@ -776,13 +776,16 @@ def choose_plan(n: int) -> tuple[int, int]:
     BUFFER_NUM 2: with one block per queue the pipes take turns; two let MTE2 fetch tile i+1 while V computes
     tile i, and a third or fourth block overlaps nothing more (MTE2 is already busy all the time) but costs UB.
     The tile: a core's time is about share * k (the bottleneck pipe streaming its bytes) + tiles * c (fixed costs
-    per tile: each copy's latency, seven vector instructions' issue cost) + u * a (the fill and drain: one tile's
-    copy-in before V can start, its compute and copy-out after MTE2 ends). With tiles = share / u that is least
-    at u = sqrt(c * share / a): the best tile grows with the square root of a core's share. Measuring shares with
-    lab11.measure gives u ~ 22 sqrt(share) on this SoC (its copies cost GE-ATT V2's 160-cycle latency each, so a
-    tile's fixed cost is large). The share is then cut into that many near-equal tiles (no short last tile), each
-    rounded up to 256 halves: a whole number of 512-byte MTE2 bursts (and of 256-byte repeats). Over 48 sizes from
-    128,000 to 3,200,000 this stays within 1.6 % of the best plan."""
-    share = ceil_div(n, 64)
-    tiles = max(1, round(share / (22 * share ** 0.5)))
-    return 2, ceil_div(ceil_div(share, tiles), 256) * 256
+    per tile) + u * a (the fill and drain: one tile's copy-in before V can start, its compute and copy-out after
+    MTE2 ends), least at u = sqrt(c * share / a) -- in this cost model a few thousand halves for these shares, far
+    below the 16 KB per transfer (8192 halves) the hardware guidance asks for. So the floor binds: the shortest
+    legal tile, 8192 halves (a whole number of 256-byte repeats and 512-byte bursts). A share shorter than that is
+    one tile whatever the plan says."""
+    return 2, 8192
+
+
+
+# Every function and method above is out of reach of a learner's code during a check (checker.guard_references).
+from .checker import guard_references  # noqa: E402  (after the definitions it guards)
+
+guard_references(globals())

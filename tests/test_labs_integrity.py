@@ -1,0 +1,187 @@
+"""Each lab can only be passed by doing it (issue 22).
+
+Two things are proved here for every lab in ``labkit.LABS`` -- a new lab gets both by being listed there:
+
+* **The cheat battery** (:func:`cheat_battery`, one helper applied to every lab): the reference solution passes
+  (checked on purpose, inside ``reference_allowed()``), the untouched skeleton fails, and so does every cheat
+  that reuses the reference -- a subclass, a wrapper, a ``functools.partial``, a lookup through ``sys.modules``
+  that no static walk sees (the guard on every function of ``labkit.solutions`` stops it while the learner's code
+  runs) -- each with a "you called the reference" message. For the labs with cases drawn at check time, a table
+  of the announced cases' answers (built from the lab's own importable ``cases()``, with the most common answer
+  for anything else) fails at a case drawn at check time, that case is in no importable battery, and the seed
+  the report names draws it again.
+* **No answers on the page**: every code cell a lab page runs under nbval (all but ``nbval-skip`` /
+  ``skip-execution``, in order, in one IPython shell in the lab's folder, with ``%%ascendc`` and the other magics
+  working) runs no reference solution -- ``labkit.checker.REFERENCE_CALLS`` does not move -- and every checker
+  report a cell shows is a failing one (the untouched skeleton's). The collapsed solution cell shows the
+  reference's *source* only. When ``_build/html`` exists, its lab pages are scanned for a passing report too;
+  the build reads the notebooks nbval executed, so the in-process run is the check that always runs.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import sys
+from pathlib import Path
+
+import pytest
+from labkit import LABS, checker, solutions
+from labkit.checker import Raises, Report, reference_allowed
+from labkit.notebook import exec_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+IDS = [f"lab{lab.number}" for lab in LABS]
+#: labs whose check draws cases at check time (the host labs); the kernel labs' turn comes with their C++ form
+DRAWN = {1, 2, 3, 4, 9, 11}
+_CALLED = ("you called the reference", "this is the reference solution")
+
+
+def _says_reference(report: Report) -> bool:
+    f = report.failure
+    return f is not None and any(words in f.why or words in f.error for words in _CALLED)
+
+
+def _reference_cheats(lab) -> list[tuple[str, object]]:
+    """Ways to hand the reference in as one's own: the object, a subclass (classes) or a wrapper and a partial
+    (functions), and a lookup through ``sys.modules`` that only the runtime guard sees."""
+    name = lab.function
+    ref = getattr(solutions, name)
+
+    def lookup():
+        return getattr(sys.modules["labkit." + "solutions"], name)
+
+    if isinstance(ref, type):
+        class Delegate:                                   # builds the reference inside the case
+            def __init__(self, *args, **kwargs):
+                self.__dict__["_inner"] = lookup()(*args, **kwargs)
+
+            def __getattr__(self, attr):
+                return getattr(self.__dict__["_inner"], attr)
+
+        return [("the reference", ref), ("a subclass", type("Mine", (ref,), {})), ("a sys.modules lookup", Delegate)]
+
+    def wrapper(*args, **kwargs):
+        return ref(*args, **kwargs)
+
+    def sneaky(*args, **kwargs):
+        return lookup()(*args, **kwargs)
+
+    return [("the reference", ref), ("a wrapper", wrapper), ("a functools.partial", functools.partial(ref)),
+            ("functools.wraps", functools.wraps(ref)(lambda *a, **k: ref(*a, **k))), ("a sys.modules lookup", sneaky)]
+
+
+def _announced(module) -> list:
+    """The battery a lab's check announces (importable): ``announced()`` where the lab has one, else ``cases()``."""
+    return getattr(module, "announced", module.cases)()
+
+
+def _table_of_announced(module):
+    """A learner's table: the announced battery's answers, in its order, then its most common answer."""
+    battery = _announced(module)
+    if module.FUNCTION == "choose_plan":                       # lab 11: answers are plans, graded by cycles
+        plans = {n: module.best_plan(n)[0] for n in module.SIZES}
+        return lambda n: plans.get(n, (2, 15_872))
+    if not battery or module.FUNCTION == "prelu_grad_update_dag":
+        return None                                             # a DAG is not a table of answers
+    answers = [c.expected for c in battery]
+    common = collections.Counter(map(repr, answers)).most_common(1)[0][0]
+    fallback = next(a for a in answers if repr(a) == common)
+    tape = iter(answers)
+
+    def table(*args, **kwargs):
+        answer = next(tape, fallback)
+        if isinstance(answer, Raises):
+            raise answer.exc(answer.match or "from the table")
+        return answer
+    return table
+
+
+def cheat_battery(lab) -> None:
+    """The integrity battery of one lab (see the module's docstring)."""
+    module = lab.load()
+    with reference_allowed():
+        assert module.check(getattr(solutions, lab.function)).passed, f"lab {lab.number}: the reference fails"
+    skeleton = module.check(exec_cells(ROOT / lab.notebook)[lab.function])
+    assert not skeleton.passed and skeleton.failure.case is not None, f"lab {lab.number}: the skeleton passes"
+    before = checker.REFERENCE_CALLS[0]
+    for how, cheat in _reference_cheats(lab):
+        report = module.check(cheat)
+        assert not report.passed and _says_reference(report), f"lab {lab.number}, {how}:\n{report}"
+    assert checker.REFERENCE_CALLS[0] - before <= len(_reference_cheats(lab)), "a reference ran past its guard"
+    if lab.number not in DRAWN:
+        return
+    table = _table_of_announced(module)
+    if table is None:
+        return
+    announced = {c.name for c in _announced(module)}
+    first = module.check(table, seed=1)
+    assert not first.passed and first.failure.case.name.startswith("hidden case (seed 1)"), str(first)
+    assert first.failure.case.name not in announced and first.seed == 1 and first.hidden > 0
+    assert "check(..., seed=1) draws it again" in str(first)
+    again = module.check(_table_of_announced(module), seed=1)
+    assert again.failure.case.name == first.failure.case.name and again.run == first.run
+    other = module.check(_table_of_announced(module), seed=2)
+    assert other.failure.case.name.startswith("hidden case (seed 2)")
+    assert other.failure.case.name != first.failure.case.name
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_cheat_battery(lab):
+    cheat_battery(lab)
+
+
+@pytest.mark.parametrize("lab", [lab for lab in LABS if lab.number in DRAWN], ids=lambda lab: f"lab{lab.number}")
+def test_hidden_cases_are_drawn_per_check(lab):
+    """Without a seed each check draws its own cases (from os.urandom); two seeds draw different ones; the report
+    of a passing reference names the seed it drew with."""
+    module = lab.load()
+    with reference_allowed():
+        report = module.check(getattr(solutions, lab.function))
+        assert report.passed and report.seed is not None and report.hidden > 0
+        assert f"drawn at check time (seed {report.seed})" in str(report)
+    with reference_allowed():
+        one, two = module.check(getattr(solutions, lab.function), seed=1), module.check(
+            getattr(solutions, lab.function), seed=2)
+    assert one.passed and two.passed and one.seed == 1 and two.seed == 2
+
+
+def _lab_cells(lab) -> list[str]:
+    import jupytext
+
+    nb = jupytext.read(ROOT / lab.notebook, fmt="md:myst")
+    skip = {"nbval-skip", "skip-execution"}
+    return [c.source for c in nb.cells if c.cell_type == "code" and not skip & set(c.metadata.get("tags", []))]
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_lab_page_runs_no_reference_and_shows_no_passing_report(lab, monkeypatch):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    monkeypatch.chdir(ROOT / "labs")
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=True)
+    before = checker.REFERENCE_CALLS[0]
+    for i, source in enumerate(_lab_cells(lab)):
+        with capture_output() as captured:
+            result = shell.run_cell(source, store_history=False)
+        error = result.error_in_exec or result.error_before_exec
+        assert result.success, f"{lab.notebook} code cell {i} failed: {error!r}"
+        assert checker.REFERENCE_CALLS[0] == before, f"{lab.notebook} code cell {i} ran a reference solution"
+        value = result.result
+        if isinstance(value, Report):
+            assert not value.passed, f"{lab.notebook} code cell {i} shows a passing report:\n{value}"
+        text = captured.stdout + "".join(str(o.data.get("text/plain", "")) for o in captured.outputs)
+        assert "this checked the reference solution" not in text
+        assert "\u2014 PASSED:" not in text, f"{lab.notebook} code cell {i} shows a passing report"
+
+
+def test_built_lab_pages_show_no_passing_report():
+    pages = sorted((ROOT / "_build" / "html" / "labs").glob("*.html"))
+    if not pages:
+        pytest.skip("no built book (_build/html/labs): the in-process run of every lab page above is the check")
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert "this checked the reference solution" not in text, page.name
+        assert "\u2014 PASSED:" not in text, f"{page.name} shows a passing report"
