@@ -764,3 +764,90 @@ CXX_CASES.update(CXX_HIGH)
 @pytest.mark.parametrize("name", list(CXX_HIGH))
 def test_each_high_level_api_from_cxx_equals_the_python_api(name):
     test_each_math_api_from_cxx_equals_the_python_api(name)
+
+
+# --- every (API, dtype) each architecture offers, against numpy -------------------------------------------------
+def _trunc_div(x, y):
+    """C's integer division (toward zero, wrapping), x / 0 -> 0 (the model), with Python ints."""
+    info = np.iinfo(x.dtype)
+    out = []
+    for a, b in zip(x.tolist(), y.tolist(), strict=True):
+        q = 0 if b == 0 else abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        out.append((q - info.min) % (info.max - info.min + 1) + info.min)     # wrap into the type
+    return np.array(out, x.dtype)
+
+
+def _wrap(v, dt):
+    info = np.iinfo(dt)
+    return np.array([(int(a) - info.min) % (info.max - info.min + 1) + info.min for a in v], dt)
+
+
+def _oracle(api, x, y, s, dt):
+    """numpy (or Python ints) for one instruction, as the module states its model."""
+    f64 = lambda v: np.asarray(v, np.float64)  # noqa: E731
+    rnd = lambda v: f64(v).astype(np.float32).astype(dt) if dt == BF16 else f64(v).astype(dt)  # noqa: E731
+    integer = dt.kind in "iu"
+    if api == "Sub":
+        return _wrap([int(a) - int(b) for a, b in zip(x, y, strict=True)], dt) if integer else \
+            (rnd(f64(x) - f64(y)) if dt != BF16 else (x.astype(np.float32) - y.astype(np.float32)).astype(dt))
+    if api == "Div":
+        return _trunc_div(x, y) if integer else rnd(f64(x) / f64(y))
+    if api in ("And", "Or"):
+        return (np.bitwise_and if api == "And" else np.bitwise_or)(x, y)
+    if api == "Abs":
+        return _wrap([abs(int(a)) for a in x], dt) if integer else np.abs(x)
+    if api == "Relu":
+        return np.maximum(x, dt.type(0))
+    if api in ("Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal"):
+        fn = {"Exp": np.exp, "Ln": np.log, "Sqrt": np.sqrt, "Rsqrt": lambda v: 1 / np.sqrt(v),
+              "Reciprocal": lambda v: 1 / v}[api]
+        return rnd(fn(f64(x)))
+    if api == "LeakyRelu":
+        return np.where(x >= 0, x, (x * dt.type(s)).astype(dt))
+    if api == "Subs":
+        return _wrap([int(a) - int(s) for a in x], dt) if integer else \
+            (x.astype(np.float32) - np.float32(dt.type(s))).astype(dt) if dt == BF16 else \
+            rnd(f64(x) - f64(dt.type(s)))
+    if api == "Divs":
+        return _trunc_div(x, np.full_like(x, s)) if integer else rnd(f64(x) / f64(dt.type(s)))
+    raise AssertionError(api)
+
+
+SWEEP = [(soc, api, dt) for soc in (A2, P310, T910A, A950)
+         for api, dts in sorted(im.DTYPES[soc.npu_arch].items())
+         if api not in ("Axpy", "Log", "Sigmoid", "Tanh") for dt in sorted(dts, key=str)]
+
+
+@pytest.mark.parametrize("soc, api, dt", SWEEP, ids=[f"{s.name}-{a}-{d}" for s, a, d in SWEEP])
+def test_every_offered_dtype_against_numpy(soc, api, dt):
+    rng = np.random.default_rng(abs(hash((api, str(dt)))) % 2**32)
+    n = 256 // dt.itemsize + 32 // dt.itemsize             # a repeat and a block: a partial repeat
+    x = edges(dt, n, rng, -40 if api != "Exp" else -20, 40 if api != "Exp" else 20)
+    y = edges(dt, n, rng, -40, 40)[::-1].copy()
+    if dt.kind in "iu":
+        y[y == 0] = 3
+        y[5] = 0                                          # one x / 0
+    s = 3 if dt.kind in "iu" else 0.3
+    fn = getattr(im, api)
+    two = api in ("Sub", "Div", "And", "Or")
+    call = (lambda o, a, b: fn(o, a, b, n)) if two else \
+        (lambda o, a: fn(o, a, s, n)) if api in ("LeakyRelu", "Subs", "Divs") else (lambda o, a: fn(o, a, n))
+    with np.errstate(all="ignore"):
+        got, _ = run_api(soc, call, [x, y] if two else [x], dt, n)
+        same(got, _oracle(api, x, y, s, dt))
+
+
+@pytest.mark.parametrize("t, u", sorted(im.DTYPES[A950.npu_arch]["Axpy"], key=str))
+def test_every_axpy_pair_on_the_950(t, u):
+    rng = np.random.default_rng(17)
+    n = 64
+    src, acc = edges(u, n, rng, -8, 8), edges(t, n, rng, -8, 8)
+    s = 3 if u.kind in "iu" else 1.5
+    got, _ = run_api(A950, lambda o, a: Axpy(o, a, s, n), [src], t, n, init=acc)
+    with np.errstate(all="ignore"):
+        if t.kind in "iu":
+            want = _wrap([int(a) + int(b) * s for a, b in zip(acc, src, strict=True)], t)
+        else:
+            exact = acc.astype(np.float64) + src.astype(np.float64) * np.float64(u.type(s))
+            want = exact.astype(np.float32).astype(t) if t == BF16 else exact.astype(t)
+    same(got, want)

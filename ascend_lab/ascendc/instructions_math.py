@@ -180,13 +180,10 @@ def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
 
 def _divide(x: np.ndarray, y: np.ndarray, dt: np.dtype) -> np.ndarray:
     if dt.kind in "iu":                       # C's truncation toward zero, wrapping; x / 0 -> 0 (UNCONFIRMED)
-        zero = y == 0
-        safe = np.where(zero, dt.type(1), y)
-        q = np.abs(x.astype(np.int64) if dt.itemsize < 8 else x) // np.abs(safe.astype(np.int64)
-                                                                            if dt.itemsize < 8 else safe)
-        neg = (x < 0) != (safe < 0)
-        q = np.where(neg, -q, q).astype(dt)
-        return np.where(zero, dt.type(0), q)
+        q, r = np.floor_divide(x, y), np.remainder(x, y)      # numpy: MIN // -1 wraps to MIN, x // 0 == x % 0 == 0
+        if dt.kind == "i":                                     # floor -> truncation: one up where the signs differ
+            q = q + ((r != 0) & ((x < 0) != (y < 0))).astype(dt)
+        return q.astype(dt)
     return _round(x.astype(_F64) / y.astype(_F64), dt)
 
 
