@@ -41,7 +41,8 @@ import numpy as np
 from ..base.platform import NpuArch
 from ..dtypes import bfloat16
 from . import sanitizer
-from .instructions import _check_local, _show, _span, _tile_of, _vector_done
+from .core import reserved_ub_bytes
+from .instructions import Adds, Cast, Duplicate, Maxs, Mins, Muls, _check_local, _show, _span, _tile_of, _vector_done
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
@@ -452,7 +453,6 @@ def _stack_buffer(ctx: Any) -> LocalTensor:
     """``PopStackBuffer<uint8_t, TPosition::LCM>``: the UB the TPipe has not allocated (from its 32-byte aligned top
     to the end of UB less the SoC's reserve). UNCONFIRMED in its exact extent; it is not a buffer of the plan, so the
     race checks do not see it."""
-    from .core import reserved_ub_bytes
     start = -(-ctx.ub_top // 32) * 32
     end = ctx.ub.size - reserved_ub_bytes(ctx.soc)
     return LocalTensor(ctx, np.uint8, start, max(end - start, 0), "stack buffer")
@@ -515,7 +515,6 @@ def Sigmoid(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
     split = buf.size
     if split == 0:
         raise ValueError("Sigmoid: the temporary buffer holds no element of T (splitSize == 0: the library asserts)")
-    from .instructions import Adds, Duplicate, Muls
     for off, n in _chunks(int(count), split):
         d, s = dst[off], src[off]
         Muls(d, s, -1.0, n)
@@ -547,7 +546,6 @@ def Tanh(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
     stack = buf.size // (2 if half else 1) // 32 * 32
     if stack == 0:
         raise ValueError("Tanh: the temporary buffer is too small (stackSize == 0: the library asserts)")
-    from .instructions import Adds, Cast, Maxs, Mins, Muls
     conv, clip = (buf, buf[stack]) if half else (None, buf)
     for off, n in _chunks(int(count), stack):
         d, s = dst[off], src[off]
