@@ -344,6 +344,7 @@ GE_ATT_V1_MATH = {                                    # the figures as the file 
     "WholeReduceSum": ((0.0547, 35.0021), (0.1094, 32.0029)), "WholeReduceMax": ((0.0547, 21.0027), (0.1094, 20.0051)),
     "WholeReduceMin": ((0.0547, 21.0056), (0.1094, 20.0068)),
     "Sigmoid": ((0.1011, 116.0436), (0.1256, 115.9747)), "Tanh": ((0.1976, 181.6919), (0.1570, 153.9298)),
+    "BlockReduceMax": ((0.0547, 18.0042), (0.0198, 16.7401)), "BlockReduceMin": ((0.0547, 18.0092), (0.0198, 16.7413)),
 }
 GE_ATT_V1_OR_UINT16 = (0.0132, 12.4018)
 
@@ -361,7 +362,7 @@ def test_every_math_row_is_ge_atts_figure():
     k, b = GE_ATT_V1_OR_UINT16
     assert cm.MATH_COST["Or"] == {"half": (k, b), "float": (2 * k, b)}        # float: the documented stand-in
     assert cm.MATH_BORROWED == {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div",
-                                "Log": "Exp"}
+                                "Log": "Exp", "BlockReduceSum": "BlockReduceMax"}
     assert not set(cm.MATH_COST) & set(cm.VECTOR_COST) and not set(cm.MATH_BORROWED) & set(cm.MATH_COST)
     n = 1000
     for api in [*cm.MATH_COST, *cm.MATH_BORROWED]:
@@ -851,3 +852,56 @@ def test_every_axpy_pair_on_the_950(t, u):
             exact = acc.astype(np.float64) + src.astype(np.float64) * np.float64(u.type(s))
             want = exact.astype(np.float32).astype(t) if t == BF16 else exact.astype(t)
     same(got, want)
+
+
+# --- BlockReduceSum / Max / Min --------------------------------------------------------------------------------
+@pytest.mark.parametrize("soc", [A2, A950], ids=["A2", "950"])
+@pytest.mark.parametrize("api", ["BlockReduceSum", "BlockReduceMax", "BlockReduceMin"])
+@pytest.mark.parametrize("dt", [F16, F32])
+def test_block_reduce_per_32_byte_block(soc, api, dt):
+    per, blk, repeat = 256 // dt.itemsize, 32 // dt.itemsize, 2
+    x = np.random.default_rng(31).uniform(-50, 50, per * repeat).astype(dt)
+    mask = per - blk * 2 - 3                      # the last two blocks empty, the sixth partial
+    fn = getattr(im, api)
+    n_out = max(32 // dt.itemsize, 16) * 2
+    sentinel = 7.0
+    with np.errstate(all="ignore"):
+        got, r = run_api(soc, lambda o, s: (Duplicate(o, sentinel, n_out), fn(o, s, repeat, mask, 2, 1, 8)), [x],
+                         dt, n_out)
+    on = (np.arange(per) < mask).reshape(8, blk)
+    for k in range(repeat):
+        b = x[k * per:(k + 1) * per].reshape(8, blk)
+        for j in range(8):
+            lanes = b[j][on[j]]
+            slot = got[k * 16 + j]                   # dstRepStride 2: 16 elements apart
+            if not lanes.size:
+                empty = {"BlockReduceSum": 0, "BlockReduceMax": -np.inf, "BlockReduceMin": np.inf}[api]
+                assert slot == (empty if soc is A950 else sentinel), (k, j, slot)
+            elif api == "BlockReduceSum":
+                same(np.array([slot], dt), np.array([_tree(np.where(on[j], b[j], dt.type(0)), dt)], dt))
+            else:
+                assert slot == (lanes.max() if api == "BlockReduceMax" else lanes.min())
+    e = [e for e in r.trace.events if e.instr == api][0]
+    assert e.count == repeat * per
+
+
+def test_block_reduce_refused_for_float_on_910a():
+    with pytest.raises(KernelError) as info:
+        run_api(T910A, lambda o, s: im.BlockReduceMax(o, s, 1, 64, 1, 1, 8), [np.ones(64, np.float32)], F32, 8)
+    assert info.value.kind == "unsupported-on-soc"
+
+
+CXX_BLOCK = {
+    "BlockReduceSum": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
+                       "    BlockReduceSum(y, x, 4, 64, 1, 1, 8);",
+                       lambda x, xb, y, t, m: (Duplicate(y, f32(0), 256), im.BlockReduceSum(y, x, 4, 64, 1, 1, 8))),
+    "BlockReduceMax": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
+                       "    BlockReduceMax(y, x, 2, 40, 1, 2, 16);",
+                       lambda x, xb, y, t, m: (Duplicate(y, f32(0), 256), im.BlockReduceMax(y, x, 2, 40, 1, 2, 16))),
+}
+CXX_CASES.update(CXX_BLOCK)
+
+
+@pytest.mark.parametrize("name", list(CXX_BLOCK))
+def test_each_block_reduce_from_cxx_equals_the_python_api(name):
+    test_each_math_api_from_cxx_equals_the_python_api(name)

@@ -44,6 +44,9 @@ from .instructions_math import (
     Abs,
     And,
     Axpy,
+    BlockReduceMax,
+    BlockReduceMin,
+    BlockReduceSum,
     Div,
     Divs,
     Exp,
@@ -97,5 +100,5 @@ __all__ = [
     "float32", "float_", "half", "int8_t", "int16_t", "int32_t", "int64_t", "sizeof", "uint8_t", "Event", "Trace",
     "Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt", "Sqrt", "Sub",
     "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag", "ReduceOrder", "WholeReduceMax", "WholeReduceMin",
-    "WholeReduceSum", "Log", "Sigmoid", "Tanh",
+    "WholeReduceSum", "Log", "Sigmoid", "Tanh", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum",
 ]

@@ -244,6 +244,8 @@ MATH_COST: dict[str, dict[str, tuple[float, float]]] = {
     "WholeReduceSum": {"half": (0.0547, 35.0021), "float": (0.1094, 32.0029)},  # :459-463 [:782-783]
     "WholeReduceMax": {"half": (0.0547, 21.0027), "float": (0.1094, 20.0051)},  # :445-449 [:768-769]
     "WholeReduceMin": {"half": (0.0547, 21.0056), "float": (0.1094, 20.0068)},  # :452-456 [:775-776]
+    "BlockReduceMax": {"half": (0.0547, 18.0042), "float": (0.0198, 16.7401)},  # :97-101 [V2 same]
+    "BlockReduceMin": {"half": (0.0547, 18.0092), "float": (0.0198, 16.7413)},  # :104-108 [V2 same]
     # the high-level APIs, costed whole only on the 950 (one register loop); elsewhere their composition's rows
     "Sigmoid":    {"half": (0.1011, 116.0436), "float": (0.1256, 115.9747)},    # :410-414 [:733-734]
     "Tanh":       {"half": (0.1976, 181.6919), "float": (0.1570, 153.9298)},    # :438-442 [:761-762]
@@ -251,9 +253,10 @@ MATH_COST: dict[str, dict[str, tuple[float, float]]] = {
 #: Math instructions GE-ATT (V1 and V2) has no fit for, costed with a named row: ``Ln`` like ``Exp`` (the other
 #: transcendental of the vector unit), ``LeakyRelu`` like ``Muls`` (one source and a scalar, a multiply), ``Axpy``
 #: like ``Mul`` (two reads -- src and dst -- and a multiply), ``Subs`` like ``Adds``, ``Divs`` like ``Div``, the
-#: high-level ``Log`` (one ``Ln``) like ``Exp``.
+#: high-level ``Log`` (one ``Ln``) like ``Exp``, ``BlockReduceSum`` (GE-ATT fits only BlockReduceMax/Min) like
+#: ``BlockReduceMax``, the same per-block pass.
 MATH_BORROWED: dict[str, str] = {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div",
-                                 "Log": "Exp"}
+                                 "Log": "Exp", "BlockReduceSum": "BlockReduceMax"}
 
 #: GE-ATT V1's ``Cast`` fits (k per element, b fixed) by direction, (source type, destination type) in GE-ATT's own
 #: type names -- all the conversions it has a fit for (``v1/perf_param_v1.cpp``, ``"Cast"``; ascendc_facts §2.5).

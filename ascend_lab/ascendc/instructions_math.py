@@ -576,3 +576,75 @@ def _tmp_and_count(src: LocalTensor, args: tuple[Any, ...]) -> tuple[LocalTensor
 
 __all__ += ["Log", "Sigmoid", "Tanh"]
 NAMESPACE.update(Log=Log, Sigmoid=Sigmoid, Tanh=Tanh)
+
+
+# --- BlockReduceSum / BlockReduceMax / BlockReduceMin (mask/repeat form) ------------------------------------------
+#: BlockReduce* element types by architecture (AD ``归约计算/ReduceDataBlock.md``, the API's current name).
+BLOCK_REDUCE_DTYPES: dict[NpuArch, frozenset[Any]] = {
+    NpuArch.DAV_1001: _s(_H), NpuArch.DAV_2002: _HF, NpuArch.DAV_2201: _HF, NpuArch.DAV_3002: _HF,
+    NpuArch.DAV_3510: _HF,
+}
+
+
+def _block_reduce(api: str, dst: LocalTensor, src: LocalTensor, repeat: int, mask: Any, dst_rep_stride: int,
+                  src_blk_stride: int, src_rep_stride: int) -> None:
+    _check_local(api, dst, src)
+    dt = _same(api, dst, src)
+    ctx = dst.ctx
+    key = ("math", api, dt)
+    if key not in ctx.api_checked:
+        tile = _tile_of(dst, src)
+        sanitizer.check_api_dtype(ctx, api, ctx.current_tile if tile is None else tile, dt,
+                                  BLOCK_REDUCE_DTYPES.get(ctx.soc.npu_arch, _HF))
+        ctx.api_checked.add(key)
+    repeat = int(repeat)
+    per = REPEAT_BYTES // dt.itemsize
+    blk = 32 // dt.itemsize
+    lanes = _lanes(mask, per)
+    if repeat == 0 or not lanes.any():
+        return
+    x = _reduce_source(api, src, repeat, int(src_blk_stride), int(src_rep_stride), per).reshape(repeat, 8, blk)
+    on = lanes.reshape(8, blk)
+    with np.errstate(all="ignore"):
+        if api == "BlockReduceSum":
+            vals = np.stack([_tree_sum(np.where(on[j], x[:, j], dt.type(0))) for j in range(8)], axis=1)
+        else:
+            big = api == "BlockReduceMax"
+            fill = dt.type(-np.inf if big else np.inf)
+            masked = np.where(on[None], x, fill)
+            vals = masked.max(axis=2) if big else masked.min(axis=2)
+    live = on.any(axis=1)                      # a block with no lane in the mask
+    pos = (np.arange(repeat)[:, None] * int(dst_rep_stride) * 8 + np.arange(8)[None, :])
+    out = _span(dst, int(pos.max()) + 1, api, True)
+    if ctx.soc.npu_arch == NpuArch.DAV_3510:   # the 950 writes the reduction's identity there
+        out[pos] = vals
+    else:                                      # A2/A3 (and here 310P, 910A): nothing written there
+        out[pos[:, live]] = vals[:, live]
+    _vector_done(ctx, api, dst, repeat * per, dt.itemsize,
+                 lambda: f"{dst.buffer} = {api}({src.buffer}, mask {mask}, {repeat} repeats)", src)
+
+
+def BlockReduceSum(dst: LocalTensor, src: LocalTensor, repeat: int, mask: Any, dst_rep_stride: int,
+                   src_blk_stride: int, src_rep_stride: int) -> None:
+    """``BlockReduceSum(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)`` (note: repeatTime
+    before mask, unlike WholeReduce): each 32-byte block of each repeat summed by a binary tree in T (masked-out
+    lanes count as 0), the 8 results of repeat r at ``dst[r * dstRepStride * 8 ...]``. A block with no lane in the
+    mask: nothing written on A2/A3 (its old value stays), 0 written on the 950 (ReduceDataBlock.md)."""
+    _block_reduce("BlockReduceSum", dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride)
+
+
+def BlockReduceMax(dst: LocalTensor, src: LocalTensor, repeat: int, mask: Any, dst_rep_stride: int,
+                   src_blk_stride: int, src_rep_stride: int) -> None:
+    """The largest masked lane of each 32-byte block, as :func:`BlockReduceSum` lays them out (-inf written for an
+    empty block on the 950; NaN propagates, UNCONFIRMED on device)."""
+    _block_reduce("BlockReduceMax", dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride)
+
+
+def BlockReduceMin(dst: LocalTensor, src: LocalTensor, repeat: int, mask: Any, dst_rep_stride: int,
+                   src_blk_stride: int, src_rep_stride: int) -> None:
+    """The smallest masked lane of each 32-byte block (+inf for an empty block on the 950)."""
+    _block_reduce("BlockReduceMin", dst, src, repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride)
+
+
+__all__ += ["BLOCK_REDUCE_DTYPES", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum"]
+NAMESPACE.update(BlockReduceSum=BlockReduceSum, BlockReduceMax=BlockReduceMax, BlockReduceMin=BlockReduceMin)

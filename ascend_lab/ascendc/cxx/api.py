@@ -66,6 +66,10 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "Tanh": [_ov("L", "L", "M", "I"), _ov("L", "L", "I"), _ov("L", "L", "M"), _ov("L", "L")],
     # mask/repeat form, continuous mask: (dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride[, order])
     "WholeReduceSum": [_ov("L", "L", "I", "I", "I", "I", "I")],
+    # BlockReduce*: (dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride) -- repeatTime first
+    "BlockReduceSum": [_ov("L", "L", "I", "I", "I", "I", "I")],
+    "BlockReduceMax": [_ov("L", "L", "I", "I", "I", "I", "I")],
+    "BlockReduceMin": [_ov("L", "L", "I", "I", "I", "I", "I")],
     "WholeReduceMax": [_ov("L", "L", "I", "I", "I", "I", "I"), _ov("L", "L", "I", "I", "I", "I", "I", "E:ReduceOrder")],
     "WholeReduceMin": [_ov("L", "L", "I", "I", "I", "I", "I"), _ov("L", "L", "I", "I", "I", "I", "I", "E:ReduceOrder")],
     "Duplicate": [_ov("L", "S", "I")],
@@ -86,12 +90,13 @@ PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 #: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
 SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
           "Sub", "Div", "And", "Or", "Subs", "Divs", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu",
-          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Log", "Sigmoid", "Tanh"}
+          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Log", "Sigmoid", "Tanh",
+          "BlockReduceSum", "BlockReduceMax", "BlockReduceMin"}
 
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
     "ShiftLeft", "ShiftRight",
-    "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
+    "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
     "WaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount", "SetMaskNorm",
     "ResetMask", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power",
     "Sin", "Cos", "Brcb", "Gather", "Scatter", "Transpose", "Mmad", "LoadData", "SetAtomicAdd", "SetAtomicNone",
