@@ -17,6 +17,7 @@ from typing import Any as _Any
 from . import acl, aclnn, dtypes, tiling
 from .base import platform
 from .run import NULLPTR, Run, acl_session, call, convenience_functions, validation_case
+from .sweeps import sweep
 
 __version__ = "0.1.0"
 
@@ -24,7 +25,7 @@ _CONVENIENCE = convenience_functions()
 globals().update(_CONVENIENCE)
 
 __all__ = ["acl", "aclnn", "dtypes", "tiling", "platform", "Run", "NULLPTR", "acl_session", "call",
-           "validation_case", *_CONVENIENCE]
+           "validation_case", "sweep", *_CONVENIENCE]
 
 
 def load_ipython_extension(ipython: _Any) -> None:
