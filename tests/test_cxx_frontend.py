@@ -700,3 +700,47 @@ def test_a_gap_of_the_front_end_is_a_compile_error_not_a_traceback(monkeypatch):
         cxx.compile(API_KERNEL.format(BODY="int32_t k = 1 + 2;\n    Muls(y, x, 0.5f, 256);"), name="<gap.cpp>")
     text = str(err.value)
     assert "front end cannot translate this (RuntimeError: boom)" in text and text.startswith("<gap.cpp>:")
+
+
+SYNC = """
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void sync_copy(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    TPipe pipe;
+    TBuf<QuePosition::VECCALC> buf;
+    GlobalTensor<float> xGm, yGm;
+    xGm.SetGlobalBuffer((__gm__ float*)x, 64);
+    yGm.SetGlobalBuffer((__gm__ float*)y, 64);
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, xGm, 64);
+    event_t toV = static_cast<event_t>(GetTPipePtr()->FetchEventID(HardEvent::MTE2_V));
+    SET_FLAG
+    WAIT_FLAG
+    Muls(t, t, 2.0f, 64);
+    event_t toOut = static_cast<event_t>(pipe.FetchEventID(HardEvent::V_MTE3));
+    SetFlag<HardEvent::V_MTE3>(toOut);
+    WaitFlag<HardEvent::V_MTE3>(toOut);
+    DataCopy(yGm, t, 64);
+}
+"""
+
+
+@pytest.mark.parametrize("handshake, race", [(True, False), (False, True)])
+def test_set_flag_and_wait_flag_from_cxx_order_the_pipes_or_the_sanitizer_says_race(handshake, race):
+    src = SYNC.replace("SET_FLAG", "SetFlag<HardEvent::MTE2_V>(toV);" if handshake else "")
+    src = src.replace("WAIT_FLAG", "WaitFlag<HardEvent::MTE2_V>(toV);" if handshake else "")
+    k = cxx.compile(src, name="<sync.cpp>")
+    x = np.arange(64, dtype=np.float32)
+    out = gm_from_array(None, "y", nbytes=x.nbytes)
+    if race:
+        with pytest.raises(KernelError) as err:
+            launch(k, 1, [gm_from_array(x, "x"), out], b"", SOC, outputs=(1,), record=True)
+        assert err.value.kind == "ub-race" and "Muls" in err.value.line.code
+        return
+    run = launch(k, 1, [gm_from_array(x, "x"), out], b"", SOC, outputs=(1,), record=True)
+    assert np.array_equal(out.ptr.allocation.buffer[:x.nbytes].view(np.float32), x * 2)
+    flags = [e.detail for e in run.trace.events if e.instr in ("SetFlag", "WaitFlag")]
+    assert flags == ["SetFlag<HardEvent::MTE2_V>(0)", "WaitFlag<HardEvent::MTE2_V>(0)",
+                     "SetFlag<HardEvent::V_MTE3>(0)", "WaitFlag<HardEvent::V_MTE3>(0)"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..sync import HardEvent
 from .ctypes import INT_TYPES, CType
 
 __all__ = ["API_CLASSES", "ENUMS", "FUNCTIONS", "KNOWN_UNMODELLED", "STRUCTS", "Overload", "StructSpec"]
@@ -96,8 +97,8 @@ SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Se
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
     "ShiftLeft", "ShiftRight",
-    "ReduceSum", "ReduceMax", "ReduceMin", "SetFlag",
-    "WaitFlag", "FetchEventID", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount", "SetMaskNorm",
+    "ReduceSum", "ReduceMax", "ReduceMin", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount",
+    "SetMaskNorm",
     "ResetMask", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power",
     "Sin", "Cos", "Brcb", "Gather", "Scatter", "Transpose", "Mmad", "LoadData", "SetAtomicAdd", "SetAtomicNone",
     "DumpTensor", "printf", "PRINTF", "SyncAll", "GetSysWorkSpacePtr", "SetSysWorkspace", "CopyCubeIn", "Fixpipe",
@@ -117,6 +118,7 @@ class Method:
 #: AscendC classes: constructor arguments (from template arguments) and methods (name -> overloads).
 API_CLASSES: dict[str, dict[str, list[Method]]] = {
     "TPipe": {"InitBuffer": [Method(("Q", "U8", "U32"), "bool"), Method(("B", "U32"), "bool")],
+              "FetchEventID": [Method(("E:HardEvent",), "int32")],
               "Destroy": [Method((), "void")], "Init": [Method((), "void")], "Reset": [Method((), "void")]},
     "TQue": {"AllocTensor": [Method((), "LocalTensor<U>")], "EnQue": [Method(("L",), "bool")],
              "DeQue": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")],
@@ -171,16 +173,13 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "QuePosition": ("", ("VECIN", "VECOUT", "VECCALC")),
     "TPosition": ("", ("VECIN", "VECOUT", "VECCALC")),
     "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
+    "HardEvent": ("HardEvent.", tuple(e.name for e in HardEvent)),
 }
+#: The explicit synchronisation calls: ``SetFlag<HardEvent::V_MTE3>(id)`` / ``WaitFlag<...>(id)`` take their event as
+#: a template argument (Python: the first argument, ascendc.sync); ``FetchEventID(event)`` is a TPipe method.
+SYNC_FUNCTIONS = ("SetFlag", "WaitFlag")
 #: AscendC types the simulator does not model, with what a kernel using them needs.
 UNMODELLED_TYPES: dict[str, str] = {
-    "event_t": "event_t belongs to SetFlag/WaitFlag/FetchEventID (explicit pipe synchronisation): the simulator models "
-               "them in Python (ascendc.sync) but the C++ front end does not bind them yet (their HardEvent is a "
-               "template argument): let TQue EnQue/DeQue carry the flags, or PipeBarrier<PIPE_ALL>()",
-    "HardEvent": "HardEvent belongs to SetFlag/WaitFlag (explicit pipe synchronisation): modelled in Python "
-                 "(ascendc.sync), not yet bound in the C++ front end",
-    "TEventID": "TEventID belongs to SetFlag/WaitFlag (explicit pipe synchronisation): modelled in Python "
-                "(ascendc.sync), not yet bound in the C++ front end",
     "RegTensor": "RegTensor is the Ascend950 register-based MicroAPI (vector registers), not modelled: the "
                  "simulator runs the membase API (LocalTensor instructions)",
     "MaskReg": "MaskReg is the Ascend950 register-based MicroAPI, not modelled",

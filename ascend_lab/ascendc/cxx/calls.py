@@ -72,7 +72,7 @@ class Calls:
                 return self.user_call(node, name, targs, arg_nodes)
             if self.inst is not None and self.inst.method_owner(name) is not None:
                 return self.call_method(node, "this", self.inst, name, targs, arg_nodes)
-            if name in api.FUNCTIONS:
+            if name in api.FUNCTIONS or name in api.SYNC_FUNCTIONS:
                 return self.api_call(node, name, targs, arg_nodes)
             return self._type_call(node, fn, fname_node, name, targs, arg_nodes)
         raise self.err(fname_node, f"'{name}' is not a function")
@@ -338,7 +338,18 @@ class Calls:
         else:
             rtype = VOID
         py = m.python or mname
+        if btype.name == "TPipe" and mname == "FetchEventID":          # the pipe's event IDs live on the core
+            return E(f"FetchEventID({', '.join(out)})", INT32)
         return E(f"{base.code}.{py}({', '.join(out)})", rtype)
+
+    def sync_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        """``SetFlag<HardEvent::V_MTE3>(id)`` / ``WaitFlag<...>(id)``: the event is the template argument."""
+        members = api.ENUMS["HardEvent"][1]
+        if len(targs) != 1 or not isinstance(targs[0], int) or len(arg_nodes) > 1:
+            raise self.err(node, f"{name}<HardEvent::SRC_DST>(eventId) takes one HardEvent and one event ID",
+                           f"{name}<HardEvent::V_MTE3>(eventId)")
+        event_id = self.convert(self.expr(arg_nodes[0]), INT32, arg_nodes[0]) if arg_nodes else "0"
+        return E(f"{name}(HardEvent.{members[targs[0]]}, {event_id})", VOID)
 
     def api_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
         if name == "PipeBarrier":
@@ -349,6 +360,8 @@ class Calls:
                 raise self.err(node, f"PipeBarrier<{spell(pipe)}> is not modelled",
                                f"the simulator models {', '.join(api.PIPES)}")
             return E(f"PipeBarrier({pipe[1]!r})", VOID)
+        if name in api.SYNC_FUNCTIONS:
+            return self.sync_call(node, name, targs, arg_nodes)
         overloads = api.FUNCTIONS[name]
         vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
         chosen = None
@@ -513,6 +526,10 @@ class Calls:
         return self.binop("*", q, b, node)
 
     b_CeilAlign = b_AlignUp
+
+    def b_GetTPipePtr(self, node: Node, args: list[Node], statement: bool) -> E:
+        """``GetTPipePtr()``: the kernel's TPipe, for ``->FetchEventID(event)``."""
+        return E("None", CType("ptr", target=CType("api", "TPipe")))
 
     def b_GetBlockIdx(self, node: Node, args: list[Node], statement: bool) -> E:
         if args:

@@ -69,6 +69,7 @@ INT_TYPES: dict[str, CType] = {
     "long int": _int("int64_t", 64, True), "unsigned long int": _int("uint64_t", 64, False),
     "size_t": _int("uint64_t", 64, False), "ssize_t": _int("int64_t", 64, True),
     "uintptr_t": _int("uint64_t", 64, False), "intptr_t": _int("int64_t", 64, True),
+    "event_t": _int("int32_t", 32, True), "TEventID": _int("int32_t", 32, True),      # AscendC's event IDs
 }
 BOOL = CType("bool", "bool", 1, False)
 FLOAT_TYPES: dict[str, CType] = {

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import instructions as _ins
 from .. import instructions_math as _math
+from .. import sync as _sync
 from .. import tensor as _tensor
 from ..core import GetBlockIdx, GetBlockNum
 from ..generated import AST_LOCK
@@ -100,6 +101,8 @@ def _namespace() -> dict[str, Any]:
         ns[name] = getattr(_ins, name)
     ns["DataCopyExtParams"] = DataCopyExtParams
     ns.update(_math.NAMESPACE)              # Sub, Div, Exp, Ln, Abs, Relu, LeakyRelu, And, Or, Axpy ...
+    ns.update(SetFlag=_sync.SetFlag, WaitFlag=_sync.WaitFlag, FetchEventID=_sync.FetchEventID,
+              HardEvent=_sync.HardEvent)
     ns.update(GetBlockIdx=GetBlockIdx, GetBlockNum=GetBlockNum, RoundMode=RoundMode, VECIN=VECIN, VECOUT=VECOUT,
               VECCALC=VECCALC, TPipe=TPipe, TQue=TQue, TBuf=TBuf, GlobalTensor=_tensor.GlobalTensor)
     ns.update(half=_tensor.half, float_=_tensor.float_, bfloat16_t=_tensor.bfloat16_t, int8_t=_tensor.int8_t,
