@@ -20,7 +20,6 @@ from labkit import LABS, checker, get, solutions
 from labkit.checker import Case, KernelFault, Raises, Report, compare_arrays, locator, reference_allowed, run_battery
 from labkit.notebook import SETUP, SKELETON, cells, exec_cells, show_source
 
-from ascend_lab.ascendc import CMPMODE, SELMODE, VECCALC, Compare, Duplicate, Muls, Select, TBuf, uint8_t
 from ascend_lab.ascendc.errors import KernelError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,10 +81,19 @@ def test_what_counts_as_the_reference():
 
     lab3 = get(3).load()
     ref = solutions.softplus_grad_tiling
-    assert checker.is_reference(ref) and checker.is_reference(solutions.KernelLeakyReluGrad)
-    assert checker.is_reference(solutions.KernelLeakyReluGrad.Compute)
+    assert checker.is_reference(ref) and checker.is_reference(solutions.KernelSoftshrinkGrad)
+    own = next(v for v in vars(solutions.KernelSoftshrinkGrad).values() if callable(v))
+    assert checker.is_reference(own)
+    assert checker.is_reference(solutions.KernelLeakyReluGrad)           # lab 5's C++, compiled
+    from labkit import lab5_copy_compute as lab5
 
-    class Mine(solutions.KernelLeakyReluGrad):
+    included = lab5.compile_kernel('#include "labkit/reference/lab5_leaky_relu_grad.cpp"\n', name="<my cell>")
+    assert not checker.is_reference(included)
+    assert checker.reference_behind(included).startswith("#includes the reference solution's C++")
+    report = lab5.check(included)
+    assert not report.passed and report.failure.why.startswith("you called the reference"), str(report)
+
+    class Mine(solutions.KernelSoftshrinkGrad):
         pass
 
     def mine(*args):
@@ -97,7 +105,7 @@ def test_what_counts_as_the_reference():
     def default(*args, _f=ref):
         return _f(*args)
 
-    assert checker.reference_behind(Mine).startswith("subclasses labkit.solutions.KernelLeakyReluGrad")
+    assert checker.reference_behind(Mine).startswith("subclasses labkit.solutions.KernelSoftshrinkGrad")
     assert "reads the global 'solutions'" in checker.reference_behind(mine)
     assert checker.reference_behind(closure).startswith("closes over")
     assert checker.reference_behind(default).startswith("has a default argument")
@@ -172,7 +180,7 @@ def test_notebook_follows_the_lab_conventions(lab):
         tags, src = _tags(nb.cells[i]), nb.cells[i].source
         # a skeleton runs everywhere (the book, nbval): the report the page shows is the untouched skeleton's
         assert "skip-execution" not in tags and "nbval-skip" not in tags, f"cell {i}: {tags}"
-        assert "TODO" in src and '"""' in src, "a skeleton has a docstring and TODOs"
+        assert "TODO" in src and ('"""' in src or src.startswith("%%ascendc")), "a skeleton has a docstring and TODOs"
     solution = [(i, c) for i, c in code if "hide-cell" in _tags(c) and f"solutions.{lab.function}" in c.source]
     assert len(solution) == 1, "one collapsed solution cell"
     src = solution[0][1].source
@@ -326,6 +334,41 @@ def test_help_of_lab6_does_not_name_the_bugs():
 # ------------------------------------------------------------------------------------------------
 # the shared checker machinery
 # ------------------------------------------------------------------------------------------------
+def _lab5_cxx(name: str, *edits: tuple[str, str]):
+    """A learner's lab 5 kernel: the reference's C++ with ``edits`` (old, new) applied, compiled as the learner's
+    own cell ``name`` (not a reference: its file is the learner's)."""
+    from labkit import lab5_copy_compute as lab5
+
+    text = solutions.KernelLeakyReluGrad.sources[-1].text
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return lab5.compile_kernel(text, name=name)
+
+
+_MODE0_COMPUTE = """        LocalTensor<T> zero = zeroBuf.template Get<T>();
+        Duplicate(zero, static_cast<T>(0), perRepeat);
+        Muls(out, grad, slope, n);
+        for (int64_t start = 0; start < n; start += perRepeat) {
+            int64_t count = n - start < perRepeat ? n - start : perRepeat;
+            Compare(mask, x[start], zero, CMPMODE::GT, perRepeat);
+            Select(out[start], mask, grad[start], out[start], SELMODE::VSEL_CMPMASK_SPR, count);
+        }"""
+_LAB5_SELECT = """        Muls(out, grad, slope, n);
+        CompareScalar(mask, x, static_cast<T>(0), CMPMODE::GT, nAligned);
+        Select(out, mask, grad, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);"""
+
+
+def _lab5_mode0(name: str, compute: str = _MODE0_COMPUTE):
+    """The lab 5 kernel written with what Ascend910A's AscendC API offers: per 256-byte repeat, Compare against a
+    Duplicate'd zero repeat, then Select in mode 0 (the first repeat's bits for the repeat)."""
+    return _lab5_cxx(name, ("    TBuf<QuePosition::VECCALC> maskBuf;\n",
+                            "    TBuf<QuePosition::VECCALC> maskBuf;\n    TBuf<QuePosition::VECCALC> zeroBuf;\n"),
+                     ("        slope = static_cast<T>(td.negativeSlope);",
+                      "        pipe.InitBuffer(zeroBuf, 256);\n        slope = static_cast<T>(td.negativeSlope);"),
+                     (_LAB5_SELECT, compute))
+
+
 def _learner(source: str, name: str, filename: str = "<learner cell>"):
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     ns: dict = {}
@@ -503,42 +546,48 @@ def test_lab6_skeletons_are_the_broken_kernels_the_notebook_shows():
     assert kinds == {"A": "ub-overflow", "B": "misaligned-copy", "C": "alloc-exhausted"}
 
 
-@pytest.mark.usefixtures("mutants")
 def test_strict_policy_names_the_learners_line():
     from labkit import lab5_copy_compute as lab5
 
-    source = ("from ascend_lab.ascendc import DataCopy\n"
-              "from labkit.solutions import KernelLeakyReluGrad\n"
-              "class PaddedOut(KernelLeakyReluGrad):\n"
-              "    def CopyOut(self, i, n):\n"
-              "        out = self.outQueueGradInput.DeQue(self.T)\n"
-              "        DataCopy(self.gradInputGm[i * self.ubFactor], out, -(-n // 8) * 8)\n"
-              "        self.outQueueGradInput.FreeTensor(out)\n")
-    report = lab5.check(_learner(source, "PaddedOut", "<lab5 cell>"))
+    padded = _lab5_cxx("<lab5 cell>", ("DataCopyPad(gradInputGm[i * ubFactor], out, params);",
+                                       "DataCopy(gradInputGm[i * ubFactor], out, (n + 7) / 8 * 8);"))
+    report = lab5.check(padded)
     fault = report.failure.kernel
     assert fault.kind == "gm-padding" and fault.instruction == "DataCopy" and fault.core == 39
     assert "writes 28 B past the logical end of gradInput" in fault.message
-    assert report.failure.where.startswith("<lab5 cell>, line 6, in CopyOut")
+    assert report.failure.where.startswith("<lab5 cell>, line "), report.failure.where
+    assert "in KernelLeakyReluGrad<float>::CopyOut: DataCopy(gradInputGm" in report.failure.where
     assert "ascend_lab/" not in str(report) and "raised in" not in str(report)      # no library internals
     # without strict mode the same kernel only leaves a warning in the trace
-    run, _ = lab5.run(_learner(source, "PaddedOut", "<lab5 cell>"), 1000, "float32", record=False)
+    run, _ = lab5.run(padded, 1000, "float32", record=False)
     assert {w.kind for w in run.warnings} == {"gm-padding"}
 
 
-@pytest.mark.usefixtures("mutants")
 def test_kernel_report_points_at_the_first_wrong_element_and_its_inputs():
     from labkit import lab5_copy_compute as lab5
 
-    class Unscaled(solutions.KernelLeakyReluGrad):
-        def Init(self, *args):
-            ok = super().Init(*args)
-            self.slope = self.T.type(1.0)          # forgets the slope
-            return ok
-
-    report = lab5.check(Unscaled)
+    unscaled = _lab5_cxx("<unscaled>", ("slope = static_cast<T>(td.negativeSlope);",     # forgets the slope
+                                        "slope = static_cast<T>(1.0f);"))
+    report = lab5.check(unscaled)
     why = report.failure.why
     assert report.run == 1 and "written by core" in why and "inputs there: grad[" in why and ", self[" in why
     assert "(bits 0x" in why
+
+
+def test_lab5_kernel_is_cxx_and_issues_the_labs_instructions():
+    """A Python class is refused (the lab's kernel is C++); a C++ kernel that gets the numbers without
+    CompareScalar (a Compare against a zero tile, Select mode 0 per repeat) fails the instruction case, saying so."""
+    from labkit import lab5_copy_compute as lab5
+
+    class MyKernel:                              # a learner's Python class, as the lab once asked for
+        def __init__(self, T):
+            self.T = T
+
+    report = lab5.check(MyKernel)
+    assert not report.passed and "this lab's kernel is AscendC C++" in report.failure.why
+    report = lab5.check(_lab5_mode0("<mode 0>"))
+    assert not report.passed and report.run == 2, str(report)
+    assert report.failure.why.startswith("your kernel never issues CompareScalar"), report.failure.why
 
 
 @pytest.mark.usefixtures("mutants")
@@ -598,77 +647,37 @@ def test_capstone_oracles():
 # ------------------------------------------------------------------------------------------------
 # Ascend910A: the AscendC API there has no CompareScalar and Select in mode 0 only
 # ------------------------------------------------------------------------------------------------
-class _Mode0LeakyReluGrad(solutions.KernelLeakyReluGrad):
-    """The lab 5 kernel written with what Ascend910A's AscendC API offers: per 256-byte repeat, Compare
-    against a Duplicate'd zero repeat, then Select in mode 0 (the first repeat's bits for the repeat)."""
-
-    def Init(self, *args):
-        ok = super().Init(*args)
-        if ok:
-            self.zeroBuf = TBuf(VECCALC)
-            self.pipe.InitBuffer(self.zeroBuf, 256)
-        return ok
-
-    def Compute(self, n):
-        T = self.T
-        grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
-        out = self.outQueueGradInput.AllocTensor(T)
-        mask, zero = self.maskBuf.Get(uint8_t), self.zeroBuf.Get(T)
-        per = 256 // T.itemsize
-        Duplicate(zero, T.type(0), per)
-        Muls(out, grad, self.slope, n)
-        for start in range(0, n, per):
-            count = min(per, n - start)
-            Compare(mask, x[start], zero, CMPMODE.GT, per)
-            Select(out[start], mask, grad[start], out[start], SELMODE.VSEL_CMPMASK_SPR, count)
-        self.outQueueGradInput.EnQue(out)
-        self.inQueueGrad.FreeTensor(grad)
-        self.inQueueSelf.FreeTensor(x)
-
-
-@pytest.mark.usefixtures("mutants")
 def test_ascend910a_stays_in_the_batteries_as_a_lesson():
     """On Ascend910A a kernel battery accepts the sanitizer's unsupported-on-soc stop and says so in the
     summary; a kernel written without CompareScalar and Select modes 1/2 must compute every bit there
-    instead; wrong bits, and any other stop, still fail."""
+    instead (lab 5's own battery then fails it on the instruction case, run on Ascend910B4: the lab is about those
+    instructions); wrong bits, and any other stop, still fail."""
     from labkit import lab5_copy_compute as lab5
 
     with reference_allowed():
         report = lab5.check(solutions.KernelLeakyReluGrad, socs=["Ascend910A"])
-    assert report.passed and report.coverage["soc"] == ["Ascend910A"]
+    assert report.passed and "Ascend910A" in report.coverage["soc"]
     assert any(line.startswith("Ascend910A: the sanitizer stopped your kernel at CompareScalar "
                                "[unsupported-on-soc]") for line in report.summary), report.summary
     # written with what the SoC has, the kernel runs there and must be right
-    report = lab5.check(_Mode0LeakyReluGrad, socs=["Ascend910A"])
+    limits = lab5.SocLimits()
+    battery = [c for c in lab5.cases(["Ascend910A"], limits) if "Ascend910A" in c.name]
+    report = run_battery(_lab5_mode0("<mode 0>"), battery, title="lab 5 on Ascend910A")
     assert report.passed, str(report)
-    assert any("does without CompareScalar or Select in mode 1 or 2" in line for line in report.summary)
+    assert any("does without CompareScalar or Select in mode 1 or 2" in line for line in limits.lines())
     # elsewhere a stop is never accepted
     with reference_allowed():
         report = lab5.check(solutions.KernelLeakyReluGrad, socs=["Ascend910B4"])
     assert report.passed and not any("unsupported-on-soc" in line for line in report.summary)
-
-    class NoSelect(_Mode0LeakyReluGrad):            # computes grad * slope everywhere: wrong bits on Ascend910A
-        def Compute(self, n):
-            grad, x = self.inQueueGrad.DeQue(self.T), self.inQueueSelf.DeQue(self.T)
-            out = self.outQueueGradInput.AllocTensor(self.T)
-            Muls(out, grad, self.slope, n)
-            self.outQueueGradInput.EnQue(out)
-            self.inQueueGrad.FreeTensor(grad)
-            self.inQueueSelf.FreeTensor(x)
-
-    report = lab5.check(NoSelect, socs=["Ascend910A"])
+    no_select = _lab5_mode0("<no select>", "        Muls(out, grad, slope, n);")   # grad * slope everywhere
+    report = lab5.check(no_select, socs=["Ascend910A"])
     assert not report.passed and "elements differ" in report.failure.why
     assert "has no CompareScalar" in report.failure.hint
-
-    class Overflow(solutions.KernelLeakyReluGrad):  # another stop on Ascend910A is still a failure
-        def Init(self, *args):
-            ok = super().Init(*args)
-            if ok:
-                self.extra = TBuf(VECCALC)
-                self.pipe.InitBuffer(self.extra, 300_000)
-            return ok
-
-    report = lab5.check(Overflow, socs=["Ascend910A"])
+    mask_decl = "    TBuf<QuePosition::VECCALC> maskBuf;\n"
+    slope = "        slope = static_cast<T>(td.negativeSlope);"
+    overflow = _lab5_cxx("<overflow>", (mask_decl, mask_decl + "    TBuf<QuePosition::VECCALC> extra;\n"),
+                         (slope, "        pipe.InitBuffer(extra, 300000);\n" + slope))    # another stop on 910A
+    report = lab5.check(overflow, socs=["Ascend910A"])
     assert not report.passed and report.failure.kernel.kind == "ub-overflow"
 
 
@@ -815,32 +824,25 @@ def test_an_oracle_handed_back_fails_and_names_the_learners_line():
         assert keys, f"lab {lab.number} marks no oracle as an answer key"
 
 
-def _lab5_learner(buffer_num: int, name: str, edit=lambda s: s):
-    import inspect
-
-    head = ("from typing import Any\nfrom ascend_lab.ascendc import *\nfrom ascend_lab.opdev.tiling_data import "
-            f"ceil_div\nBUFFER_NUM = {buffer_num}\nREPEAT_BYTES = 256\n")
-    return _learner(head + edit(inspect.getsource(solutions.KernelLeakyReluGrad)), "KernelLeakyReluGrad", name)
+def _lab5_learner(buffer_num: int, name: str, *edits: tuple[str, str]):
+    return _lab5_cxx(name, ("BUFFER_NUM = 2;", f"BUFFER_NUM = {buffer_num};"), *edits)
 
 
-@pytest.mark.usefixtures("mutants")
 def test_lab5_checks_the_plan_the_tiling_implies():
     lab5 = get(5).load()
     report = lab5.check(_lab5_learner(1, "<lab5 single>"))
-    assert not report.passed and report.run == 2 and not report.failure.error
+    assert not report.passed and report.run == 3 and not report.failure.error, str(report)
     why = report.failure.why
     assert "1 block per queue" in why and "7 slots" in why and "MTE2 waits for V" in why
-    assert "<lab5 single>, line " in why and "InitBuffer(self.inQueueGrad" in why
+    assert "<lab5 single>, line " in why and "InitBuffer(inQueueGrad" in why
     assert "ascend_lab/" not in why and "labkit/" not in why
     # bytes where elements were meant: a plan of the right shape with blocks a quarter the size
-    small = _lab5_learner(2, "<lab5 small>", lambda s: s.replace("BUFFER_NUM, self.ubFactor * sizeof(T))",
-                                                                  "BUFFER_NUM, self.ubFactor)"))
+    small = _lab5_learner(2, "<lab5 small>", ("BUFFER_NUM, ubFactor * sizeof(T));", "BUFFER_NUM, ubFactor);"))
     report = lab5.check(small)
     assert not report.passed and "InitBuffer takes BYTES" in report.failure.why, str(report)
     assert lab5.check(_lab5_learner(2, "<lab5 double>")).passed
 
 
-@pytest.mark.usefixtures("mutants")
 def test_lab5_reads_the_overlap_from_the_trace():
     lab5 = get(5).load()
     case = lab5._overlap_case("Ascend910B4")
@@ -860,8 +862,9 @@ def test_lab5_page_shows_no_solution_code():
         if cell.cell_type == "code" and "hide-cell" not in _tags(cell):
             assert "solutions." not in cell.source, cell.source
     skeleton = "".join(src for _, src in cells(ROOT / get(5).notebook, SKELETON))
-    code = "\n".join(line.split("#", 1)[0] for line in skeleton.splitlines())          # not the TODO comments
-    assert "BUFFER_NUM = 1" in code and "InitBuffer(" not in code and "ceil_div(n" not in code
+    code = "\n".join(line.split("//", 1)[0] for line in skeleton.splitlines())          # not the TODO comments
+    assert skeleton.startswith("%%ascendc KernelLeakyReluGrad")                          # the kernel is C++
+    assert "BUFFER_NUM = 1" in code and "InitBuffer(" not in code and "CompareScalar" not in code
     setup = "".join(src for _, src in cells(ROOT / get(5).notebook, SETUP))
     assert "BUFFER_NUM" not in setup
 
@@ -883,40 +886,33 @@ def test_kernel_lab_pages_look_inside_the_learners_kernel(number):
     assert any(not _tags(c) and ".plot_ub_layout()" in c.source for j, c in code if j >= i)
 
 
-@pytest.mark.usefixtures("mutants")
 def test_lab5_first_hint_names_the_missing_call_not_the_recipe():
-    """The first case's hint names the first queue call missing from one of the learner's stages (read from the
+    """The first case's hint names the first queue call missing from one of the learner's C++ stages (read from the
     code, not the comments) and its purpose; it never recites the whole stage recipe."""
     lab5 = get(5).load()
     skeleton = lab5.check(exec_cells(ROOT / get(5).notebook)[get(5).function])
     hint = skeleton.failure.hint
     assert skeleton.run == 1 and hint.startswith("CopyIn has no AllocTensor: "), hint   # the TODO comments don't count
-    assert "05_copy_compute.md cell" in hint and "def CopyIn" in hint                  # the learner's own stage
+    assert "05_copy_compute.md cell" in hint and "void CopyIn" in hint                  # the learner's own stage
     recipe = ("CompareScalar", "Select", "Muls", "gradInputGm[", "DataCopyPad n elements", "EnQue both")
     assert not any(word in hint for word in recipe), hint
-    kept = _lab5_learner(2, "<lab5 kept>", lambda s: s.replace("        self.outQueueGradInput.EnQue(out)\n", ""))
+    kept = _lab5_learner(2, "<lab5 kept>", ("        outQueueGradInput.EnQue(out);\n", ""))
     report = lab5.check(kept)
     assert not report.passed and report.run == 1, str(report)
     assert report.failure.hint.startswith("Compute has no EnQue: "), report.failure.hint
     assert "<lab5 kept>, line " in report.failure.hint and "ascend_lab/" not in str(report)
 
 
-@pytest.mark.usefixtures("mutants")
-def test_a_finding_in_kit_code_names_the_learners_line():
-    """The kit registers its folder with the package: a sanitizer finding raised inside the kit's reference
-    kernel, called from the learner's override, names the learner's line -- no kit file."""
-    from ascend_lab.ascendc import errors
-
+def test_a_finding_in_a_learners_cxx_kernel_names_the_learners_line():
+    """A sanitizer finding in a learner's C++ kernel names the learner's cell and line -- no kit or package file."""
     lab5 = get(5).load()
-    assert errors.in_library(lab5.__file__) and errors.in_library(solutions.__file__)
-    source = ("from labkit.solutions import KernelLeakyReluGrad\n"
-              "class Wide(KernelLeakyReluGrad):\n"
-              "    def CopyIn(self, i, n):\n"
-              "        super().CopyIn(i, n * 64)\n")
-    report = lab5.check(_learner(source, "Wide", "<lab5 wide>"))
+    wide = _lab5_learner(2, "<lab5 wide>", ("DataCopyPad(grad, gradGm[i * ubFactor], params, pad);",
+                                            "DataCopyPad(grad, gradGm[i * ubFactor + 1000000], params, pad);"))
+    report = lab5.check(wide)
     assert not report.passed and report.failure.kernel is not None, str(report)
-    assert report.failure.where.startswith("<lab5 wide>, line 4, in CopyIn: super().CopyIn(i, n * 64)"), str(report)
-    assert "labkit/" not in str(report) and "solutions.py" not in str(report)
+    assert report.failure.where.startswith("<lab5 wide>, line "), str(report)
+    assert "gradGm[i * ubFactor + 1000000]" in report.failure.where
+    assert "labkit/" not in str(report) and "solutions.py" not in str(report) and "ascend_lab/" not in str(report)
 
 
 def _lab4_learner(edit):

@@ -51,6 +51,17 @@ def _reference_cheats(lab) -> list[tuple[str, object]]:
     def lookup():
         return getattr(sys.modules["labkit." + "solutions"], name)
 
+    if getattr(ref, "sources", None):                     # a C++ kernel: from C++ only an #include reaches it
+        from labkit.lab5_copy_compute import compile_kernel
+
+        path = ref.sources[-1].name
+        included = compile_kernel(f'#include "{path}"\n', name="<a learner cell>")
+
+        def wrapper(*args, **kwargs):
+            return ref(*args, **kwargs)
+
+        return [("the reference", ref), ("a wrapper", wrapper), ("a functools.partial", functools.partial(ref)),
+                ("an #include of the reference's C++", included)]
     if isinstance(ref, type):
         class Delegate:                                   # builds the reference inside the case
             def __init__(self, *args, **kwargs):

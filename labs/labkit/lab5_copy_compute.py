@@ -1,26 +1,31 @@
-"""Lab 5 -- the UB plan and CopyIn / Compute / CopyOut of an elementwise kernel, LeakyReluGrad.
+"""Lab 5 -- the UB plan and CopyIn / Compute / CopyOut of an elementwise kernel, LeakyReluGrad, in AscendC C++.
 
-The learner's kernel is a Python class against ``ascend_lab.ascendc``, in the style of the package's HardSigmoidGrad
-kernel (C++ in ``ops/hard_sigmoid_grad/op_kernel/experimental/arch35/hard_sigmoid_grad.h``)::
+The learner's kernel is C++ in a ``%%ascendc KernelLeakyReluGrad`` cell of the notebook (compiled by the package's
+C++ front end, ``ascend_lab.ascendc.cxx``), in the style of the package's HardSigmoidGrad kernel
+(``ops/hard_sigmoid_grad/op_kernel/experimental/arch35/hard_sigmoid_grad.h``)::
 
-    class KernelLeakyReluGrad:
-        def __init__(self, T): ...             # given: TPipe, 3 TQues, a mask TBuf
-        def Init(self, grad, x, out, td): ...  # given: this core's GM slices; TODO the UB plan (InitBuffer)
-        def Process(self): ...                 # given: the tile loop
-        def CopyIn(self, i, n): ...            # TODO  MTE2: GM -> UB, EnQue
-        def Compute(self, n): ...              # TODO  V: DeQue, the select, EnQue, FreeTensor
-        def CopyOut(self, i, n): ...           # TODO  MTE3: DeQue, UB -> GM, FreeTensor
+    template <typename T> class KernelLeakyReluGrad {
+        bool Init(gradOutput, self, gradInput, td);   // given: this core's GM slices; TODO the UB plan (InitBuffer)
+        void Process();                               // given: the tile loop
+        void CopyIn(i, n);                            // TODO  MTE2: GM -> UB, EnQue
+        void Compute(n);                              // TODO  V: DeQue, the select, EnQue, FreeTensor
+        void CopyOut(i, n);                           // TODO  MTE3: DeQue, UB -> GM, FreeTensor
+    };
+    template <typename D_T> __global__ __aicore__ void leaky_relu_grad(...)   // given: D_T = float or half
 
 computing ``gradInput = self > 0 ? gradOutput : gradOutput * negative_slope`` for float32 and float16,
-every instruction rounding to T (so float16 computes ``grad * half(slope)`` in half).
+every instruction rounding to T (so float16 computes ``grad * half(slope)`` in half). From C++ only the AscendC
+API is at hand: no numpy write into a tensor, no call into the kit. The tiling struct is
+``labs/leaky_relu_grad_tiling.h``.
 
-The checker launches the class on the simulator (:func:`launch_kernel`) with the lab's host tiling
-(:func:`tiling`, HardSigmoidGrad's scheme: ``blockFactor`` elements per core, tiles of ``ubFactor``),
-over a battery of sizes with tails, one core and many, both dtypes and every SoC, and compares the
-result bit for bit with :func:`oracle`, plain numpy (``np.where`` over arrays of T, which round every
-product to T) that shares no code with the simulator's instructions. It also compares the UB plan the
-class lays out with the plan the tiling budgets, and reads the trace of a run with many tiles for the
-overlap of copy-in and compute that the plan exists for.
+The checker launches the compiled kernel on the simulator (:func:`launch_kernel`, ``D_T`` = the input's dtype) with the
+lab's host tiling (:func:`tiling`, HardSigmoidGrad's scheme: ``blockFactor`` elements per core, tiles of
+``ubFactor``), over a battery of sizes with tails, one core and many, both dtypes and every SoC, and compares the
+result bit for bit with :func:`oracle`, plain numpy (``np.where`` over arrays of T, which round every product to
+T) that shares no code with the simulator's instructions. It also looks at the instruction stream (the kernel must
+issue ``Muls``, ``CompareScalar`` and ``Select``: :func:`instruction_case`), compares the UB plan the kernel lays
+out with the plan the tiling budgets, and reads the trace of a run with many tiles for the overlap of copy-in and
+compute that the plan exists for. A Python class handed in is refused: the lab's kernel is C++.
 
 This module also holds the plumbing every kernel lab (5-8) shares: device memory for numpy arrays, a
 launcher that turns the sanitizer's tolerated-but-wrong findings into errors (:data:`STRICT`), input
@@ -40,27 +45,29 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ascend_lab.ascendc import GmAddr, KernelError, KernelRun, errors, launch, reserved_ub_bytes
+from ascend_lab.ascendc import KernelError, KernelRun, launch, reserved_ub_bytes
 from ascend_lab.base import platform
 from ascend_lab.base.platform import NpuArch, SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
-from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 from ascend_lab.ops.kernel_args import gm_from_array
 
-from .checker import Case, KernelFault, Report, answer_key, compare_arrays, locator, quote_line, run_battery
+from .checker import Case, KernelFault, Report, answer_key, compare_arrays, locator, run_battery
 
 __all__ = [
     "FUNCTION", "LIMITED_ARCHS", "KernelReport", "LeakyReluGradTilingData", "STRICT", "SocLimitStop", "SocLimits",
-    "cases", "check", "compare_kernel_output", "describe_run", "launch_kernel", "leaky_relu_grad", "limited_call",
-    "limited_compare", "limited_hint", "oracle", "run", "sample", "show_limited", "strict_policy", "tiling",
-    "usable_ub",
+    "cases", "check", "compare_kernel_output", "compile_kernel", "cpp_calls", "cpp_lines", "describe_run",
+    "instruction_case", "is_cxx", "launch_kernel", "limited_call", "limited_compare", "limited_hint", "oracle", "run",
+    "sample", "show_limited", "strict_policy", "tiling", "usable_ub",
 ]
 
 FUNCTION = "KernelLeakyReluGrad"
@@ -349,19 +356,23 @@ def show_limited(value: Any) -> str:
     return str(value) if isinstance(value, SocLimitStop) else show_array(value)
 
 
-def kernel_case(name: str, covers: Iterable[str], *, entry: Callable[..., None], td: TilingData,
+def kernel_case(name: str, covers: Iterable[str], *, entry: Callable[..., None] | None, td: TilingData,
                 arrays: dict[str, np.ndarray], expected: np.ndarray, soc: SocInfo, show: dict[str, Any],
                 hint: str | Callable[[Any], str] = "", template: dict[str, Any] | None = None,
                 pick: Callable[[Any], Any] = _same, limits: SocLimits | None = None) -> Case:
     """One kernel case: launch ``entry`` on ``arrays`` with ``kernel=pick(fn)`` (``fn`` is what the learner
-    passed to ``check``: the kernel class, or a function handing over several pieces), compare with
+    passed to ``check``: the kernel class, or a function handing over several pieces) -- or, with ``entry=None``,
+    launch ``pick(fn)`` itself (the learner's compiled C++ kernel) with ``template`` -- and compare with
     ``expected``. On a SoC of :data:`LIMITED_ARCHS` an ``unsupported-on-soc`` stop is accepted as well
     (recorded in ``limits`` for the summary); every other stop, and every wrong bit, still fails."""
     template = dict(template or {})
     locate = locator(hsg_host.core_ranges(td)) if hasattr(td, "blockFactor") else None
 
     def call(fn: Any, _inputs: dict[str, Any]) -> np.ndarray:
-        _, out = launch_kernel(entry, td, list(arrays.values()), expected.dtype, soc, kernel=pick(fn), **template)
+        if entry is None:            # the learner's kernel is the entry (a C++ kernel, compiled)
+            _, out = launch_kernel(pick(fn), td, list(arrays.values()), expected.dtype, soc, **template)
+        else:
+            _, out = launch_kernel(entry, td, list(arrays.values()), expected.dtype, soc, kernel=pick(fn), **template)
         return out
 
     return Case(name, show, expected, covers=tuple(covers), hint=limited_hint(soc, hint),
@@ -406,13 +417,65 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int,
                                    tilingKey=SCH_MODE[dt])
 
 
-def leaky_relu_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,
-                    tiling: bytes, *, kernel: Any, dtype: Any) -> None:
-    """The ``__global__ __aicore__`` entry: unpack the tiling, build your kernel class for T, run it."""
-    td = GET_TILING_DATA(LeakyReluGradTilingData, tiling)
-    op = kernel(np.dtype(dtype))
-    if op.Init(gradOutput, self_, gradInput, td):
-        op.Process()
+#: Where ``#include "leaky_relu_grad_tiling.h"`` is found: the lab's folder (a notebook's working folder).
+LAB_DIR = Path(__file__).resolve().parent.parent
+#: The C++ reference solutions of the kernel labs (spoilers; ``labkit.solutions`` compiles them).
+REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
+
+
+def compile_kernel(source: str | Path, name: str | None = None) -> Any:
+    """Compile a lab kernel's C++ (a path or the text of a ``%%ascendc`` cell) as the cell magic does, with the
+    lab's folder on the include path; returns the :class:`~ascend_lab.ascendc.cxx.CxxKernel`."""
+    from ascend_lab.ascendc import cxx
+
+    return cxx.compile(source, include_dirs=[LAB_DIR], **({"name": name} if name else {}))
+
+
+def is_cxx(kernel: Any) -> bool:
+    """Is ``kernel`` a compiled C++ kernel (``%%ascendc``, ``cxx.compile``)?"""
+    from ascend_lab.ascendc.cxx import CxxKernel
+
+    return isinstance(kernel, CxxKernel)
+
+
+def cpp_lines(kernel: Any, needles: Sequence[str]) -> list[str]:
+    """``"<file>, line N: code"`` of every line of the learner's C++ (its main file) holding one of ``needles``,
+    comments left out: the lines a report quotes."""
+    if not is_cxx(kernel) or not kernel.sources:
+        return []
+    src = kernel.sources[-1]
+    out = []
+    for number, text in enumerate(src.text.splitlines(), 1):
+        code = text.split("//", 1)[0]
+        if any(needle in code for needle in needles):
+            out.append(f"{src.name}, line {number}: {text.strip()}")
+    return out
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+
+
+def cpp_function_body(kernel: Any, name: str) -> str | None:
+    """The body of the learner's C++ member function ``name`` (its definition, comments stripped), or None."""
+    if not is_cxx(kernel) or not kernel.sources:
+        return None
+    text = _strip_comments(kernel.sources[-1].text)
+    for m in re.finditer(rf"\b{name}\s*\([^;{{}}]*\)\s*(?:const\s*)?\{{", text):
+        depth, i = 1, m.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        return text[m.end(): i - 1]
+    return None
+
+
+def cpp_calls(kernel: Any, name: str) -> set[str] | None:
+    """The names the learner's C++ function ``name`` calls (``q.EnQue(x)`` -> "EnQue"), or None."""
+    body = cpp_function_body(kernel, name)
+    if body is None:
+        return None
+    return set(re.findall(r"\b([A-Za-z_]\w*)\s*(?:<[^;()<>]*>)?\s*\(", body))
 
 
 @answer_key
@@ -428,14 +491,15 @@ def oracle(grad: np.ndarray, x: np.ndarray, negative_slope: float) -> np.ndarray
 def run(kernel: Any, n: int = 4096, dtype: Any = "float32", soc: str | SocInfo = "Ascend910B4", *,
         core_num: int | None = None, tiling_ub: int | None = None, negative_slope: float = 0.01, seed: int = 0,
         record: bool = True, cores: Sequence[int] | None = None) -> tuple[KernelRun, np.ndarray]:
-    """Launch ``kernel`` (your class) once on ``n`` elements and return ``(run, output)`` -- for figures:
-    ``viz.plot_pipeline(run)``. ``tiling_ub`` tiles for a smaller UB (more, smaller tiles)."""
+    """Launch ``kernel`` (your C++ kernel, from the ``%%ascendc`` cell) once on ``n`` elements and return
+    ``(run, output)`` -- for figures: ``viz.plot_pipeline(run)``. ``tiling_ub`` tiles for a smaller UB (more,
+    smaller tiles)."""
     info = standalone.make_soc(soc, core_num)
     dt = as_acl_dtype(dtype).short
     td = tiling(n, dt, info.vector_core_num, tiling_ub or usable_ub(info), negative_slope)
     g, x = sample(n, dt, seed, -2, 2, specials=False), sample(n, dt, seed + 1, specials=False)
-    return launch_kernel(leaky_relu_grad, td, [g, x], g.dtype, info, record=record, reverse=False, cores=cores,
-                         strict=False, kernel=kernel, dtype=g.dtype, kernel_name="LeakyReluGrad")
+    return launch_kernel(kernel, td, [g, x], g.dtype, info, record=record, reverse=False, cores=cores,
+                         strict=False, D_T=g.dtype, kernel_name="LeakyReluGrad")
 
 
 # ==================================================================================================
@@ -459,35 +523,17 @@ _STAGE_CALLS = {
 }
 
 
-def _called_names(method: Any) -> set[str] | None:
-    """The names a method of the learner's calls (``x.EnQue(...)`` -> "EnQue"), read from its code, not its
-    comments; None when the source is not to be had or the method is not the learner's."""
-    import ast
-    import inspect
-    import textwrap
-
-    func = getattr(method, "__func__", method)
-    code = getattr(func, "__code__", None)
-    if code is None or errors.in_library(code.co_filename):
-        return None
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    return {n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id for n in ast.walk(tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))}
-
-
 def stage_hint(kernel: Any) -> str:
-    """The first case's hint: the first call missing from one of the learner's stages and what it is for
-    (``DataCopy`` counts as present for ``DataCopyPad``); a pointer at the idea, not the recipe."""
+    """The first case's hint: the first call missing from one of the learner's C++ stages and what it is for
+    (``DataCopy`` counts as present for ``DataCopyPad``), read from the code, not the comments; a pointer at the
+    idea, not the recipe."""
     for stage, calls in _STAGE_CALLS.items():
-        names = _called_names(getattr(kernel, stage, None))
+        names = cpp_calls(kernel, stage)
         if names is None:
             continue
         for call, why in calls:
             if not any(name.startswith(call) for name in names):
-                line = quote_line(getattr(kernel, stage), "def ")
+                line = next(iter(cpp_lines(kernel, (f"void {stage}(",))), "")
                 return f"{stage} has no {call}: {why}" + (f" ({line})" if line else "")
     return ("each stage makes the queue calls it needs; compare the first wrong element and its inputs with the "
             "formula, and look at the values Compute's vector instructions produce (viz.step_kernel)")
@@ -514,9 +560,9 @@ def _case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, core_nu
     shown = {"N": n, "dtype": dtype, "soc": info.name, "cores": info.vector_core_num,
              "tiling": f"blockFactor {td.blockFactor}, ubFactor {td.ubFactor}, blockDim {td.blockDim}",
              "negative_slope": slope, "data": f"sample(seed {seed}): uniform values with 0, -0, +-inf, NaN"}
-    return kernel_case(name, covers, entry=leaky_relu_grad, td=td, arrays={"grad": g, "self": x},
+    return kernel_case(name, covers, entry=None, td=td, arrays={"grad": g, "self": x},
                        expected=oracle(g, x, slope), soc=info, show=shown, hint=hint,
-                       template={"dtype": g.dtype, "kernel_name": "LeakyReluGrad"}, limits=limits)
+                       template={"D_T": g.dtype, "kernel_name": "LeakyReluGrad"}, limits=limits)
 
 
 def queue_plan(layout: Sequence[Any]) -> dict[str, tuple[str, int, int]]:
@@ -540,18 +586,17 @@ def _plan_case(dtype: str, soc: str) -> Case:
 
     def call(fn: Any, _inputs: dict[str, Any]) -> dict[str, Any]:
         args = [np.zeros(n, to_numpy(as_acl_dtype(dtype)))] * 2
-        planned = launch(leaky_relu_grad, td.blockDim, [gm_from_array(a, name) for a, name in
-                                                   zip(args, ("gradOutput", "self"), strict=True)]
-                     + [gm_from_array(None, "gradInput", nbytes=n * size)], td.to_bytes(), info, outputs=(2,),
-                     cores=[0], plan_only=True, kernel=fn, dtype=args[0].dtype)
+        planned = launch(fn, td.blockDim, [gm_from_array(a, name) for a, name in
+                                           zip(args, ("gradOutput", "self"), strict=True)]
+                         + [gm_from_array(None, "gradInput", nbytes=n * size)], td.to_bytes(), info, outputs=(2,),
+                         cores=[0], plan_only=True, D_T=args[0].dtype)
         layout = planned.trace.ub_layout.get(0, [])
         return {"queues": queue_plan(layout), "used": max((b.offset + b.size for b in layout), default=0),
                 "where": where(fn)}
 
     def where(fn: Any) -> str:
-        init = getattr(fn, "Init", None)
-        line = quote_line(init, "InitBuffer") if init is not None else ""
-        return f"\nyour plan: {line}" if line else ""
+        lines = cpp_lines(fn, ("InitBuffer",))
+        return ("\nyour plan: " + "\n           ".join(lines)) if lines else ""
 
     def compare(_exp: Any, got: Any) -> str | None:
         why = _plan_problem(got["queues"])
@@ -636,12 +681,45 @@ def _overlap_case(first: str) -> Case:
                 call=call, compare=compare, show=show)
 
 
+#: The vector instructions this lab is about: a kernel must issue them (not compute the result another way).
+LAB_INSTRUCTIONS = {"CompareScalar": "the mask, bit i = x[i] > 0", "Select": "the choice between grad and the "
+                    "scaled grad, by the mask", "Muls": "grad * T(slope)"}
+
+
+def instruction_case(title: str, needed: dict[str, str], launch_one: Callable[[Any], KernelRun],
+                     covers: Sequence[str] = ("topic:the lab's instructions",)) -> Case:
+    """A case on the instruction stream of one recorded run of the learner's kernel: every vector instruction in
+    ``needed`` (name -> what it is for) must appear on V. ``launch_one(fn)`` makes the run. Shared by the C++
+    kernel labs."""
+    def call(fn: Any, _inputs: dict[str, Any]) -> list[str]:
+        r = launch_one(fn)
+        return [e.instr for e in r.trace.events if e.pipe == "V"]
+
+    def compare(_exp: Any, got: Any) -> str | None:
+        missing = [name for name in needed if name not in got]
+        if not missing:
+            return None
+        issued = ", ".join(dict.fromkeys(got)) or "no vector instruction at all"
+        return ("your kernel never issues " + " or ".join(missing) + f" (it issued: {issued}). This lab is about "
+                + "; ".join(f"{k}: {needed[k]}" for k in missing) + ". Compute the tile with them: a kernel that "
+                "gets the numbers another way does not do the lab")
+
+    def show(got: Any) -> str:
+        return ", ".join(dict.fromkeys(got)) if isinstance(got, list) else str(got)
+
+    return Case(title, {"needs": ", ".join(needed)}, "the lab's vector instructions on V", covers=tuple(covers),
+                call=call, compare=compare, show=show)
+
+
 def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
     """The battery; ``limits`` collects what happened on SoCs of :data:`LIMITED_ARCHS` (for the summary)."""
     socs = list(platform.socs() if socs is None else socs)
     first = "Ascend910B4" if "Ascend910B4" in socs else socs[0]
     out = [_case(f"worked example: N = 1000 float32 on {first}, one short tile per core", ["topic:worked example"],
                  1000, "float32", first, hint=_HINTS["stages"])]
+    # the instructions the lab is about, on a SoC whose API has them all
+    out.append(instruction_case("the instructions of your Compute: N = 1000 float32 on Ascend910B4", LAB_INSTRUCTIONS,
+                                lambda fn: run(fn, 1000, "float32", "Ascend910B4", record=True)[0]))
     # the plan the tiling budgets, and the overlap it exists for (on a SoC whose API has every instruction used)
     out += [_plan_case(dtype, "Ascend910B4") for dtype in DTYPES]
     out.append(_overlap_case("Ascend910B4"))
@@ -684,8 +762,24 @@ def _summary(kernel: Any) -> list[str]:
     return lines
 
 
+def not_cxx_report(kernel: Any, title: str, cell: str) -> Report | None:
+    """The report for a kernel handed in that is not compiled C++ (a Python class, say), or None when it is."""
+    from .checker import Failure, is_reference, reference_behind
+
+    if is_cxx(kernel) or not callable(kernel) or is_reference(kernel) or reference_behind(kernel):
+        return None                  # run_battery says what it is (a reference is refused there, saying so)
+    return Report(title, 0, 0, Failure(0, None, "your C++ kernel (the %%ascendc cell, compiled)",
+                                       f"{type(kernel).__name__} {getattr(kernel, '__name__', '')}",
+                                       why=f"this lab's kernel is AscendC C++: edit the {cell} cell (%%ascendc) and "
+                                           "run it, then check the kernel it binds"))
+
+
 def check(kernel: Any, socs: Iterable[str] | None = None) -> Report:
-    """Run your ``KernelLeakyReluGrad`` class over the battery; returns the Report."""
+    """Run your ``KernelLeakyReluGrad`` (the C++ kernel the ``%%ascendc`` cell binds) over the battery; returns the
+    Report."""
+    refused = not_cxx_report(kernel, TITLE, "KernelLeakyReluGrad")
+    if refused is not None:
+        return refused
     limits = SocLimits()
     return run_battery(kernel, cases(socs, limits), title=TITLE, summary=lambda: _summary(kernel) + limits.lines(),
                        refuse_reference=True)

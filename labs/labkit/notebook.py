@@ -59,6 +59,8 @@ def exec_cells(path: str | Path, tags: tuple[str, ...] = (SETUP, SKELETON),
         if source.startswith("%%ascendc"):
             ns.update(compile_ascendc_cell(source, filename, path.parent))
             continue
+        # IPython line magics (%load_ext ...) are Jupyter's business: a blank line keeps the line numbers
+        source = "".join("\n" if line.lstrip().startswith("%") else line for line in source.splitlines(True))
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         # dont_inherit: compile like Jupyter does, without this module's ``from __future__ import annotations``
         exec(compile(source, filename, "exec", dont_inherit=True), ns)  # the book's own cells

@@ -27,7 +27,6 @@ from ascend_lab.ascendc import (
     DataCopyParams,
     GetBlockIdx,
     GlobalTensor,
-    Muls,
     RoundMode,
     Select,
     TBuf,
@@ -249,79 +248,20 @@ def threshold_grad_512_tiling(input_num: int, dtype: Any, core_num: int, ub_size
 # ==================================================================================================
 # Lab 5: CopyIn / Compute / CopyOut of LeakyReluGrad
 # ==================================================================================================
+def _cxx_reference(name: str, file: str) -> Any:
+    """A kernel lab's reference solution: its C++ (``labkit/reference/``), compiled as a learner's cell is."""
+    from .lab5_copy_compute import REFERENCE_DIR, compile_kernel
+
+    kernel = compile_kernel(REFERENCE_DIR / file)
+    kernel.reference_name = name
+    return kernel
+
+
 BUFFER_NUM = 2
 REPEAT_BYTES = 256
-
-
-class KernelLeakyReluGrad:
-    """``out = x > 0 ? grad : grad * negative_slope`` for T = float or half, double-buffered."""
-
-    def __init__(self, T: Any):
-        self.T = T
-        self.pipe = TPipe()
-        self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
-        self.inQueueSelf = TQue(VECIN, BUFFER_NUM)
-        self.outQueueGradInput = TQue(VECOUT, BUFFER_NUM)
-        self.maskBuf = TBuf(VECCALC)
-        self.gradGm = GlobalTensor(T)
-        self.selfGm = GlobalTensor(T)
-        self.gradInputGm = GlobalTensor(T)
-
-    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:
-        T = self.T
-        block_idx = GetBlockIdx()
-        self.ubFactor = td.ubFactor
-        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * block_idx)
-        if self.blockLength <= 0:
-            return False
-        offset = td.blockFactor * block_idx * sizeof(T)
-        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
-        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
-        self.gradInputGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
-        self.pipe.InitBuffer(self.inQueueGrad, BUFFER_NUM, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.inQueueSelf, BUFFER_NUM, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.outQueueGradInput, BUFFER_NUM, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
-        self.slope = T.type(td.negativeSlope)          # T(negative_slope): rounded to half for float16
-        return True
-
-    def Process(self) -> None:
-        loop_count = ceil_div(self.blockLength, self.ubFactor)
-        for i in range(loop_count):
-            n = self.ubFactor if i < loop_count - 1 else self.blockLength - self.ubFactor * i
-            self.CopyIn(i, n)
-            self.Compute(n)
-            self.CopyOut(i, n)
-
-    def CopyIn(self, i: int, n: int) -> None:
-        grad = self.inQueueGrad.AllocTensor(self.T)
-        x = self.inQueueSelf.AllocTensor(self.T)
-        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)       # blockLen in BYTES, any multiple of sizeof(T)
-        pad = DataCopyPadParams(False, 0, 0, 0)
-        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, pad)
-        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, pad)
-        self.inQueueGrad.EnQue(grad)
-        self.inQueueSelf.EnQue(x)
-
-    def Compute(self, n: int) -> None:
-        T = self.T
-        grad = self.inQueueGrad.DeQue(T)
-        x = self.inQueueSelf.DeQue(T)
-        out = self.outQueueGradInput.AllocTensor(T)
-        mask = self.maskBuf.Get(uint8_t)
-        per_repeat = REPEAT_BYTES // sizeof(T)
-        n_aligned = ceil_div(n, per_repeat) * per_repeat            # CompareScalar: whole 256-byte repeats
-        Muls(out, grad, self.slope, n)                              # out = grad * T(slope)
-        CompareScalar(mask, x, T.type(0), CMPMODE.GT, n_aligned)   # bit i = x[i] > 0
-        Select(out, mask, grad, out, SELMODE.VSEL_TENSOR_TENSOR_MODE, n)
-        self.outQueueGradInput.EnQue(out)
-        self.inQueueGrad.FreeTensor(grad)
-        self.inQueueSelf.FreeTensor(x)
-
-    def CopyOut(self, i: int, n: int) -> None:
-        out = self.outQueueGradInput.DeQue(self.T)
-        DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
-        self.outQueueGradInput.FreeTensor(out)
+#: Lab 5's reference: labkit/reference/lab5_leaky_relu_grad.cpp (double-buffered; DataCopyPad of exactly n
+#: elements; CompareScalar over n rounded up to whole 256-byte repeats; Muls, CompareScalar GT 0, Select mode 2).
+KernelLeakyReluGrad = _cxx_reference("KernelLeakyReluGrad", "lab5_leaky_relu_grad.cpp")
 
 
 # ==================================================================================================
