@@ -34,15 +34,46 @@ def _compile(args: argparse.Namespace) -> Any:
     from pathlib import Path
 
     from .ascendc import cxx  # deferred: tree-sitter loads only for the kernel commands
-    from .kernel_runner import RunError, parse_pairs  # deferred: with the front end
-    path = Path(args.file)
-    if not path.is_file():
-        raise CliError(f"no kernel file {args.file!r}" + (": it is a folder" if path.is_dir() else ""))
+    from .kernel_runner import RunError, np_dtype, parse_pairs  # deferred: with the front end
+    path = _entry_file(Path(args.file))
     try:
         defines = parse_pairs(args.define, "--define", default="1")
     except RunError as exc:
         raise CliError(str(exc)) from None
+    # the DTYPE_<INPUT> macros a build defines from the op definition: the run's --dtype unless -D names them
+    macros = [m for m in _dtype_macros(path) if m not in defines]
+    if macros:
+        try:
+            dtype = cxx.kernel.c_type_name(np_dtype(getattr(args, "dtype", None) or "float32"))
+        except RunError as exc:
+            raise CliError(str(exc)) from None
+        defines.update(dict.fromkeys(macros, dtype))
     return cxx.compile(path, defines=defines or None, entry=args.entry)
+
+
+def _entry_file(path: Any) -> Any:
+    """The kernel's ``.cpp``: the file given, or in a kernel folder (ops-nn's ``op_kernel/``) the one ``.cpp`` that
+    defines a ``__global__`` entry."""
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise CliError(f"no kernel file or folder {str(path)!r}")
+    entries = sorted(p for p in path.rglob("*.cpp") if "__global__" in p.read_text(encoding="utf-8", errors="replace"))
+    if len(entries) != 1:
+        found = ", ".join(str(p.relative_to(path)) for p in entries) or "none"
+        raise CliError(f"{path} holds {len(entries)} kernel entries ({found}): name the .cpp to run")
+    return entries[0]
+
+
+def _dtype_macros(path: Any) -> list[str]:
+    """The ``DTYPE_<INPUT>`` names the kernel's folder uses (the build defines one per input of the op)."""
+    import re
+
+    names: set[str] = set()
+    for f in path.parent.rglob("*"):
+        if f.suffix in (".cpp", ".h", ".hpp"):
+            names.update(re.findall(r"\bDTYPE_[A-Z0-9_]+\b", f.read_text(encoding="utf-8", errors="replace")))
+    return sorted(names)
 
 
 def _guarded(body: Callable[[argparse.Namespace, Callable[[str], None]], int]) -> Callable[..., int]:
@@ -81,7 +112,8 @@ cmd_kernel_show = _guarded(_kernel_show)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", metavar="FILE.cpp", help="the kernel's .cpp (its #include \"...\" are found beside it)")
+    p.add_argument("file", metavar="FILE.cpp|DIR", help="the kernel's .cpp (its #include \"...\" are found beside it), "
+                   "or its folder (ops-nn's op_kernel/: the .cpp with the __global__ entry)")
     p.add_argument("--template", nargs="+", action="extend", default=[], metavar="K=V",
                    help="template arguments of the entry (schMode=1), tilingKey=N for TILING_KEY_IS")
     p.add_argument("--define", "-D", action="append", default=[], metavar="K=V",

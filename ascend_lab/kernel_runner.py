@@ -121,9 +121,20 @@ def _shape(text: str, what: str) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def resolve_template(kernel: Any, given: Mapping[str, str]) -> dict[str, Any]:
-    """The launch keywords for ``--template k=v``: every value a number, every name one the kernel takes."""
-    template = {k: parse_number(v, f"--template {k}") for k, v in given.items()}
+def _template_value(kernel: Any, name: str, text: str) -> Any:
+    """A template value from the command line: a dtype name for a type parameter (``D_T=float16``), else a number."""
+    if name in getattr(kernel, "type_params", ()):
+        return np_dtype(text)
+    return parse_number(text, f"--template {name}")
+
+
+def resolve_template(kernel: Any, given: Mapping[str, str], dtype: Any = None) -> dict[str, Any]:
+    """The launch keywords for ``--template k=v``: a number each (a dtype name for a type parameter), every name one
+    the kernel takes; a type parameter not given is the run's ``dtype`` (when one is given)."""
+    template = {k: _template_value(kernel, k, v) for k, v in given.items()}
+    if dtype is not None:
+        for n in getattr(kernel, "type_params", ()):
+            template.setdefault(n, np_dtype(dtype) if isinstance(dtype, str) else dtype)
     known = set(kernel.template_params) | set(kernel.knobs) | {"tilingKey"}
     unknown = sorted(set(template) - known)
     if unknown:
@@ -398,7 +409,7 @@ def run(kernel: Any, spec: RunSpec, out: Callable[[str], None] = print) -> int:
         raise RunError(f"--block-dim must be >= 1, got {spec.block_dim}")
     if spec.trace is not None:
         check_trace_path(spec.trace)
-    template = resolve_template(kernel, spec.template)
+    template = resolve_template(kernel, spec.template, spec.dtype)
     inst = _instance(kernel, template)
     tiling, fields = pack_tiling(inst, spec.tiling)
     args, out_index = _gm_args(kernel, spec, fields)
@@ -453,7 +464,7 @@ def run(kernel: Any, spec: RunSpec, out: Callable[[str], None] = print) -> int:
 def default_template(kernel: Any, given: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     """Template keywords for showing a kernel: ``given``, and for a parameter not given, its first declared value
     (with a note saying so)."""
-    template = {k: parse_number(v, f"--template {k}") for k, v in given.items()}
+    template = {k: _template_value(kernel, k, v) for k, v in given.items()}
     notes = []
     for n in kernel.template_params:
         if n not in template:

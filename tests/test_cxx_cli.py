@@ -178,3 +178,58 @@ def test_inputs_from_npy_files_and_a_named_output(capsys, kernel_file, tmp_path)
     assert code == 0, out + err
     assert f"x float32[512] (file {tmp_path / 'x.npy'})" in out
     assert "output z: float32[512]: min 2, max 4, mean 3; first [2, 2.00391, 2.00783" in out
+
+
+TYPED_ENTRY = """
+#include "scale.h"
+template <typename D_T>
+__global__ __aicore__ void scale(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA_WITH_STRUCT(ScaleTilingData, td, tiling);
+    KernelScale<D_T> op;
+    op.Run(x, y, td.totalLength);
+}
+"""
+TYPED_HEADER = """
+#pragma once
+#include "kernel_operator.h"
+using namespace AscendC;
+struct ScaleTilingData { int64_t totalLength = 0; };
+template <typename T>
+class KernelScale {
+public:
+    __aicore__ inline void Run(GM_ADDR x, GM_ADDR y, int64_t n)
+    {
+        xGm.SetGlobalBuffer((__gm__ T*)x, n);
+        yGm.SetGlobalBuffer((__gm__ T*)y, n);
+        pipe.InitBuffer(q, 1, n * sizeof(T));
+        LocalTensor<T> t = q.template AllocTensor<T>();
+        DataCopy(t, xGm, n);
+        q.EnQue(t);
+        t = q.template DeQue<T>();
+        Muls(t, t, static_cast<T>(3.0f), n);
+        PipeBarrier<PIPE_ALL>();
+        DataCopy(yGm, t, n);
+        q.FreeTensor(t);
+    }
+private:
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    GlobalTensor<T> xGm, yGm;
+};
+"""
+
+
+def test_a_kernel_folder_runs_its_entry_and_a_type_parameter_takes_the_run_dtype(capsys, tmp_path):
+    """An ops-nn-style op_kernel/ folder: the CLI finds the .cpp with the __global__ entry; the entry's type
+    template parameter follows --dtype unless --template names it."""
+    folder = tmp_path / "op_kernel"
+    folder.mkdir()
+    (folder / "scale.cpp").write_text(TYPED_ENTRY)
+    (folder / "scale.h").write_text(TYPED_HEADER)
+    code, out, err = call(capsys, "kernel", "run", str(folder), "--tiling", "totalLength=256", "--dtype", "float16")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("scale<D_T=float16> from scale.cpp") and "findings: none" in out
+    (folder / "other.cpp").write_text(TYPED_ENTRY.replace("void scale(", "void scale2("))
+    code, out, err = call(capsys, "kernel", "run", str(folder), "--tiling", "totalLength=256")
+    assert code == 2 and "2 kernel entries (other.cpp, scale.cpp): name the .cpp to run" in err
