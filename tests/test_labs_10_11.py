@@ -10,169 +10,77 @@ import math
 
 import numpy as np
 import pytest
-from labkit import checker, solutions
 from labkit import lab10_int8_threshold as lab10
 from labkit import lab11_tuning as lab11
+from labkit import solutions
 from labkit.checker import reference_allowed
+from labkit.lab5_copy_compute import compile_kernel
 
-from ascend_lab.ascendc import (
-    CMPMODE,
-    SELMODE,
-    VECCALC,
-    VECIN,
-    VECOUT,
-    Cast,
-    CompareScalar,
-    DataCopy,
-    GetBlockIdx,
-    GlobalTensor,
-    RoundMode,
-    Select,
-    TBuf,
-    TPipe,
-    TQue,
-    float_,
-    half,
-    int8_t,
-    sizeof,
-    uint8_t,
-)
 from ascend_lab.ops import standalone
 
 Solution = solutions.KernelThresholdGradV2DInt8
+_REF = Solution.sources[-1].text
+
+
+def _variant(name: str, *edits: tuple[str, str]):
+    """A learner's lab 10 kernel: the reference's C++ with ``edits`` (old, new) applied, compiled as the learner's own
+    cell ``name``."""
+    text = _REF
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    return compile_kernel(text, name=name)
 
 
 # ------------------------------------------------------------------------------------------------
-# lab 10
+# lab 10: the usual mistakes, as edits of the reference's C++
 # ------------------------------------------------------------------------------------------------
-class Published:
-    """The int8 path of chapter 12's published kernel (``threshold_grad_v2_d.h``), as a learner porting it to lab
-    10's Python kernel class writes it: its second temp is half-sized but used as float, as in the source."""
-
-    def __init__(self):
-        self.T = np.dtype(np.int8)
-        self.pipe = TPipe()
-        self.inQueueG, self.inQueueF, self.outQueue = TQue(VECIN, 2), TQue(VECIN, 2), TQue(VECOUT, 2)
-        self.maskBuf, self.tmpQueue1, self.tmpQueue2 = TBuf(VECCALC), TBuf(VECCALC), TBuf(VECCALC)
-        self.gGm, self.fGm, self.outGm = GlobalTensor(self.T), GlobalTensor(self.T), GlobalTensor(self.T)
-
-    def Init(self, input_gradient, input_feature, output_backprops, td):
-        core_id = GetBlockIdx()
-        if core_id < td.tailBlockNum:
-            self.coreDataNum, self.tileNum, self.tailDataNum = td.bigCoreDataNum, td.finalBigTileNum, td.bigTailDataNum
-            offset = td.bigCoreDataNum * core_id
-        else:
-            self.coreDataNum, self.tileNum = td.smallCoreDataNum, td.finalSmallTileNum
-            self.tailDataNum = td.smallTailDataNum
-            offset = (td.bigCoreDataNum * core_id
-                      - (td.bigCoreDataNum - td.smallCoreDataNum) * (core_id - td.tailBlockNum))
-        self.tileDataNum, self.threshold = td.tileDataNum, td.threshold
-        self.gGm.SetGlobalBuffer(input_gradient + offset, self.coreDataNum)
-        self.fGm.SetGlobalBuffer(input_feature + offset, self.coreDataNum)
-        self.outGm.SetGlobalBuffer(output_backprops + offset, self.coreDataNum)
-        for q in (self.inQueueG, self.inQueueF, self.outQueue):
-            self.pipe.InitBuffer(q, 2, self.tileDataNum)
-        self.pipe.InitBuffer(self.maskBuf, self.tileDataNum * sizeof(uint8_t))
-        self.pipe.InitBuffer(self.tmpQueue1, self.tileDataNum * sizeof(half))
-        self.pipe.InitBuffer(self.tmpQueue2, self.tileDataNum * sizeof(half))
-
-    def Process(self):
-        n = self.tileDataNum
-        for i in range(self.tileNum):
-            if i == self.tileNum - 1:
-                n = self.tailDataNum
-            g, f = self.inQueueG.AllocTensor(self.T), self.inQueueF.AllocTensor(self.T)
-            DataCopy(g, self.gGm[i * self.tileDataNum], n)
-            DataCopy(f, self.fGm[i * self.tileDataNum], n)
-            self.inQueueG.EnQue(g)
-            self.inQueueF.EnQue(f)
-            g, f, out = self.inQueueG.DeQue(self.T), self.inQueueF.DeQue(self.T), self.outQueue.AllocTensor(self.T)
-            mask = self.maskBuf.Get(uint8_t)
-            tmp_h, tmp_f = self.tmpQueue1.AllocTensor(half), self.tmpQueue2.AllocTensor(float_)
-            Cast(tmp_h, f, RoundMode.CAST_NONE, n)
-            Cast(tmp_f, tmp_h, RoundMode.CAST_NONE, n)
-            CompareScalar(mask, tmp_f, float_.type(self.threshold), CMPMODE.GT, n)
-            Cast(tmp_h, g, RoundMode.CAST_NONE, n)
-            Cast(tmp_f, tmp_h, RoundMode.CAST_NONE, n)
-            Select(tmp_f, mask, tmp_f, float_.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
-            Cast(tmp_h, tmp_f, RoundMode.CAST_NONE, n)
-            Cast(out, tmp_h, RoundMode.CAST_TRUNC, n)
-            self.outQueue.EnQue(out)
-            self.inQueueG.FreeTensor(g)
-            self.inQueueF.FreeTensor(f)
-            out = self.outQueue.DeQue(self.T)
-            DataCopy(self.outGm[i * self.tileDataNum], out, n)
-            self.outQueue.FreeTensor(out)
+_FLOOR = "            if (static_cast<float>(k) > t) {\n                k = k - 1;\n            }\n"
+_COMPUTE = """        Cast(h, f, RoundMode::CAST_NONE, n);                         // exact
+        CompareScalar(mask, h, threshold, CMPMODE::GT, n);           // n half = whole 256-byte repeats
+        Cast(h, g, RoundMode::CAST_NONE, n);                         // the feature is dead: reuse the temp
+        Select(h, mask, h, static_cast<half>(0), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+        Cast(out, h, RoundMode::CAST_TRUNC, n);                      // integers in int8's range: exact"""
+_PUBLISHED_COMPUTE = """        LocalTensor<float> tf = floatBuf.Get<float>();
+        Cast(h, f, RoundMode::CAST_NONE, n);
+        Cast(tf, h, RoundMode::CAST_NONE, n);
+        CompareScalar(mask, tf, thresholdF, CMPMODE::GT, n);
+        Cast(h, g, RoundMode::CAST_NONE, n);
+        Cast(tf, h, RoundMode::CAST_NONE, n);
+        Select(tf, mask, tf, static_cast<float>(0), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+        Cast(h, tf, RoundMode::CAST_NONE, n);
+        Cast(out, h, RoundMode::CAST_TRUNC, n);"""
+_MEMBERS = "    half threshold = 0;\n"
+_HALFBUF = "        pipe.InitBuffer(halfBuf, tileDataNum * sizeof(half));\n"
 
 
-class PublishedFixedTemp(Published):
-    """The published int8 path with its float temp declared float-sized: correct, UB within budget, 8 steps."""
-
-    def Init(self, a, b, c, td):
-        pipe, tmp2 = self.pipe, self.tmpQueue2
-
-        class Pipe:
-            def InitBuffer(self, q, *args):
-                return pipe.InitBuffer(q, 4 * td.tileDataNum) if q is tmp2 else pipe.InitBuffer(q, *args)
-
-        self.pipe = Pipe()
-        super().Init(a, b, c, td)
+def _published(name: str, float_bytes: str):
+    """The int8 path of chapter 12's published kernel (threshold_grad_v2_d.h) as a learner porting it writes it:
+    widen to half, then float, compare and select in float, narrow twice; its float temp sized ``float_bytes``."""
+    return _variant(name, (_COMPUTE, _PUBLISHED_COMPUTE),
+                    (_MEMBERS, _MEMBERS + "    float thresholdF = 0;\n    TBuf<QuePosition::VECCALC> floatBuf;\n"),
+                    (_HALFBUF, _HALFBUF + f"        pipe.InitBuffer(floatBuf, {float_bytes});\n"
+                               "        thresholdF = td.threshold;\n"))
 
 
-class HalfThreshold(Solution):
-    def Init(self, a, b, c, td):
-        super().Init(a, b, c, td)
-        self.threshold = half.type(td.threshold)
-
-
-class TruncThreshold(Solution):
-    def Init(self, a, b, c, td):
-        super().Init(a, b, c, td)
-        self.threshold = half.type(math.trunc(min(max(float(td.threshold), -129.0), 128.0)))
-
-
-class CompareInt8(Solution):
-    def Compute(self, n):
-        f = self.inQueueF.DeQue(int8_t)
-        CompareScalar(self.maskBuf.Get(uint8_t), f, int8_t.type(0), CMPMODE.GT, n)
-
-
-class SwappedSelect(Solution):
-    def Compute(self, n):
-        g, f = self.inQueueG.DeQue(int8_t), self.inQueueF.DeQue(int8_t)
-        out, h, mask = self.outQueue.AllocTensor(int8_t), self.halfBuf.Get(half), self.maskBuf.Get(uint8_t)
-        Cast(h, f, RoundMode.CAST_NONE, n)
-        CompareScalar(mask, h, self.threshold, CMPMODE.LE, n)
-        Cast(h, g, RoundMode.CAST_NONE, n)
-        Select(h, mask, h, half.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
-        Cast(out, h, RoundMode.CAST_TRUNC, n)
-        self.outQueue.EnQue(out)
-        self.inQueueG.FreeTensor(g)
-        self.inQueueF.FreeTensor(f)
-
-
-class NoTail(Solution):
-    def Process(self):
-        for i in range(self.tileNum):
-            self.CopyIn(i, self.tileDataNum)
-            self.Compute(self.tileDataNum)
-            self.CopyOut(i, self.tileDataNum)
-
-
-class SkipsLastTile(Solution):
-    def Process(self):
-        for i in range(self.tileNum - 1):
-            self.CopyIn(i, self.tileDataNum)
-            self.Compute(self.tileDataNum)
-            self.CopyOut(i, self.tileDataNum)
-
-
-class TwoFloatTemps(Solution):
-    def Init(self, a, b, c, td):
-        super().Init(a, b, c, td)
-        self.f1, self.f2 = TBuf(VECCALC), TBuf(VECCALC)
-        self.pipe.InitBuffer(self.f1, 4 * td.tileDataNum)
-        self.pipe.InitBuffer(self.f2, 4 * td.tileDataNum)
+Published = _published("<published>", "tileDataNum * sizeof(half)")          # used as float: half-sized, as the source
+PublishedFixedTemp = _published("<published, fixed>", "tileDataNum * sizeof(float)")
+HalfThreshold = _variant("<half threshold>", ("        if (t == t) {", "        if (false) {"))
+TruncThreshold = _variant("<trunc threshold>", (_FLOOR, ""))
+CompareInt8 = _variant("<compare int8>",
+                       (_COMPUTE, "        CompareScalar(mask, f, static_cast<int8_t>(0), CMPMODE::GT, n);"))
+SwappedSelect = _variant("<swapped select>", ("threshold, CMPMODE::GT, n);", "threshold, CMPMODE::LE, n);"))
+NoTail = _variant("<no tail>",
+                  ("uint64_t n = i < tileNum - 1 ? tileDataNum : tailDataNum;", "uint64_t n = tileDataNum;"))
+SkipsLastTile = _variant("<skips the last tile>", ("for (uint64_t i = 0; i < tileNum; i++) {",
+                                                   "for (uint64_t i = 0; i + 1 < tileNum; i++) {"))
+WrongSmallOffset = _variant("<small-core offset>", (          # every core placed as if it were big
+    "offset = td.bigCoreDataNum * core - (td.bigCoreDataNum - td.smallCoreDataNum) * (core - td.tailBlockNum);",
+    "offset = td.bigCoreDataNum * core;"))
+TwoFloatTemps = _variant("<two float temps>", (_MEMBERS, _MEMBERS + "    TBuf<QuePosition::VECCALC> f1;\n"
+                                               "    TBuf<QuePosition::VECCALC> f2;\n"),
+                         (_HALFBUF, _HALFBUF + "        pipe.InitBuffer(f1, 4 * tileDataNum);\n"
+                                               "        pipe.InitBuffer(f2, 4 * tileDataNum);\n"))
 
 
 @pytest.fixture
@@ -191,10 +99,10 @@ def _failure_text(report) -> str:
 @pytest.mark.parametrize(("kernel", "kind", "lesson"), [
     (Published, "ub-overrun", "size the buffer in InitBuffer for the widest dtype"),
     (CompareInt8, "unsupported-on-soc", "a Cast from int8 to half is exact"),
-    (NoTail, "gm-out-of-bounds", "its LAST tile is only tailDataNum long"),
+    (NoTail, "gm-out-of-bounds", "a TAIL problem: core 0's tile 0 starts at the right element"),
+    (WrongSmallOffset, "gm-out-of-bounds", "an OFFSET problem: core 39 (a small core) copies tile 0 at element"),
     (TwoFloatTemps, "ub-overflow", "your UB plan does not fit"),
 ])
-@pytest.mark.usefixtures("mutants")
 def test_lab10_sanitizer_stops_carry_the_labs_lesson(kernel, kind, lesson):
     report = lab10.check(kernel)
     assert not report.passed and report.failure.kernel is not None
@@ -207,15 +115,13 @@ def test_lab10_sanitizer_stops_carry_the_labs_lesson(kernel, kind, lesson):
     (SwappedSelect, "selects the other way round"),
     (SkipsLastTile, "in the LAST tile of core"),
 ])
-@pytest.mark.usefixtures("mutants")
 def test_lab10_wrong_bytes_are_named(kernel, words):
     text = _failure_text(lab10.check(kernel))
     assert words in text and "inputs there:" in text, text
     # the report quotes the learner's own lines (this file), not the library's
-    assert "your lines:" in text and "test_labs_10_11.py, line " in text and "ascend_lab/" not in text, text
+    assert "your lines:" in text and "<" in text.split("your lines:")[1] and "ascend_lab/" not in text, text
 
 
-@pytest.mark.usefixtures("mutants")
 def test_lab10_published_path_passes_the_numbers_but_not_the_instruction_budget():
     """With its float temp sized honestly the book's int8 path is right and fits the UB: only the last case fails."""
     report = lab10.check(PublishedFixedTemp)
@@ -374,31 +280,26 @@ def _notebook_cell(source: str, name: str) -> dict:
     import linecache
 
     linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
-    namespace = {"Solution": Solution, "half": half, "__name__": "lab_cell"}
+    namespace = {"__name__": "lab_cell"}
     exec(compile(source, name, "exec", dont_inherit=True), namespace)
     return namespace
 
 
-@pytest.mark.usefixtures("mutants")
 def test_lab10_quotes_the_learners_code_lines_not_their_comments():
-    """The report's "your lines" are the kit's ``checker.quote_lines``: named as the package names a learner's line
-    (cell, line, method, code), the class's own methods only, a comment that mentions the threshold left out."""
+    """The report's "your lines" are the learner's C++ lines (cell, line, code) that hold the mistake, a comment
+    that mentions the threshold left out; never a line of the reference or the kit."""
     cell = "<10_int8_threshold_kernel.md cell 99>"
-    ns = _notebook_cell(
-        "class Mine(Solution):\n"
-        "    def Init(self, a, b, c, td):\n"
-        "        super().Init(a, b, c, td)\n"
-        "        # TODO: the compare value from td.threshold\n"
-        "        self.threshold = half.type(td.threshold)\n", cell)
-    text = _failure_text(lab10.check(ns["Mine"]))
+    mine = _variant(cell, ("        if (t == t) {", "        // TODO: the compare value from td.threshold\n"
+                                                     "        if (false) {"))
+    text = _failure_text(lab10.check(mine))
     assert "compares against half(threshold)" in text, text
-    assert "your lines:" in text and f"{cell}, line 5, in Init: self.threshold = half.type(td.threshold)" in text, text
-    assert "TODO" not in text and "solutions.py" not in text, text
-    # one implementation: lab 10 and lab 11 quote through the checker, they read no source of their own
+    assert "your lines:" in text and f"{cell}, line " in text and ": float t = td.threshold;" in text, text
+    assert "TODO" not in text and "labkit/" not in text, text
+    # one implementation: lab 10 and lab 11 quote through the checker or lab 5's cpp_lines, they read no source
     for module in (lab10, lab11):
         source = inspect.getsource(module)
-        assert "quote_lines(" in source and "getsourcelines" not in source and "getsourcefile" not in source
-    assert checker.quote_lines(Solution.Init, ("td.threshold",)) == []       # library code is never quoted
+        assert "getsourcelines" not in source and "getsourcefile" not in source
+    assert lab10._your_lines(Solution, ("td.threshold",)) == ""       # the reference's lines are never quoted
 
 
 def test_lab11_quotes_the_last_return_of_the_learners_rule():

@@ -1,22 +1,22 @@
 """Lab 10 -- the int8 ThresholdGradV2D kernel from the tiling and the dtype rules alone.
 
-The learner writes the whole kernel class of ThresholdGradV2D (``out = feature > threshold ? grad : 0``) for
-int8 on Ascend910B4, against the TilingData of the op's experimental host tiling
-(``ascend_lab.ops.threshold_grad_v2_d.op_host.tiling``: 256-byte blocks, big and small cores, tiles of
-``tileDataNum`` elements with a ``*TailDataNum`` last tile; ``threshold`` is a C float in the struct)::
+The learner writes the whole kernel of ThresholdGradV2D (``out = feature > threshold ? grad : 0``) for int8 on
+Ascend910B4 in AscendC C++ (a ``%%ascendc KernelThresholdGradV2DInt8`` cell), against the TilingData of the op's
+experimental host tiling (``labs/threshold_grad_v2_d_tiling.h``; ``ascend_lab.ops.threshold_grad_v2_d.op_host.tiling``:
+256-byte blocks, big and small cores, tiles of ``tileDataNum`` elements with a ``*TailDataNum`` last tile;
+``threshold`` is a C float in the struct)::
 
-    class KernelThresholdGradV2DInt8:
-        def __init__(self): ...
-        def Init(self, input_gradient, input_feature, output_backprops, td): ...
-        def Process(self): ...          # and whatever stages the learner wants (CopyIn / Compute / CopyOut)
+    class KernelThresholdGradV2DInt8 { Init(input_gradient, input_feature, output_backprops, td); Process(); ... };
+    __global__ __aicore__ void threshold_grad_v2_d_int8(GM_ADDR ..., GM_ADDR workspace, GM_ADDR tiling)  // given
 
-:func:`check` launches the class through :func:`entry` on the simulated Ascend910B4 (and on what-if copies with
+:func:`check` launches the compiled kernel on the simulated Ascend910B4 (and on what-if copies with
 fewer cores and a smaller UB, so cores run several tiles), with the sanitizer strict (:data:`STRICT`: a buffer
 used past its declared size or a compare over a partial repeat stops the kernel), and compares every byte with
 :func:`oracle` -- plain numpy on the exact values, written from the formula and sharing no code with the
 simulator -- over sizes with tails, one core and forty, every int8 value as a feature, and thresholds that are
 integers, fractions, values half cannot hold, values outside int8's range, infinities and NaN. The last cases
-weigh the kernel: its vector instructions per tile (:data:`MAX_VECTOR`) and its UB plan.
+weigh the kernel: its vector instructions per tile (:data:`MAX_VECTOR`) and its UB plan; a case after the worked
+example reads its instruction stream (it must issue ``CompareScalar`` and ``Select``). A Python class is refused.
 
 The reference kernel of the book (chapter 12) takes another route than the one this lab ends on; the lab's
 page and this module show neither.
@@ -40,6 +40,7 @@ from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.ops.threshold_grad_v2_d import op_host
 
 from .checker import Case, Report, compare_arrays, locator, quote_lines, run_battery
+from .lab5_copy_compute import cpp_lines, instruction_case, is_cxx, not_cxx_report
 
 __all__ = [
     "FUNCTION", "MAX_VECTOR", "SOC", "STRICT", "cases", "check", "entry", "oracle", "run", "sample", "tiling",
@@ -112,9 +113,10 @@ def _launch(kernel: Any, td: Any, grad: np.ndarray, feature: np.ndarray, soc: So
     args = [gm_from_array(grad, "input_gradient"), gm_from_array(feature, "input_feature"),
             gm_from_array(None, "output_backprops", nbytes=n, fill=SENTINEL)]
     order = list(cores) if cores is not None else list(range(td.blockDim))[::-1]   # last core first
-    r = launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=record, tiling_data=td,
-               cores=order, kernel_name="ThresholdGradV2D<int8_t>", strict=_strict if strict else None,
-               kernel=kernel)
+    template = {} if is_cxx(kernel) else {"kernel": kernel}          # C++: the kernel is the entry
+    r = launch(kernel if is_cxx(kernel) else entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,),
+               record=record, tiling_data=td, cores=order, kernel_name="ThresholdGradV2D<int8_t>",
+               strict=_strict if strict else None, **template)
     return r, args[2].ptr.allocation.buffer[:n].view(np.int8).copy()
 
 
@@ -157,13 +159,39 @@ def _lesson(err: KernelError, td: Any, soc: SocInfo) -> str:
                 f"on {soc.name}. Three double-buffered int8 queues take {6 * n:,} B; count your temps "
                 "(the mask needs one bit per element) and reuse a temp once its value is dead")
     if kind in ("gm-out-of-bounds", "gm-clobber"):
-        return ("\nlab 10: a copy leaves this core's share. Each core starts at its own offset (big cores first: "
-                "bigCoreDataNum * i; a small core after them subtracts one block per big core), runs tileNum "
-                "tiles of tileDataNum elements, and its LAST tile is only tailDataNum long")
+        return _gm_lesson(err, td)
     if kind == "partial-repeat":
         return ("\nlab 10: the tiling makes every length a whole number of 256-byte blocks of int8; in half "
                 "that is still a whole number of 256-byte repeats. Compare the tile's own length")
     return ""
+
+
+def _gm_lesson(err: KernelError, td: Any) -> str:
+    """A copy outside the core's share: an offset problem when the copy does not start where the core's tile starts,
+    a tail problem when it starts there but runs past the tile (item 8 of issue 22: say which)."""
+    import re
+
+    core, tile = getattr(err, "core", None), getattr(err, "tile", None)
+    found = re.search(r"at byte (\d+)", err.detail)
+    if core is not None and tile is not None and found:
+        big = core < td.tailBlockNum
+        start = (td.bigCoreDataNum * core if big else
+                 td.bigCoreDataNum * core - (td.bigCoreDataNum - td.smallCoreDataNum) * (core - td.tailBlockNum))
+        tile_start = start + tile * td.tileDataNum
+        at = int(found.group(1))
+        if at != tile_start:
+            kind = "big" if big else "small"
+            return (f"\nlab 10: an OFFSET problem: core {core} (a {kind} core) copies tile {tile} at element "
+                    f"{at:,}, but its share starts at element {start:,} and tile {tile} at {tile_start:,}. "
+                    f"The first tailBlockNum = {td.tailBlockNum} cores are big and start at bigCoreDataNum * i; "
+                    "a small core starts at bigCoreDataNum * i - (bigCoreDataNum - smallCoreDataNum) * "
+                    "(i - tailBlockNum)")
+        return (f"\nlab 10: a TAIL problem: core {core}'s tile {tile} starts at the right element ({tile_start:,}) but "
+                "the copy runs past the core's share: its LAST tile is only tailDataNum long (bigTailDataNum or "
+                "smallTailDataNum), the others tileDataNum")
+    return ("\nlab 10: a copy leaves this core's share. Each core starts at its own offset (big cores first: "
+            "bigCoreDataNum * i; a small core after them subtracts one block per big core), runs tileNum "
+            "tiles of tileDataNum elements, and its LAST tile is only tailDataNum long")
 
 
 @dataclass(frozen=True)
@@ -218,6 +246,8 @@ def _your_lines(kernel: Any, needles: Sequence[str], limit: int = 3) -> str:
     """The learner's lines (in their class's own methods, comments left out) that contain one of ``needles``, one
     a line as ``checker.quote_lines`` names it ("your notebook cell, line N, in Init: code"); "" when the source
     cannot be read (a class built at run time) or the class is not the learner's."""
+    if is_cxx(kernel):
+        return "\n".join(cpp_lines(kernel, needles)[:limit])
     found = [line for fn in (vars(kernel).values() if isinstance(kernel, type) else ()) if inspect.isfunction(fn)
              for line in quote_lines(fn, needles, skip_comments=True)]
     found.sort(key=lambda line: (line.filename, line.lineno))
@@ -343,6 +373,10 @@ def _efficiency_case() -> Case:
                      "data really need?")
 
 
+#: The vector instructions a select lab is about: the kernel must issue them.
+LAB_INSTRUCTIONS = {"CompareScalar": "the mask, bit i = feature[i] > threshold (in a type the vector unit compares)",
+                    "Select": "grad where the mask bit is 1, else 0"}
+
 _HINTS = {
     "first": "one core, one short tile: Init places the GlobalTensors and InitBuffers the queues and temps; Process "
              "runs CopyIn -> Compute -> CopyOut; Compute widens what the vector unit cannot take as int8",
@@ -360,6 +394,8 @@ def cases() -> list[Case]:
     with several tiles per core, the thresholds, then the kernel's weight."""
     out = [_case("worked example: N = 1000, threshold 0.5 on Ascend910B4 (one core, one tile)",
                  ["topic:worked example"], 1000, 0.5, hint=_HINTS["first"])]
+    out.append(instruction_case("the instructions of your Compute: N = 1000, threshold 0.5", LAB_INSTRUCTIONS,
+                                lambda kernel: run(kernel, 1000, 0.5)[0], covers=("topic:instructions",)))
     for n in (1, 255, 256, 257, 13_824, 13_825):
         out.append(_case(f"N = {n}, threshold 0.5 (one core)", ["topic:tails"], n, 0.5, seed=n,
                          hint=_HINTS["tail"]))
@@ -403,6 +439,9 @@ def _summary(kernel: Any) -> list[str]:
 
 
 def check(kernel: Any) -> Report:
-    """Run your kernel class over the battery; returns the Report. The reference solution handed in fails before
-    the first case (``labkit.checker``'s ``reference_allowed``)."""
+    """Run your kernel (the C++ kernel the ``%%ascendc`` cell binds) over the battery; returns the Report. The
+    reference solution handed in fails before the first case (``labkit.checker``'s ``reference_allowed``)."""
+    refused = not_cxx_report(kernel, TITLE, "KernelThresholdGradV2DInt8")
+    if refused is not None:
+        return refused
     return run_battery(kernel, cases(), title=TITLE, summary=lambda: _summary(kernel), refuse_reference=True)

@@ -440,10 +440,12 @@ def is_cxx(kernel: Any) -> bool:
 
 def cpp_lines(kernel: Any, needles: Sequence[str]) -> list[str]:
     """``"<file>, line N: code"`` of every line of the learner's C++ (its main file) holding one of ``needles``,
-    comments left out: the lines a report quotes."""
+    comments left out: the lines a report quotes (none of a reference solution's file)."""
     if not is_cxx(kernel) or not kernel.sources:
         return []
     src = kernel.sources[-1]
+    if str(src.name).startswith(str(REFERENCE_DIR)):
+        return []                    # a reference's lines are never quoted to a learner
     out = []
     for number, text in enumerate(src.text.splitlines(), 1):
         code = text.split("//", 1)[0]

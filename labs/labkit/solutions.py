@@ -35,7 +35,6 @@ from ascend_lab.ascendc import (
     bfloat16_t,
     float_,
     half,
-    int8_t,
     launch,
     reserved_ub_bytes,
     sizeof,
@@ -628,83 +627,9 @@ def prelu_grad_update_dag(T: Any) -> Any:
 # ==================================================================================================
 # Lab 10: the int8 ThresholdGradV2D kernel on Ascend910B4, from the tiling and the dtype rules
 # ==================================================================================================
-class KernelThresholdGradV2DInt8:
-    """``out = feature > threshold ? grad : 0`` for int8 on A2, five vector instructions per tile, all in half.
-
-    The A2 vector unit compares and selects half and float only, and half holds every int8 value exactly. The
-    threshold is a C float, which half may not hold (99.99 would become 100.0). For an integer feature x,
-    ``x > t`` holds exactly when ``x > floor(t)``; clamped to [-129, 128] that integer is exact in half and keeps
-    every answer (``t`` above 127 keeps none, below -128 keeps all; NaN stays NaN and keeps none). So: widen the
-    feature to half, CompareScalar GT against that half, widen the gradient into the same temp, Select it or 0,
-    narrow to int8 (exact: the values are int8 values). UB: 3 queues x 2 x n int8 + one n-half temp + an n-bit
-    mask = 8.125 n bytes, under the tiling's 14 n and below the Select scratch."""
-
-    def __init__(self) -> None:
-        self.pipe = TPipe()
-        self.inQueueG = TQue(VECIN, 2)
-        self.inQueueF = TQue(VECIN, 2)
-        self.outQueue = TQue(VECOUT, 2)
-        self.halfBuf = TBuf(VECCALC)
-        self.maskBuf = TBuf(VECCALC)
-        self.gGm = GlobalTensor(int8_t)
-        self.fGm = GlobalTensor(int8_t)
-        self.outGm = GlobalTensor(int8_t)
-
-    def Init(self, input_gradient: Any, input_feature: Any, output_backprops: Any, td: Any) -> None:
-        core = GetBlockIdx()
-        if core < td.tailBlockNum:                                   # a big core: one 256-byte block more
-            self.tileNum, self.tailDataNum = td.finalBigTileNum, td.bigTailDataNum
-            data_num, offset = td.bigCoreDataNum, td.bigCoreDataNum * core
-        else:
-            self.tileNum, self.tailDataNum = td.finalSmallTileNum, td.smallTailDataNum
-            data_num = td.smallCoreDataNum
-            offset = td.bigCoreDataNum * core - (td.bigCoreDataNum - td.smallCoreDataNum) * (core - td.tailBlockNum)
-        self.tileDataNum = td.tileDataNum
-        self.gGm.SetGlobalBuffer(input_gradient + offset, data_num)      # int8: one byte per element
-        self.fGm.SetGlobalBuffer(input_feature + offset, data_num)
-        self.outGm.SetGlobalBuffer(output_backprops + offset, data_num)
-        for queue in (self.inQueueG, self.inQueueF, self.outQueue):
-            self.pipe.InitBuffer(queue, 2, self.tileDataNum)
-        self.pipe.InitBuffer(self.halfBuf, self.tileDataNum * sizeof(half))
-        self.pipe.InitBuffer(self.maskBuf, ceil_div(self.tileDataNum, 8))
-        # the largest integer <= threshold, clamped into [-129, 128] first (so +-inf stay finite, NaN stays NaN)
-        self.threshold = half.type(min(max(float(td.threshold), -129.0), 128.0) // 1)
-
-    def Process(self) -> None:
-        for i in range(self.tileNum):
-            n = self.tileDataNum if i < self.tileNum - 1 else self.tailDataNum
-            self.CopyIn(i, n)
-            self.Compute(n)
-            self.CopyOut(i, n)
-
-    def CopyIn(self, i: int, n: int) -> None:
-        g = self.inQueueG.AllocTensor(int8_t)
-        f = self.inQueueF.AllocTensor(int8_t)
-        copy, pad = DataCopyParams(1, n, 0, 0), DataCopyPadParams(False, 0, 0, 0)   # n is a multiple of 256
-        DataCopyPad(g, self.gGm[i * self.tileDataNum], copy, pad)
-        DataCopyPad(f, self.fGm[i * self.tileDataNum], copy, pad)
-        self.inQueueG.EnQue(g)
-        self.inQueueF.EnQue(f)
-
-    def Compute(self, n: int) -> None:
-        g = self.inQueueG.DeQue(int8_t)
-        f = self.inQueueF.DeQue(int8_t)
-        out = self.outQueue.AllocTensor(int8_t)
-        h = self.halfBuf.Get(half)
-        mask = self.maskBuf.Get(uint8_t)
-        Cast(h, f, RoundMode.CAST_NONE, n)                               # exact
-        CompareScalar(mask, h, self.threshold, CMPMODE.GT, n)           # n half = whole 256-byte repeats
-        Cast(h, g, RoundMode.CAST_NONE, n)                               # the feature is dead: reuse the temp
-        Select(h, mask, h, half.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)
-        Cast(out, h, RoundMode.CAST_TRUNC, n)                            # integers in int8's range: exact
-        self.outQueue.EnQue(out)
-        self.inQueueG.FreeTensor(g)
-        self.inQueueF.FreeTensor(f)
-
-    def CopyOut(self, i: int, n: int) -> None:
-        out = self.outQueue.DeQue(int8_t)
-        DataCopyPad(self.outGm[i * self.tileDataNum], out, DataCopyParams(1, n, 0, 0))
-        self.outQueue.FreeTensor(out)
+#: Lab 10's reference: labkit/reference/lab10_threshold_grad_int8.cpp (int8 widened to half, CompareScalar GT
+#: against floor(threshold) clamped into [-129, 128] and held exactly in half, Select mode 1 with 0, Cast back).
+KernelThresholdGradV2DInt8 = _cxx_reference("KernelThresholdGradV2DInt8", "lab10_threshold_grad_int8.cpp")
 
 
 # ==================================================================================================
