@@ -843,6 +843,18 @@ def test_lab5_checks_the_plan_the_tiling_implies():
     assert lab5.check(_lab5_learner(2, "<lab5 double>")).passed
 
 
+def test_lab5_a_mask_too_small_for_a_full_tile_fails_on_the_plan_case():
+    """A maskBuf of a fixed 32 bytes works for short tiles; the plan case (a full tile of 6720 elements) catches it,
+    with the bytes a full tile's mask needs and the learner's InitBuffer lines (issue 22 item 8)."""
+    lab5 = get(5).load()
+    report = lab5.check(_lab5_learner(2, "<lab5 mask>", ("pipe.InitBuffer(maskBuf, maskBytes < 32 ? 32 : maskBytes);",
+                                                         "pipe.InitBuffer(maskBuf, 32);")))
+    assert not report.passed and report.run == 3, str(report)
+    why = report.failure.why
+    assert why.startswith("your mask buffer is too small for a full tile: maskBuf 32 B") and "needs 864 B" in why
+    assert "<lab5 mask>, line " in why and "InitBuffer(maskBuf, 32)" in why
+
+
 def test_lab5_reads_the_overlap_from_the_trace():
     lab5 = get(5).load()
     case = lab5._overlap_case("Ascend910B4")

@@ -594,14 +594,30 @@ def _plan_case(dtype: str, soc: str) -> Case:
                          cores=[0], plan_only=True, D_T=args[0].dtype)
         layout = planned.trace.ub_layout.get(0, [])
         return {"queues": queue_plan(layout), "used": max((b.offset + b.size for b in layout), default=0),
+                "calc": {b.name: b.size for b in layout if b.kind == "VECCALC"},
                 "where": where(fn)}
 
     def where(fn: Any) -> str:
         lines = cpp_lines(fn, ("InitBuffer",))
         return ("\nyour plan: " + "\n           ".join(lines)) if lines else ""
 
+    mask_need = max(32, ceil_div(ceil_div(td.ubFactor, 8), 32) * 32)    # one bit per element, whole 32-byte blocks
+
+    def _mask_problem(calc: dict[str, int]) -> str | None:
+        if not calc:
+            return (f"your Init lays out no buffer for the mask: CompareScalar writes one bit per element of a tile, "
+                    f"{td.ubFactor} elements here = {mask_need} B (ceil(ubFactor / 8), rounded up to whole 32-byte "
+                    "blocks); InitBuffer a TBuf for it")
+        if max(calc.values()) < mask_need:
+            sizes = ", ".join(f"{name} {size} B" for name, size in calc.items())
+            return (f"your mask buffer is too small for a full tile: {sizes}, but a tile of ubFactor = {td.ubFactor} "
+                    f"elements needs {mask_need} B of mask (one bit per element = ceil(ubFactor / 8) B, rounded up to "
+                    "whole 32-byte blocks). Size maskBuf from ubFactor, not from a fixed number: a short tile "
+                    "needs less, so smaller inputs do not show it")
+        return None
+
     def compare(_exp: Any, got: Any) -> str | None:
-        why = _plan_problem(got["queues"])
+        why = _plan_problem(got["queues"]) or _mask_problem(got.get("calc", {}))
         return why if why is None else why + got["where"]
 
     def _plan_problem(queues: dict[str, tuple[str, int, int]]) -> str | None:
