@@ -1,6 +1,8 @@
 # ascend_lab — the two commands a fresh machine needs:  make book  and  make test
 # Both create (or refresh) the local virtual environment .venv from pyproject.toml + requirements.lock
 # (requirements.lock = `pip freeze` of a fresh venv with `-e ".[dev,lab]"`, minus pip/setuptools/wheel).
+# --no-compile: a module is byte-compiled when it is first imported, not all ~600 MB of the venv at install time
+# (on 2 busy cores: install CPU 36 s -> 15 s).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,12 +15,12 @@ VENDOR := _vendor/.vendor-stamp
 PYODIDE := _vendor_pyodide/.vendor-stamp
 LAB_STAMP := $(VENV)/.lab-installed
 
-.PHONY: venv vendor chromium book test test-site lint bench lab clean live-tiling
+.PHONY: venv vendor chromium book test check test-site lint bench lab clean live-tiling
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
-	$(PY) -m pip install -q -c requirements.lock -e ".[dev]"
+	$(PY) -m pip install -q --no-compile -c requirements.lock -e ".[dev]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -40,18 +42,41 @@ chromium:
 	bash scripts/ensure_chromium.sh
 
 ## Build the static site into _build/html: every chapter executed, warnings are errors, offline-clean.
+BUILD_BOOK := rm -rf _build/html _build/jupyter_execute _build/.doctrees && $(VENV)/bin/jupyter-book build . -W -n --keep-going
 book: $(STAMP) $(VENDOR) live-tiling
-	rm -rf _build/html _build/jupyter_execute _build/.doctrees
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	$(BUILD_BOOK)
+
+## `make test` executes each notebook once: nbval runs it (every cell, in a kernel), and conftest.py's
+## --nbval-book-cache stores what it printed and drew, rebuilt as nbclient builds it, in a jupyter-cache for the
+## book build, which reads it from there (execute_notebooks: cache, in a copy of _config.yml) instead of
+## executing the notebook again; a notebook nbval could not hand over is executed by the book build as usual.
+NB_CACHE    := $(CURDIR)/_build/.nbval-book-cache
+TEST_CONFIG := _build/_config.test.yml
+TEST_CONFIG_PY := import sys, yaml; c = yaml.safe_load(open("_config.yml")); \
+    c["execute"].update(execute_notebooks="cache", cache=sys.argv[1]); yaml.safe_dump(c, open(sys.argv[2], "w"))
+XDIST       := -n 2 --dist loadscope
 
 ## Run the whole test suite, in this order:
-##   set-up (venv, vendored assets, chromium) -> ruff -> unit + property tests and every chapter and lab under nbval
-##   -> the book build (same as `make book`) -> the browser tests of _build/html (tests/test_site*.py).
+##   set-up (venv, vendored assets, chromium) -> ruff -> every chapter and lab under nbval and the unit + property
+##   tests, on two pytest-xdist workers (a notebook's cells stay on one worker: --dist loadscope)
+##   -> the book build (`make book`'s, with -W; its outputs from the nbval run) -> the browser tests of _build/html
+##   (tests/test_site*.py, two workers).
 test: $(STAMP) $(VENDOR) live-tiling chromium
 	$(PY) -m ruff check .
-	$(PYTEST) tests chapters labs --ignore-glob='tests/test_site*.py' --nbval-lax --nbval-current-env --nbval-cell-timeout=300
-	$(MAKE) --no-print-directory book
-	$(PYTEST) tests/test_site*.py
+	$(PYTEST) $(XDIST) chapters labs tests --ignore-glob='tests/test_site*.py' \
+	    --nbval-lax --nbval-current-env --nbval-cell-timeout=300 --nbval-book-cache=$(NB_CACHE)
+	$(PY) -c '$(TEST_CONFIG_PY)' $(NB_CACHE) $(TEST_CONFIG)
+	$(BUILD_BOOK) --config $(TEST_CONFIG)
+	$(PYTEST) -n 2 tests/test_site*.py
+
+## The inner loop: ruff, then the unit tests that import a module changed since BASE (default HEAD: the uncommitted
+## changes; e.g. `make check BASE=HEAD~3`), chosen by scripts/changed_tests.py. `make test` runs everything.
+BASE ?= HEAD
+check: $(STAMP)
+	$(PY) -m ruff check .
+	@tests=$$($(PY) scripts/changed_tests.py $(BASE)) || exit 1; \
+	if [ -z "$$tests" ]; then echo "check: no test imports a module changed since $(BASE)"; \
+	else echo "check: $$(echo $$tests | wc -w) test files:" $$tests; $(PYTEST) $(XDIST) -q $$tests; fi
 
 ## Only the browser test, against the _build/html already there (after `make book`).
 test-site: $(STAMP) chromium
