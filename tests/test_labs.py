@@ -591,6 +591,21 @@ def test_lab5_kernel_is_cxx_and_issues_the_labs_instructions():
 
 
 @pytest.mark.usefixtures("mutants")
+def test_lab7_kernel_is_cxx():
+    """Lab 7's kernel is C++: double_buffering() handing over a Python class fails at the first case that launches
+    it, saying so; the lab's own single-buffered kernel is the C++ the skeleton cell holds."""
+    lab7 = get(7).load()
+
+    class Mine:
+        BUFFER_NUM = 2
+
+    report = lab7.check(lambda: {**solutions.double_buffering(), "kernel": Mine})
+    assert not report.passed and "this lab's kernel is AscendC C++" in report.failure.error, str(report)
+    skeleton = "".join(src for _, src in cells(ROOT / get(7).notebook, SKELETON))
+    assert lab7.SINGLE_BUFFERED_CPP.read_text(encoding="utf-8").strip() in skeleton
+
+
+@pytest.mark.usefixtures("mutants")
 def test_lab7_reference_measurements():
     lab7 = get(7).load()
     key = lab7.WORKLOADS[0][1:]

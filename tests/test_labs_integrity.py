@@ -6,10 +6,12 @@ Two things are proved here for every lab in ``labkit.LABS`` -- a new lab gets bo
   (checked on purpose, inside ``reference_allowed()``), the untouched skeleton fails, and so does every cheat
   that reuses the reference -- a subclass, a wrapper, a ``functools.partial``, a lookup through ``sys.modules``
   that no static walk sees (the guard on every function of ``labkit.solutions`` stops it while the learner's code
-  runs) -- each with a "you called the reference" message. For the labs with cases drawn at check time, a table
-  of the announced cases' answers (built from the lab's own importable ``cases()``, with the most common answer
-  for anything else) fails at a case drawn at check time, that case is in no importable battery, and the seed
-  the report names draws it again.
+  runs), for a C++ reference an ``#include`` of its file -- each with a "you called the reference" message. For a
+  C++ kernel lab (``LAB_INSTRUCTIONS``), a kernel that skips the instructions the lab is about (the skeleton)
+  fails its instruction-stream case with a message naming the missing instruction. For the labs with cases drawn
+  at check time, a table of the announced cases' answers (built from the lab's own importable ``cases()``, with
+  the most common answer for anything else) fails at a case drawn at check time, that case is in no importable
+  battery, and the seed the report names draws it again.
 * **No answers on the page**: every code cell a lab page runs under nbval (all but ``nbval-skip`` /
   ``skip-execution``, in order, in one IPython shell in the lab's folder, with ``%%ascendc`` and the other magics
   working) runs no reference solution -- ``labkit.checker.REFERENCE_CALLS`` does not move -- and every checker
@@ -120,6 +122,13 @@ def cheat_battery(lab) -> None:
         report = module.check(cheat)
         assert not report.passed and _says_reference(report), f"lab {lab.number}, {how}:\n{report}"
     assert checker.REFERENCE_CALLS[0] - before <= len(_reference_cheats(lab)), "a reference ran past its guard"
+    instructions = getattr(module, "LAB_INSTRUCTIONS", None)
+    if instructions:                                      # a C++ kernel lab: its instruction-stream case
+        case = next(c for c in module.cases() if c.covers and "instructions" in " ".join(c.covers)
+                    and "instructions of your Compute" in c.name)
+        got = case.call(exec_cells(ROOT / lab.notebook)[lab.function], case.inputs)   # issues none of them
+        why = case.compare(case.expected, got)
+        assert why and why.startswith("your kernel never issues " + next(iter(instructions))), why
     if lab.number not in DRAWN:
         return
     table = _table_of_announced(module)

@@ -1,7 +1,8 @@
 """Lab 7 -- from single to double buffering, and measuring the speed-up from the trace.
 
-The learner starts from a correct, single-buffered HardswishGrad kernel (:class:`SingleBuffered`:
-``BUFFER_NUM = 1``, a tiling that budgets 3 queue blocks + a temporary + the mask) and
+The learner starts from a correct, single-buffered HardswishGrad kernel in AscendC C++ (the ``%%ascendc
+KernelHardswishGrad`` cell holds the text of ``lab7_single_buffered.cpp``: ``BUFFER_NUM = 1``, a tiling that
+budgets 3 queue blocks + a temporary + the mask) and
 
 1. makes it double-buffered: two blocks per queue, and a tiling whose budget counts them
    (``hardswish_grad_tiling``), so that the plan still fits the UB;
@@ -24,50 +25,32 @@ the learner's double-buffered one for ``viz.plot_buffer_num``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ascend_lab.acl.runtime import DeviceAllocation, DevicePtr
 from ascend_lab.ascendc import (
-    CMPMODE,
-    SELMODE,
-    VECCALC,
-    VECIN,
-    VECOUT,
-    Adds,
-    CompareScalar,
-    DataCopyPad,
-    DataCopyPadParams,
-    DataCopyParams,
-    GetBlockIdx,
-    GlobalTensor,
     GmAddr,
     KernelRun,
-    Mul,
-    Muls,
-    Select,
-    TBuf,
-    TPipe,
-    TQue,
     Trace,
     launch,
-    sizeof,
-    uint8_t,
 )
 from ascend_lab.base import platform
 from ascend_lab.base.platform import SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
-from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, int64
+from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, int64
 from ascend_lab.ops import standalone
 
 from .checker import Case, Report, answer_key, checker_side, run_battery
-from .lab5_copy_compute import SocLimits, kernel_case, launch_kernel, sample, usable_ub
+from .lab5_copy_compute import LAB_DIR, SocLimits, is_cxx, kernel_case, launch_kernel, sample, usable_ub
 
-__all__ = ["FUNCTION", "HardswishGradTilingData", "SingleBuffered", "cases", "check", "hardswish_grad", "oracle",
+__all__ = ["FUNCTION", "HardswishGradTilingData", "SingleBuffered", "cases", "check", "oracle",
            "study"]
 
 FUNCTION = "double_buffering"
@@ -106,15 +89,6 @@ def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int, buffer_nu
                                    blockDim=ceil_div(total_length, block_factor), tilingKey=SCH_MODE[dt])
 
 
-def hardswish_grad(gradOutput: GmAddr, self_: GmAddr, gradInput: GmAddr, workspace: Any,
-                   tiling: bytes, *, kernel: Any, dtype: Any) -> None:
-    """The ``__global__ __aicore__`` entry: unpack the tiling, build the kernel class for T, run it."""
-    td = GET_TILING_DATA(HardswishGradTilingData, tiling)
-    op = kernel(np.dtype(dtype))
-    if op.Init(gradOutput, self_, gradInput, td):
-        op.Process()
-
-
 @answer_key
 def oracle(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``x < -3: 0; x <= 3: grad * (x * T(1/3) + T(0.5)); else grad`` with every step rounded to T (numpy
@@ -126,80 +100,41 @@ def oracle(grad: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(x >= t(-3), inner, t(0))
 
 
-class SingleBuffered:
-    """HardswishGrad, single-buffered (the notebook's skeleton): ``BUFFER_NUM`` blocks per queue."""
-
-    BUFFER_NUM = 1
-
-    def __init__(self, T):
-        self.T = T
-        self.pipe = TPipe()
-        self.inQueueGrad = TQue(VECIN, self.BUFFER_NUM)
-        self.inQueueSelf = TQue(VECIN, self.BUFFER_NUM)
-        self.outQueue = TQue(VECOUT, self.BUFFER_NUM)
-        self.tmpBuf = TBuf(VECCALC)
-        self.maskBuf = TBuf(VECCALC)
-        self.gradGm, self.selfGm, self.outGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
-
-    def Init(self, gradOutput, self_, gradInput, td):
-        T = self.T
-        self.ubFactor = td.ubFactor
-        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
-        if self.blockLength <= 0:
-            return False
-        offset = td.blockFactor * GetBlockIdx() * sizeof(T)
-        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
-        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
-        self.outGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
-        for queue in (self.inQueueGrad, self.inQueueSelf, self.outQueue):
-            self.pipe.InitBuffer(queue, self.BUFFER_NUM, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.tmpBuf, self.ubFactor * sizeof(T))
-        self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
-        return True
-
-    def Process(self):
-        loops = ceil_div(self.blockLength, self.ubFactor)
-        for i in range(loops):
-            n = self.ubFactor if i < loops - 1 else self.blockLength - self.ubFactor * i
-            self.CopyIn(i, n)
-            self.Compute(n)
-            self.CopyOut(i, n)
-
-    def CopyIn(self, i, n):
-        grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
-        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
-        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
-        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
-        self.inQueueGrad.EnQue(grad)
-        self.inQueueSelf.EnQue(x)
-
-    def Compute(self, n):
-        T = self.T
-        grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
-        out = self.outQueue.AllocTensor(T)
-        tmp, mask = self.tmpBuf.Get(T), self.maskBuf.Get(uint8_t)
-        n_aligned = ceil_div(n, REPEAT_BYTES // sizeof(T)) * (REPEAT_BYTES // sizeof(T))
-        Muls(tmp, x, T.type(1.0 / 3.0), n)                          # x / 3
-        Adds(tmp, tmp, T.type(0.5), n)                              # x / 3 + 1/2
-        Mul(tmp, tmp, grad, n)                                      # grad * (x / 3 + 1/2)
-        CompareScalar(mask, x, T.type(3), CMPMODE.LE, n_aligned)
-        Select(out, mask, tmp, grad, SELMODE.VSEL_TENSOR_TENSOR_MODE, n)     # x <= 3 ? ... : grad
-        CompareScalar(mask, x, T.type(-3), CMPMODE.GE, n_aligned)
-        Select(out, mask, out, T.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)  # x >= -3 ? ... : 0
-        self.outQueue.EnQue(out)
-        self.inQueueGrad.FreeTensor(grad)
-        self.inQueueSelf.FreeTensor(x)
-
-    def CopyOut(self, i, n):
-        out = self.outQueue.DeQue(self.T)
-        DataCopyPad(self.outGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
-        self.outQueue.FreeTensor(out)
+#: The lab's single-buffered kernel, C++ (the page's starting point; the learner's skeleton cell is its text).
+SINGLE_BUFFERED_CPP = Path(__file__).resolve().parent / "lab7_single_buffered.cpp"
 
 
-class _Buffered(SingleBuffered):
-    """The lab's own double-buffered run of the same kernel (a trace source for the measurement cases)."""
+@functools.cache
+def _kit_cxx() -> Any:
+    from ascend_lab.ascendc import cxx
 
-    BUFFER_NUM = 2
+    return cxx.compile(SINGLE_BUFFERED_CPP, include_dirs=[LAB_DIR], knobs={"bufferNum": "BUFFER_NUM"})
+
+
+class _KitKernel:
+    """The lab's own HardswishGrad kernel (:data:`SINGLE_BUFFERED_CPP`), run with ``buffer_num`` blocks per queue
+    (the compile-time knob ``bufferNum`` overrides its ``BUFFER_NUM``): the traces the measurement cases use."""
+
+    def __init__(self, buffer_num: int) -> None:
+        self.buffer_num = buffer_num
+
+    def __repr__(self) -> str:
+        return f"the lab's HardswishGrad kernel with BUFFER_NUM {self.buffer_num}"
+
+
+#: The lab's single-buffered kernel (the skeleton's C++), and the same kernel run with two blocks per queue.
+SingleBuffered = _KitKernel(1)
+_Buffered = _KitKernel(2)
+
+
+def _entry_template(kernel: Any, dtype: Any) -> tuple[Any, dict[str, Any]]:
+    """The entry to launch and its template arguments, for the lab's own kernel or the learner's C++ kernel."""
+    if isinstance(kernel, _KitKernel):
+        return _kit_cxx(), {"D_T": np.dtype(dtype), "bufferNum": kernel.buffer_num}
+    if is_cxx(kernel):
+        return kernel, {"D_T": np.dtype(dtype)}
+    raise TypeError("this lab's kernel is AscendC C++: edit the KernelHardswishGrad cell (%%ascendc), run it, and "
+                    "hand the kernel it binds over as double_buffering()['kernel']")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -268,6 +203,8 @@ def _part(name: str) -> Callable[[Any], Any]:
         if not isinstance(parts, dict) or name not in parts:
             raise TypeError("double_buffering() must return {'kernel': ..., 'tiling': ..., 'speedup': ..., "
                             f"'overlap': ...}}; got {type(parts).__name__}")
+        if name == "kernel":
+            _entry_template(parts[name], "float32")          # a Python class is refused: the kernel is C++
         return parts[name]
     return pick
 
@@ -276,8 +213,8 @@ def _launch_plan(kernel: Any, td: TilingData, dtype: str, soc: SocInfo) -> Kerne
     item = to_numpy(as_acl_dtype(dtype)).itemsize
     args = [GmAddr(DevicePtr(DeviceAllocation(1)), name, arg_nbytes=td.totalLength * item)
             for name in ("gradOutput", "self", "gradInput")]
-    return launch(hardswish_grad, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), cores=[0], plan_only=True,
-                  kernel=kernel, dtype=np.dtype(to_numpy(as_acl_dtype(dtype))))
+    entry, template = _entry_template(kernel, to_numpy(as_acl_dtype(dtype)))
+    return launch(entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), cores=[0], plan_only=True, **template)
 
 
 def _plan_case(n: int, dtype: str, soc: str) -> Case:
@@ -347,8 +284,8 @@ def _kernel_case(name: str, covers: list[str], n: int, dtype: str, soc: str, *, 
     x = sample(n, dtype, seed + 1, -5.0, 5.0, edges=(-3.0, 3.0, -2.9990234375))
     shown = {"N": n, "dtype": dtype, "soc": info.name, "cores": info.vector_core_num,
              "tiling": f"blockFactor {td.blockFactor}, ubFactor {td.ubFactor}, blockDim {td.blockDim}"}
-    return kernel_case(name, covers, entry=hardswish_grad, td=td, arrays={"grad": g, "self": x},
-                       expected=oracle(g, x), soc=info, show=shown, template={"dtype": g.dtype},
+    return kernel_case(name, covers, entry=None, td=td, arrays={"grad": g, "self": x},
+                       expected=oracle(g, x), soc=info, show=shown, template={"D_T": g.dtype},
                        hint="the numbers were right with one block per queue: look at what changed",
                        pick=_part("kernel"), limits=limits)
 
@@ -428,8 +365,9 @@ def _trace_of(kernel: Any, buffer_num: int, n: int, dtype: str, soc: str, core_n
             td = tiling(n, dtype, info.vector_core_num, ub, buffer_num=buffer_num)
     g = sample(n, dtype, 11, -2.0, 2.0, specials=False)
     x = sample(n, dtype, 12, -5.0, 5.0, specials=False)
-    run, _ = launch_kernel(hardswish_grad, td, [g, x], g.dtype, info, record=True, reverse=False, strict=False,
-                           kernel=kernel, dtype=g.dtype, kernel_name="HardswishGrad")
+    entry, template = _entry_template(kernel, g.dtype)
+    run, _ = launch_kernel(entry, td, [g, x], g.dtype, info, record=True, reverse=False, strict=False,
+                           kernel_name="HardswishGrad", **template)
     return run.trace
 
 

@@ -345,11 +345,9 @@ def _lab7() -> Any:
     return lab7_double_buffer
 
 
-class KernelHardswishGrad(_lab7().SingleBuffered):
-    """The single-buffered kernel with two blocks per queue: TQue(..., 2) and InitBuffer(queue, 2, bytes).
-    Nothing else changes -- the queues' flags already order MTE2, V and MTE3 for any number of blocks."""
-
-    BUFFER_NUM = 2
+#: Lab 7's reference: labkit/reference/lab7_hardswish_grad.cpp, the single-buffered kernel with BUFFER_NUM = 2.
+#: Nothing else changes -- the queues' flags already order MTE2, V and MTE3 for any number of blocks.
+KernelHardswishGrad = _cxx_reference("KernelHardswishGrad", "lab7_hardswish_grad.cpp")
 
 
 def hardswish_grad_tiling(total_length: int, dtype: Any, core_num: int, ub_size: int) -> Any:
