@@ -70,13 +70,15 @@ test: $(STAMP) $(VENDOR) live-tiling chromium
 	$(PYTEST) -n 2 tests/test_site*.py
 
 ## The inner loop: ruff, then the unit tests that import a module changed since BASE (default HEAD: the uncommitted
-## changes; e.g. `make check BASE=HEAD~3`), chosen by scripts/changed_tests.py. `make test` runs everything.
+## changes; e.g. `make check BASE=HEAD~3`), chosen by scripts/changed_tests.py, the seeded fuzz tests among them on a
+## 5 s budget each (`make test`: 15 s and 30 s). `make test` runs everything.
 BASE ?= HEAD
 check: $(STAMP)
 	$(PY) -m ruff check .
 	@tests=$$($(PY) scripts/changed_tests.py $(BASE)) || exit 1; \
 	if [ -z "$$tests" ]; then echo "check: no test imports a module changed since $(BASE)"; \
-	else echo "check: $$(echo $$tests | wc -w) test files:" $$tests; $(PYTEST) $(XDIST) -q $$tests; fi
+	else echo "check: $$(echo $$tests | wc -w) test files:" $$tests; \
+	ASCEND_LAB_FUZZ_SECONDS=$${ASCEND_LAB_FUZZ_SECONDS:-5} $(PYTEST) $(XDIST) -q $$tests; fi
 
 ## Only the browser test, against the _build/html already there (after `make book`).
 test-site: $(STAMP) chromium

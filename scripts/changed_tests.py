@@ -5,9 +5,10 @@
 Prints the test files (tests/test_*.py, one per line) that import a Python module changed since BASE (committed
 after BASE, staged, unstaged or untracked): a module of the package (ascend_lab/...), of the lab kit (labs/labkit/)
 or the tests' helpers (tests/helpers.py), and every changed test file itself. A test imports a module M when one of
-its import statements names M, a module inside M (a package), or the package M is the ``__init__`` of, at any
-depth of the test file. The package root ``ascend_lab`` counts only for a change to ``ascend_lab/__init__.py``:
-nearly every test imports it, which says nothing about which modules it exercises. A changed conftest.py selects
+its import statements names M (a name a package re-exports from one of its modules names that module), a module
+inside M (a package), or the package M is the ``__init__`` of, at any depth of the test file. The package root
+``ascend_lab`` counts only for a change to ``ascend_lab/__init__.py``: nearly every test imports it, which says
+nothing about which modules it exercises. A changed conftest.py selects
 every test. The browser tests (tests/test_site*.py) need the built site and are never selected.
 
 A fast, approximate inner loop: it follows direct imports only (a test reaching a changed module through another
@@ -52,15 +53,36 @@ def module_name(path: Path) -> str | None:
     return None
 
 
-def resolve(name: str) -> str:
-    """The deepest module of a dotted import name (`ascend_lab.acl.aclInit` -> `ascend_lab.acl`)."""
+def module_file(name: str) -> Path | None:
     parts = name.split(".")
-    while len(parts) > 1:
-        path = ROOTS[parts[0]].joinpath(*parts)
-        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
-            break
-        parts.pop()
-    return ".".join(parts)
+    path = ROOTS[parts[0]].joinpath(*parts)
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@functools.cache
+def reexports(package: str) -> dict[str, str]:
+    """name -> module for the names a package's __init__ imports from its own modules (`from .core import X`)."""
+    init = module_file(package)
+    if init is None or init.name != "__init__.py":
+        return {}
+    out = {}
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            out.update({a.asname or a.name: f"{package}.{node.module}" for a in node.names})
+    return out
+
+
+def resolve(name: str) -> str:
+    """The module a dotted import name stands for: itself if it is a module, a name a package re-exports from one
+    of its modules -> that module (`ascend_lab.ascendc.TPipe` -> `ascend_lab.ascendc.core`), else its package."""
+    if module_file(name) is not None or "." not in name:
+        return name
+    package, attr = name.rsplit(".", 1)
+    source = reexports(package).get(attr) if module_file(package) is not None else None
+    return resolve(source) if source else resolve(package)
 
 
 @functools.cache
