@@ -66,6 +66,7 @@ def pytest_collect_file(file_path, parent):
 # myst-nb's reading, a cell one of them skips and the other runs, an Output widget, whose frontend nbclient mimics
 # by talking back to the kernel) is left out, and the book build executes it itself.
 
+_HANDED = pytest.StashKey[str]()  # the summary line
 _STAGED = "nbval-staged"  # DIR/nbval-staged/*.ipynb: one executed notebook per file, written by the process that ran it
 
 
@@ -196,6 +197,9 @@ def pytest_sessionfinish(session):
         seconds = nb.metadata.pop("nbval_execution_seconds", None)
         store.cache_notebook_bundle(CacheBundleIn(nb, str(path), data={"execution_seconds": seconds}),
                                     check_validity=False, overwrite=True)
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    reporter.ensure_newline()
-    reporter.write_line(f"nbval-book-cache: {len(staged)} notebooks executed by nbval stored in {cache} for the book")
+    session.config.stash[_HANDED] = f"nbval-book-cache: {len(staged)} notebooks executed by nbval stored in {cache}"
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if _HANDED in config.stash:
+        terminalreporter.write_line(config.stash[_HANDED])
