@@ -512,8 +512,9 @@ def test_labs_are_importable_for_learners():
 # the kernel labs (5-9)
 # ------------------------------------------------------------------------------------------------
 KERNEL_LABS = [lab for lab in LABS if lab.number >= 5]
-#: Labs whose kernel exists on some SoCs only: lab 9's DAG runs on the atvoss template, Ascend950's kernel flavour.
-KERNEL_LAB_SOCS = {9: {"Ascend950PR"}, 10: {"Ascend910B4"}, 11: {"Ascend950PR"}}
+#: Labs whose kernel exists on some SoCs only: lab 9's DAG runs on the atvoss template, Ascend950's kernel flavour;
+#: lab 12 (broadcasting) runs on Ascend910B4 and what-if copies of it.
+KERNEL_LAB_SOCS = {9: {"Ascend950PR"}, 10: {"Ascend910B4"}, 11: {"Ascend950PR"}, 12: {"Ascend910B4"}}
 #: Labs about one dtype: lab 10's int8 kernel, lab 11's float16 tuning.
 KERNEL_LAB_DTYPES = {10: {"int8"}, 11: {"float16"}}
 

@@ -75,6 +75,8 @@ LABS: tuple[Lab, ...] = (
         "labs/10_int8_threshold_kernel.md", "KernelThresholdGradV2DInt8"),
     Lab(11, "Tuning BUFFER_NUM and the tile size for the cost model", "labkit.lab11_tuning", "labs/11_tuning.md",
         "choose_plan"),
+    Lab(12, "A threshold broadcast along the rows", "labkit.lab12_broadcast", "labs/12_broadcast.md",
+        "row_threshold"),
 )
 
 

@@ -56,8 +56,8 @@ __all__ = ["HardtanhGradFixedA", "HardtanhGradFixedB", "HardtanhGradFixedC", "Ke
            "KernelLeakyReluGrad", "KernelSoftshrinkGrad", "SoftshrinkGrad", "SoftshrinkGradTilingData",
            "aclnnSoftshrinkBackward", "aclnnSoftshrinkBackwardGetWorkspaceSize", "double_buffering", "fixed_kernels",
            "hardsigmoid_dtype_plan", "hardswish_grad_tiling", "overlap", "prelu_grad_update_dag",
-           "softplus_backward_checks", "softplus_grad_tiling", "softshrink_backward", "softshrink_grad",
-           "softshrink_grad_tiling", "speedup", "threshold_grad_512_tiling"]
+           "row_threshold", "row_threshold_tiling", "softplus_backward_checks", "softplus_grad_tiling",
+           "softshrink_backward", "softshrink_grad", "softshrink_grad_tiling", "speedup", "threshold_grad_512_tiling"]
 
 
 # ==================================================================================================
@@ -645,6 +645,44 @@ def choose_plan(n: int) -> tuple[int, int]:
     legal tile, 8192 halves (a whole number of 256-byte repeats and 512-byte bursts). A share shorter than that is
     one tile whatever the plan says."""
     return 2, 8192
+
+
+
+# ==================================================================================================
+# Lab 12: a threshold broadcast along the rows (RowThresholdGrad), C++ kernel + host tiling
+# ==================================================================================================
+def _row_plan_bytes(tile_rows: int, cols: int, size: int) -> int:
+    """The UB the reference kernel's Init lays out for a tile of ``tile_rows`` rows: grad, x and out queues of two
+    blocks of tile_rows x cols elements, a threshold queue of two 32-byte-aligned blocks of tile_rows elements, and a
+    mask of one bit per column."""
+    rows_bytes = tile_rows * cols * size
+    thr_bytes = ceil_div(tile_rows * size, 32) * 32
+    mask_bytes = ceil_div(ceil_div(cols, 8), 32) * 32
+    return 3 * 2 * rows_bytes + 2 * thr_bytes + mask_bytes
+
+
+def row_threshold_tiling(rows: int, cols: int, dtype: Any, core_num: int, ub_size: int) -> Any:
+    """Split the broadcast axis: whole rows per core, as even as the cores allow; per tile as many whole rows as the
+    double-buffered plan fits in the UB (a core's last tile has the rows left)."""
+    from .lab12_broadcast import RowThresholdTilingData
+
+    size = itemsize(as_acl_dtype(dtype))
+    rows_per_core = ceil_div(rows, min(core_num, rows))
+    block_dim = ceil_div(rows, rows_per_core)
+    tile_rows = max(1, (ub_size - 64) // (6 * cols * size + 2 * size))
+    while tile_rows > 1 and _row_plan_bytes(tile_rows, cols, size) > ub_size:
+        tile_rows -= 1
+    return RowThresholdTilingData(rows=rows, cols=cols, rowsPerCore=rows_per_core,
+                                  tileRows=min(tile_rows, rows_per_core), blockDim=block_dim, tilingKey=0)
+
+
+#: Lab 12's kernel: labkit/reference/lab12_row_threshold.cpp.
+KernelRowThreshold = _cxx_reference("KernelRowThreshold", "lab12_row_threshold.cpp")
+
+
+def row_threshold() -> dict[str, Any]:
+    """Lab 12's pieces for lab12.check."""
+    return {"tiling": row_threshold_tiling, "kernel": KernelRowThreshold}
 
 
 
