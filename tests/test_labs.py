@@ -81,8 +81,8 @@ def test_what_counts_as_the_reference():
 
     lab3 = get(3).load()
     ref = solutions.softplus_grad_tiling
-    assert checker.is_reference(ref) and checker.is_reference(solutions.KernelSoftshrinkGrad)
-    own = next(v for v in vars(solutions.KernelSoftshrinkGrad).values() if callable(v))
+    assert checker.is_reference(ref) and checker.is_reference(solutions.HardtanhGradFixedA)
+    own = next(v for v in vars(solutions.HardtanhGradFixedA).values() if callable(v))
     assert checker.is_reference(own)
     assert checker.is_reference(solutions.KernelLeakyReluGrad)           # lab 5's C++, compiled
     from labkit import lab5_copy_compute as lab5
@@ -93,7 +93,7 @@ def test_what_counts_as_the_reference():
     report = lab5.check(included)
     assert not report.passed and report.failure.why.startswith("you called the reference"), str(report)
 
-    class Mine(solutions.KernelSoftshrinkGrad):
+    class Mine(solutions.HardtanhGradFixedA):
         pass
 
     def mine(*args):
@@ -105,7 +105,7 @@ def test_what_counts_as_the_reference():
     def default(*args, _f=ref):
         return _f(*args)
 
-    assert checker.reference_behind(Mine).startswith("subclasses labkit.solutions.KernelSoftshrinkGrad")
+    assert checker.reference_behind(Mine).startswith("subclasses labkit.solutions.HardtanhGradFixedA")
     assert "reads the global 'solutions'" in checker.reference_behind(mine)
     assert checker.reference_behind(closure).startswith("closes over")
     assert checker.reference_behind(default).startswith("has a default argument")
@@ -641,6 +641,21 @@ def test_capstone_report_renders_the_learners_kernel():
     failing = lab8.check(lambda: {**solutions.softshrink_backward(), "tiling": lambda *a: None})
     assert not failing.passed and "<img" not in failing._repr_html_()
     assert "return your SoftshrinkGradTilingData" in failing.failure.why
+
+
+@pytest.mark.usefixtures("mutants")
+def test_capstone_kernel_is_cxx():
+    """Lab 8's kernel is C++ (the %%ascendc softshrink_grad cell, template <uint32_t schMode>): a Python entry handed
+    over as the kernel fails the first kernel case, saying so; the skeleton's L0 op launches the C++ kernel."""
+    lab8 = get(8).load()
+
+    def python_entry(gradOutput, self_, gradInput, workspace, tiling, *, schMode):
+        pass
+
+    report = lab8.check(lambda: {**solutions.softshrink_backward(), "kernel": python_entry})
+    assert not report.passed and "this lab's kernel is AscendC C++" in report.failure.error, str(report)
+    skeleton = "".join(src for _, src in cells(ROOT / get(8).notebook, SKELETON))
+    assert "%%ascendc softshrink_grad" in skeleton and "template <uint32_t schMode>" in skeleton
 
 
 def test_capstone_oracles():

@@ -67,6 +67,7 @@ from .lab5_copy_compute import (
     SocLimits,
     compare_kernel_output,
     describe_run,
+    is_cxx,
     launch_kernel,
     limited_call,
     limited_compare,
@@ -236,6 +237,9 @@ def _part(name: str) -> Callable[[Any], Any]:
         if not isinstance(parts, dict) or name not in parts:
             raise TypeError(f"softshrink_backward() must return a dict with {', '.join(PARTS)}; got "
                             f"{type(parts).__name__}" + (f" without {name!r}" if isinstance(parts, dict) else ""))
+        if name == "kernel" and not is_cxx(parts[name]):
+            raise TypeError("this lab's kernel is AscendC C++: edit the softshrink_grad cell (%%ascendc), run it, "
+                            "and hand the kernel it binds over as softshrink_backward()['kernel']")
         return parts[name]
     return pick
 

@@ -17,24 +17,12 @@ from ascend_lab.acl.types import aclDataType as DT
 from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
-    VECCALC,
-    VECIN,
-    VECOUT,
-    Cast,
     CompareScalar,
     DataCopyPad,
     DataCopyPadParams,
     DataCopyParams,
     GetBlockIdx,
-    GlobalTensor,
-    RoundMode,
     Select,
-    TBuf,
-    TPipe,
-    TQue,
-    bfloat16_t,
-    float_,
-    half,
     launch,
     reserved_ub_bytes,
     sizeof,
@@ -48,7 +36,7 @@ from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
 from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ascend_lab.opdev.executor import L0Node, aclOpExecutor
 from ascend_lab.opdev.l0_ops import broadcast_shape
-from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, TilingError, ceil_div, float32, floor_align, int64
+from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, float32, floor_align, int64
 from ascend_lab.ops.kernel_args import gm_arg
 from ascend_lab.ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
 
@@ -438,93 +426,10 @@ def softshrink_grad_tiling(total_length: int, dtype: Any, core_num: int, ub_size
                                     tilingKey=SOFTSHRINK_SCH_MODE[dt])
 
 
-class KernelSoftshrinkGrad:
-    """out = x > lambd or x < -lambd ? grad : 0, for T = float or half; with ``bf16=True`` x is compared in
-    fp32 and grad's bf16 bits are selected as half (Select copies bits)."""
-
-    def __init__(self, T: Any, bf16: bool = False):
-        self.T, self.bf16 = T, bf16
-        self.C = float_ if bf16 else T                      # the compare dtype
-        self.pipe = TPipe()
-        self.inQueueGrad = TQue(VECIN, BUFFER_NUM)
-        self.inQueueSelf = TQue(VECIN, BUFFER_NUM)
-        self.outQueueGradInput = TQue(VECOUT, BUFFER_NUM)
-        self.selfFp32Buf = TBuf(VECCALC)
-        self.maskBuf = TBuf(VECCALC)
-        self.gradGm, self.selfGm, self.gradInputGm = GlobalTensor(T), GlobalTensor(T), GlobalTensor(T)
-
-    def Init(self, gradOutput: Any, self_: Any, gradInput: Any, td: Any) -> bool:
-        T = self.T
-        self.ubFactor = td.ubFactor
-        self.blockLength = min(td.blockFactor, td.totalLength - td.blockFactor * GetBlockIdx())
-        if self.blockLength <= 0:
-            return False
-        offset = td.blockFactor * GetBlockIdx() * sizeof(T)
-        self.gradGm.SetGlobalBuffer(gradOutput + offset, self.blockLength)
-        self.selfGm.SetGlobalBuffer(self_ + offset, self.blockLength)
-        self.gradInputGm.SetGlobalBuffer(gradInput + offset, self.blockLength)
-        for queue in (self.inQueueGrad, self.inQueueSelf, self.outQueueGradInput):
-            self.pipe.InitBuffer(queue, BUFFER_NUM, self.ubFactor * sizeof(T))
-        if self.bf16:
-            self.pipe.InitBuffer(self.selfFp32Buf, self.ubFactor * sizeof(float_))
-        self.pipe.InitBuffer(self.maskBuf, max(32, ceil_div(ceil_div(self.ubFactor, 8), 32) * 32))
-        self.lambd = self.C.type(td.lambd)                  # half(lambd) for float16
-        self.negLambd = self.C.type(-td.lambd)
-        return True
-
-    def Process(self) -> None:
-        loops = ceil_div(self.blockLength, self.ubFactor)
-        for i in range(loops):
-            n = self.ubFactor if i < loops - 1 else self.blockLength - self.ubFactor * i
-            self.CopyIn(i, n)
-            self.Compute(n)
-            self.CopyOut(i, n)
-
-    def CopyIn(self, i: int, n: int) -> None:
-        grad, x = self.inQueueGrad.AllocTensor(self.T), self.inQueueSelf.AllocTensor(self.T)
-        params = DataCopyParams(1, n * sizeof(self.T), 0, 0)
-        DataCopyPad(grad, self.gradGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
-        DataCopyPad(x, self.selfGm[i * self.ubFactor], params, DataCopyPadParams(False, 0, 0, 0))
-        self.inQueueGrad.EnQue(grad)
-        self.inQueueSelf.EnQue(x)
-
-    def Compute(self, n: int) -> None:
-        T, C = self.T, self.C
-        grad, x = self.inQueueGrad.DeQue(T), self.inQueueSelf.DeQue(T)
-        out = self.outQueueGradInput.AllocTensor(T)
-        mask = self.maskBuf.Get(uint8_t)
-        per_repeat = REPEAT_BYTES // sizeof(C)
-        n_aligned = ceil_div(n, per_repeat) * per_repeat
-        if self.bf16:
-            x_c = self.selfFp32Buf.Get(float_)
-            Cast(x_c, x, RoundMode.CAST_NONE, n)              # bf16 -> fp32 is exact
-            g_sel, o_sel = grad.ReinterpretCast(half), out.ReinterpretCast(half)
-        else:
-            x_c, g_sel, o_sel = x, grad, out
-        CompareScalar(mask, x_c, self.lambd, CMPMODE.GT, n_aligned)
-        Select(o_sel, mask, g_sel, g_sel.dtype.type(0), SELMODE.VSEL_TENSOR_SCALAR_MODE, n)   # x > lambd ? g : 0
-        CompareScalar(mask, x_c, self.negLambd, CMPMODE.LT, n_aligned)
-        Select(o_sel, mask, g_sel, o_sel, SELMODE.VSEL_TENSOR_TENSOR_MODE, n)                # x < -lambd ? g : out
-        self.outQueueGradInput.EnQue(out)
-        self.inQueueGrad.FreeTensor(grad)
-        self.inQueueSelf.FreeTensor(x)
-
-    def CopyOut(self, i: int, n: int) -> None:
-        out = self.outQueueGradInput.DeQue(self.T)
-        DataCopyPad(self.gradInputGm[i * self.ubFactor], out, DataCopyParams(1, n * sizeof(self.T), 0, 0))
-        self.outQueueGradInput.FreeTensor(out)
-
-
-def softshrink_grad(gradOutput: Any, self_: Any, gradInput: Any, workspace: Any, tiling: bytes,
-                    *, schMode: int) -> None:
-    """The ``__global__ __aicore__`` entry: the template by schMode (0 float, 1 half, 2 bfloat16)."""
-    td = GET_TILING_DATA(SoftshrinkGradTilingData, tiling)
-    if schMode == 2:
-        op = KernelSoftshrinkGrad(bfloat16_t, bf16=True)
-    else:
-        op = KernelSoftshrinkGrad(half if schMode == 1 else float_)
-    if op.Init(gradOutput, self_, gradInput, td):
-        op.Process()
+#: Lab 8's kernel: labs/labkit/reference/lab8_softshrink_grad.cpp (template <uint32_t schMode> entry: 0 float, 1 half,
+#: 2 bfloat16 compared in fp32 with grad's bits selected as half). The L0 op below launches it with schMode.
+softshrink_grad = _cxx_reference("softshrink_grad", "lab8_softshrink_grad.cpp")
+KernelSoftshrinkGrad = softshrink_grad
 
 
 def SoftshrinkGrad(grad: aclTensor, x: aclTensor, lambd: Any, executor: aclOpExecutor) -> aclTensor:
