@@ -25,7 +25,6 @@ and with it the C++ front end, is imported by the first ``%%ascendc`` cell.
 from __future__ import annotations
 
 import argparse
-import itertools
 import shlex
 import sys
 from pathlib import Path
@@ -51,7 +50,6 @@ Compile the cell's AscendC C++ and bind the kernel to NAME (default: the entry's
                      and the output (GM arguments: the entry's parameters but workspace and tiling; the last is
                      the output unless --output; N elements each, default the tiling's totalLength)"""
 
-_MAX_CHECKED = 16          # template instantiations translated at cell time (so a cell's error shows at once)
 _names: dict[str, str] = {}   # cell file name -> its text (a rerun under the same count gets a name of its own)
 
 
@@ -108,27 +106,14 @@ def _cell_name(shell: Any, cell: str, text: str) -> str:
     return name
 
 
-def _check(kernel: CxxKernel) -> None:
-    """Translate the kernel now (each declared template instantiation, up to a few), so a construct outside the
-    subset is said when the cell runs, not at the first launch."""
-    if kernel.build.get("dtype_macros"):
-        return
-    params = kernel.template_params
-    values = [kernel.template_values.get(n) for n in params]
-    if any(not v for v in values):
-        return
-    for combo in itertools.islice(itertools.product(*values), _MAX_CHECKED):
-        kernel.instance(**dict(zip(params, combo, strict=True)))
-
-
 def _summary(kernel: CxxKernel, name: str) -> str:
     tp = kernel.template_params
     text = f"{name}: {kernel.entry_name}{'<' + ', '.join(tp) + '>' if tp else ''}({', '.join(kernel.params)})"
     try:
         template = {n: kernel.template_values[n][0] for n in tp} if tp else {}
         struct, size, fields = tiling_struct(kernel.instance(**template))
-    except (TypeError, ValueError, KeyError, IndexError):
-        return text
+    except (TypeError, ValueError, KeyError, IndexError, KernelCompileError):
+        return text   # a kernel that needs its tiling key (TILING_KEY_IS) to instantiate: shown at launch
     if fields:
         text += f"; tiling {struct} ({size} B): " + ", ".join(f for _t, f, _d in fields)
     return text
@@ -163,8 +148,8 @@ def ascendc_cell(shell: Any, line: str, cell: str) -> None:
         # a blank line for the %%ascendc line: C++ line numbers are the notebook's numbers of the cell's lines
         source = "\n" + cell
         main = SourceFile(_cell_name(shell, cell, source), source, Path.cwd())   # #include "x.h": the notebook's folder
+        # load_kernel translates what a build would compile (CxxKernel.check), so an error shows now, at the cell
         kernel = load_kernel(main, defines=defines or None, entry=args.entry, knobs=knobs or None)
-        _check(kernel)
     except KernelCompileError as exc:
         _err(str(exc))
         old = ns.get(args.name) if args.name else None

@@ -160,3 +160,38 @@ def test_a_cell_includes_headers_from_the_working_folder(shell, capsys, tmp_path
     _, out, err = cell(shell, capsys, "with_header", add_kernel(inline=False))
     assert err == "" and "tiling AddTilingData (8 B)" in out
     assert str(tmp_path / "add_tiling.h") in shell.user_ns["with_header"].files
+
+
+def test_a_cell_whose_entry_branches_on_the_tiling_key_compiles_and_runs_with_its_key(shell, capsys):
+    """TILING_KEY_IS needs the launch's key: the cell compiles (nothing translated that needs it) and the kernel
+    runs once a launch gives tilingKey."""
+    _name, _out, err = cell(shell, capsys, "keyed", KEYED)
+    assert "error" not in err, err
+    k = shell.user_ns["keyed"]
+    out = gm_from_array(None, "y", nbytes=64 * 4)
+    launch(k, 1, [out], b"", get_soc("Ascend950PR"), outputs=(0,), tilingKey=2)
+    assert (out.ptr.allocation.buffer[:256].view(np.float32) == 2).all()
+
+
+KEYED = """
+#include "kernel_operator.h"
+using namespace AscendC;
+extern "C" __global__ __aicore__ void keyed(GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)y, 64);
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    if (TILING_KEY_IS(1)) {
+        Duplicate(t, 1.0f, 64);
+    } else if (TILING_KEY_IS(2)) {
+        Duplicate(t, 2.0f, 64);
+    }
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    DataCopy(g, t, 64);
+    q.FreeTensor(t);
+}
+"""
