@@ -4,7 +4,7 @@ What it proves, page by page (every page the toc produces, plus genindex and sea
 http://127.0.0.1 (the site served as the README says):
 - the site is offline-clean: every request that is not local is blocked and reported, and there must be none;
   nothing local is missing (no 404 / file-not-found);
-- no console error or uncaught page error, except the short allow-list ``CONSOLE_ALLOW`` below;
+- no console error or uncaught page error (``CONSOLE_ALLOW`` is empty);
 - MathJax (served from the site) has typeset every formula;
 - a ``to_jshtml`` animation plays (the shown frame changes after a click on Play);
 - every static explorer (ipywidgets Stack + jslink) works without a kernel: each of its sliders changes the
@@ -51,13 +51,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# Known harmless console messages (docs/jupyterbook_notes.md §6). Keep this list short.
-CONSOLE_ALLOW = (
-    # JB 1.0.4 + sphinx-thebe 0.3.1 emit the inline thebe config script twice on every page.
-    "Identifier 'THEBE_JS_URL' has already been declared",
-    # pydata-sphinx-theme with a fresh browser profile (no stored theme mode yet), notably over file://.
-    "Got invalid theme mode",
-)
+# Console messages a page may log. Empty since issue 26: the doubled thebe config script ("Identifier
+# 'THEBE_JS_URL' has already been declared") is dropped by ascend_lab.book.sphinx_site, and the theme's "Got
+# invalid theme mode" (a fresh profile) no longer happens (scripts/site/book.js starts the mode at auto).
+CONSOLE_ALLOW: tuple[str, ...] = ()
 
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
 _EXTERNAL_RESOURCE = re.compile(

@@ -117,7 +117,9 @@ def test_buffer_num_figure():
 
 def test_figures_show_themselves_once_in_jupyter():
     fig = viz.plot_dtype_tables()
-    check_png(fig._repr_png_())
+    png, metadata = fig._repr_png_()            # the PNG and its alt text, from the figure's own titles and labels
+    check_png(png)
+    assert metadata["alt"].startswith("Figure: ") and len(metadata["alt"]) > 20, metadata
 
 
 # --- animations ------------------------------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ def test_validation_playground_static_and_live():
     assert any("161002" in c.value for c in cards) and any("ReluGrad" in c.value for c in cards)
     live = viz.validation_playground()
     card = [w for w in widgets_of(live, W.HTML)][-1]
-    assert "<b style='color:#2b7a2b'>0</b>" in card.value
+    assert "<b style='color:var(--ascend-pass, #2b7a2b)'>0</b>" in card.value
     grad = next(w for w in widgets_of(live, W.Dropdown) if w.description == "grad dtype")
     grad.value = "int8"
     assert "161002" in card.value and "dtype support list" in card.value

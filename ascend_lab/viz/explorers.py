@@ -251,7 +251,7 @@ def validation_card(case: dict[str, Any], result: dict[str, Any]) -> str:
     """The outcome of one call as a small HTML card: the inputs, the status, the check that fired, the graph."""
     esc = _html.escape
     ok = result["status"] == 0
-    color = "#2b7a2b" if ok else S.OVERFLOW
+    color = "var(--ascend-pass, #2b7a2b)" if ok else f"var(--ascend-fail, {S.OVERFLOW})"   # book.css: dark mode
     op = case.get("op", "hardsigmoid_backward")
     args = {"grad": (case.get("grad_dtype", "float32"), case.get("grad_shape", (2, 3))),
             "self": (case.get("self_dtype", "float32"), case.get("self_shape", (2, 3)))}

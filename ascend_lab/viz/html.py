@@ -64,6 +64,11 @@ def anim_html(anim: Animation, *, max_bytes: int = MAX_BYTES, max_frames: int = 
         uid = m.group(1)
         html = html.replace(uid, hashlib.sha1(html.replace(uid, "").encode()).hexdigest()[:32])
     frames = frame_count(html)
+    if fig is not None:                        # the frame's alt text: the figure's own (style.figure_alt)
+        from .style import figure_alt
+        alt = _html_attr(f"{figure_alt(fig)} (animation, {frames} frames)")
+        html = re.sub(r'<img id="(_anim_img[0-9a-f]{32})"', lambda m: f'<img id="{m.group(1)}" alt="{alt}"', html,
+                      count=1)
     if frames > max_frames:
         raise ValueError(f"animation has {frames} frames, more than {max_frames}: use fewer frames")
     if len(html.encode()) > max_bytes:
@@ -71,6 +76,11 @@ def anim_html(anim: Animation, *, max_bytes: int = MAX_BYTES, max_frames: int = 
                          f"page budget: use fewer frames, a smaller figure or a lower dpi")
     from IPython.display import HTML
     return HTML(html)
+
+
+def _html_attr(text: str) -> str:
+    import html as _html
+    return _html.escape(text, quote=True)
 
 
 def _leaf(state: bytes | str | Any, width: int | None) -> Any:
@@ -111,6 +121,8 @@ def static_slider(states: Sequence[Any], labels: Sequence[Sequence[str]] | Seque
     sliders = [W.SelectionSlider(options=[(str(t), i) for i, t in enumerate(nm)], value=0,
                                  description=descs[min(k, len(descs) - 1)], continuous_update=True, style=style,
                                  layout=layout, readout=True) for k, nm in enumerate(names)]
+    # (the site's book.js names each frame's image from the sliders' labels and readouts: html-manager 1.0 cannot
+    # draw an Image that carries a tooltip)
     inner = [W.Stack([_leaf(s, width) for s in row], selected_index=0) for row in grid]
     if two:
         outer = W.Stack(inner, selected_index=0)

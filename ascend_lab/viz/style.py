@@ -91,8 +91,46 @@ class BookFigure(Figure):
         with mpl.rc_context(DRAW_RC):
             super().draw(renderer)
 
-    def _repr_png_(self) -> bytes:
-        return png_bytes(self)
+    def _repr_png_(self) -> tuple[bytes, dict[str, str]]:
+        """The PNG and, as its display metadata, the alt text the page's ``<img>`` gets (:func:`figure_alt`)."""
+        alt = figure_alt(self)
+        return png_bytes(self, alt=alt), {"alt": alt}
+
+
+def figure_alt(fig: Figure) -> str:
+    """What a figure shows, in words, from its own data: ``fig.alt_text`` when a plotting function set one, otherwise
+    its title, each panel's title and axis labels, and its legend entries (the book's figures draw those from the
+    simulator's numbers, e.g. "tile map of 123,457 float16 elements on 39 cores")."""
+    given = getattr(fig, "alt_text", None)
+    if given:
+        return str(given)
+    parts: list[str] = []
+    sup = getattr(fig, "_suptitle", None)
+    if sup is not None and sup.get_text().strip():
+        parts.append(sup.get_text().strip())
+    for ax in fig.get_axes()[:6]:
+        title = " ".join(t.get_text().strip() for t in (ax.title, ax._left_title, ax._right_title)
+                         if t.get_text().strip())
+        axes = [f"{name}: {label}" for name, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())) if label]
+        legend = ax.get_legend()
+        keys = [t.get_text() for t in legend.get_texts()][:6] if legend is not None else []
+        text = title + (f" ({'; '.join(axes)})" if axes else "") + (f"; key: {', '.join(keys)}" if keys else "")
+        if text.strip():
+            parts.append(text.strip())
+    words = " ".join(" ".join(parts).split())
+    return ("Figure: " + words) if words else "Figure drawn by ascend_lab.viz"
+
+
+def _register_alt_printer() -> None:
+    """In IPython, show BookFigures through :meth:`BookFigure._repr_png_` (with the alt text) even when the inline
+    backend has registered its own printer for every matplotlib Figure."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    ip = get_ipython()
+    if ip is not None:
+        ip.display_formatter.formatters["image/png"].for_type(BookFigure, BookFigure._repr_png_)
 
 
 def new_figure(width: float = PAGE_WIDTH, height: float = 3.0, dpi: float = DPI, layout: str | None = "constrained"
@@ -105,14 +143,18 @@ def new_figure(width: float = PAGE_WIDTH, height: float = 3.0, dpi: float = DPI,
     return fig
 
 
-def png_bytes(fig: Figure, dpi: float | None = None, fast: bool = False, compact: bool = False) -> bytes:
+def png_bytes(fig: Figure, dpi: float | None = None, fast: bool = False, compact: bool = False,
+              alt: str | None = None) -> bytes:
     """The figure as PNG bytes (for Image widgets and tests).
 
     ``fast`` trades size for speed (zlib level 1) for live updates that are shown once and never stored;
     ``compact`` stores a 128-colour palette image, about 4x smaller for these flat-colour charts, for
-    states and frames that are stored in a page."""
+    states and frames that are stored in a page. ``alt`` goes into the PNG as its ``Description`` text (the book's
+    Sphinx extension, ``ascend_lab.book.sphinx_site``, makes it the page's alt text: myst-nb keeps only an output's
+    width and height)."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, pil_kwargs={"compress_level": 1 if fast else 6})
+    fig.savefig(buf, format="png", dpi=dpi or fig.dpi, pil_kwargs={"compress_level": 1 if fast else 6},
+                metadata={"Description": alt} if alt else None)
     return compact_png(buf.getvalue()) if compact else buf.getvalue()
 
 
@@ -129,3 +171,6 @@ def rc() -> AbstractContextManager[None]:
     """Context manager applying the book's rc settings (fonts, spines) while artists are created."""
     import matplotlib as mpl
     return mpl.rc_context(RC)
+
+
+_register_alt_printer()

@@ -20,7 +20,46 @@
     else fn();
   }
 
+  // Accessible names the widgets and buttons do not bring themselves: an explorer's frame image takes its title
+  // (viz.static_slider: "precomputed frame for N = ..."), a slider handle the label of its slider, the copy button
+  // of a code cell "Copy the code". The widgets are drawn after the page loads, so this runs again as they appear.
+  function nameControls(root) {
+    root.querySelectorAll("img.widget-image").forEach(function (img) {
+      // an explorer's frame: what its sliders say now (the hidden frames of a Stack are not read out)
+      let box = img.parentElement;
+      while (box && !box.querySelector(".widget-slider") && box !== document.body) box = box.parentElement;
+      const sliders = box && box !== document.body ? [...box.querySelectorAll(".widget-slider")] : [];
+      const state = sliders.map(function (s) {
+        const label = s.querySelector(".widget-label"), value = s.querySelector(".widget-readout");
+        return `${label ? label.textContent.trim() : "value"} = ${value ? value.textContent.trim() : "?"}`;
+      }).join(", ");
+      const alt = state ? `Precomputed explorer frame for ${state}` : "Precomputed frame of an explorer";
+      if (img.alt !== alt) img.alt = alt;
+    });
+    root.querySelectorAll(".widget-slider .noUi-handle:not([aria-label])").forEach(function (handle) {
+      const slider = handle.closest(".widget-slider");
+      const label = slider && slider.querySelector(".widget-label");
+      const text = label ? label.textContent.trim() : "";
+      handle.setAttribute("aria-label", text || "slider");
+    });
+    root.querySelectorAll(".animation input.anim-slider:not([aria-label])").forEach(function (input) {
+      input.setAttribute("aria-label", "Frame of the animation");
+    });
+    root.querySelectorAll("button.copybtn:not([aria-label])").forEach(function (b) {
+      b.setAttribute("aria-label", "Copy the code");
+    });
+  }
+  let pending = false;
+  // (readouts change as a slider moves: characterData; the watcher stays on, each round runs once per frame)
+  const watcher = new MutationObserver(function () {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(function () { pending = false; nameControls(document); });
+  });
+
   whenReady(function () {
+    nameControls(document);
+    watcher.observe(document.body, {childList: true, subtree: true, characterData: true});
     const results = document.getElementById("search-results");
     if (fromDisk && results) {
       const note = document.createElement("p");
@@ -35,7 +74,7 @@
       if (!frame) return;
       const button = document.createElement("button");
       button.type = "button";
-      button.className = "ascend-timeline-full-button btn btn-sm";
+      button.className = "ascend-timeline-full-button";
       const label = function () {
         const full = fig.classList.contains("ascend-timeline-full");
         button.textContent = full ? "Close the full-window view (Esc)" : "Full-window view";
