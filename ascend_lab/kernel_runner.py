@@ -30,7 +30,7 @@ import numpy as np
 
 from .ascendc.cxx.ctypes import DTYPE_OF
 from .ascendc.cxx.errors import KernelCompileError
-from .ascendc.errors import KernelError, learner_line
+from .ascendc.errors import KernelError, display_path, learner_line
 from .ascendc.launcher import launch
 from .base.platform import DEFAULT_SOC, get_soc
 from .dtypes import as_acl_dtype, to_numpy
@@ -282,15 +282,8 @@ def _gm_args(kernel: Any, spec: RunSpec, fields: Mapping[str, Any]) -> tuple[lis
 # --------------------------------------------------------------------------------------------------------------
 
 def _where(line: Any) -> str:
-    """``file:line`` of a SourceLine, the file relative to the working directory when under it."""
-    name = line.filename
-    if not name.startswith("<"):
-        try:
-            rel = os.path.relpath(name)
-            name = name if rel.startswith("..") else rel
-        except ValueError:
-            pass
-    return f"{name}:{line.lineno}"
+    """``file:line`` of a SourceLine, the file named as every message names it (``errors.display_path``)."""
+    return f"{display_path(line.filename)}:{line.lineno}"
 
 
 def _cores(cores: Iterable[int]) -> str:

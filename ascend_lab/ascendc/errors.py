@@ -21,9 +21,11 @@ from typing import Any
 
 from ..opdev.executor import KernelLaunchError
 
-__all__ = ["KernelError", "SourceLine", "add_library_dir", "in_library", "learner_frame", "learner_line"]
+__all__ = ["KernelError", "SourceLine", "add_library_dir", "display_path", "in_library", "learner_frame",
+           "learner_line"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])            # .../ascend_lab
+_REPO_DIR = str(Path(_PACKAGE_DIR).parent)                           # the folder holding the package
 #: The launcher's file: frames from there outward are the caller of the launch, not the kernel.
 _LAUNCHER = str(Path(__file__).resolve().with_name("launcher.py"))
 
@@ -89,24 +91,33 @@ class SourceLine:
     @property
     def place(self) -> str:
         """Where, for a reader: a notebook cell as a cell, code compiled under a name of its own
-        (``<lab5.md cell 7>``) by that name, as a traceback shows it, a file by its path (relative to the working
-        directory when under it)."""
+        (``<lab5.md cell 7>``) by that name, as a traceback shows it, a file by :func:`display_path`."""
         name = self.filename
         if "ipykernel_" in name or name.startswith("<ipython-input"):
             where = "your notebook cell"
-        elif name.startswith("<"):
-            where = name
         else:
-            try:
-                where = os.path.relpath(name)
-                if where.startswith(".."):
-                    where = name
-            except ValueError:
-                where = name
+            where = display_path(name)
         return f"{where}, line {self.lineno}"
 
     def __str__(self) -> str:
         return f"{self.place}, in {self.function}" + (f": {self.code}" if self.code else "")
+
+
+def display_path(filename: str) -> str:
+    """How a message names a file: a file of the package by its path in the repository
+    (``ascend_lab/ops/relu_grad/op_kernel/experimental/relu_grad.h``: the same on every machine, and no machine's
+    folders in a published page), another file relative to the working directory when under it, else as given;
+    a name in angle brackets (``<ascendc cell 3>``) as it is."""
+    if filename.startswith("<"):
+        return filename
+    try:
+        path = str(Path(filename).resolve())
+        if path.startswith(_PACKAGE_DIR + os.sep):
+            return os.path.relpath(path, _REPO_DIR)
+        rel = os.path.relpath(path)
+    except (OSError, ValueError):
+        return filename
+    return filename if rel.startswith("..") else rel
 
 
 def _source_line(filename: str, lineno: int, function: str) -> SourceLine:

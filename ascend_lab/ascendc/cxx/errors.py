@@ -11,6 +11,8 @@ from __future__ import annotations
 import linecache
 from dataclasses import dataclass
 
+from ..errors import display_path
+
 __all__ = ["KernelCompileError", "Where"]
 
 
@@ -24,7 +26,7 @@ class Where:
     length: int = 1
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{display_path(self.file)}:{self.line}:{self.column}"
 
 
 class KernelCompileError(Exception):
