@@ -39,7 +39,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from .translate import _Inst
 
 __all__ = ['Expressions']
 
@@ -196,14 +196,9 @@ class Expressions:
             return E(const_code(b, ctype), ctype, b)
         inst = self.inst
         if inst is not None:
-            ftype = inst.field_type(name)
-            if ftype is not None:
-                return E(f"this.{name}", ftype)
-            st = inst.static(name)
-            if st is not None:
-                return E(st.code, st.t, st.const)
-            if inst.method_owner(name) is not None:
-                return E("", VOID, ref=("method", "this", inst, name))
+            member = self.member(inst, "this", name)
+            if member is not None:
+                return member
             if name in inst.aliases:
                 return E("", inst.aliases[name], is_type=True)
         if name in self.tr.globals:
@@ -240,6 +235,19 @@ class Expressions:
                            "the simulator models: " + ", ".join(sorted(api.FUNCTIONS)))
         raise self.err(node, f"unknown name '{name}'",
                        "declare it before use (a local, a parameter, a member of the class, a constexpr)")
+
+    def member(self, inst: _Inst, obj: str, name: str) -> E | None:
+        """``obj.name`` on a class of the kernel, looked up through its bases: a field, a static constant (folded),
+        or a method (to call); None when the class has no such member."""
+        ftype = inst.field_type(name)
+        if ftype is not None:
+            return E(f"{obj}.{name}", ftype)
+        st = inst.static(name)
+        if st is not None:
+            return E(st.code, st.t, st.const)
+        if inst.method_owner(name) is not None:
+            return E("", VOID, ref=("method", obj, inst, name))
+        return None
 
     def x_qualified_identifier(self, node: Node) -> E:
         scope = node.child_by_field_name("scope")
@@ -327,14 +335,9 @@ class Expressions:
             raise self.err(node, f"'.' on a pointer ({t})", "use '->'")
         if t.kind == "struct":
             inst = self._inst_of(t)
-            ftype = inst.field_type(fname)
-            if ftype is not None:
-                return E(f"{base.code}.{fname}", ftype)
-            st = inst.static(fname)
-            if st is not None:
-                return E(st.code, st.t, st.const)
-            if inst.method_owner(fname) is not None:
-                return E("", VOID, ref=("method", base.code, inst, fname))
+            member = self.member(inst, base.code, fname)
+            if member is not None:
+                return member
             raise self.err(fnode, f"'{fname}' is not a member of '{inst.decl.name}'")
         if t.kind == "pstruct":
             spec = api.STRUCTS[t.name]

@@ -189,9 +189,5 @@ class FunctionTranslator(Statements, Expressions, Calls):
         raise self.err(node, f"cannot brace-initialise a {ctype} here")
 
     def _inst_of(self, ctype: CType) -> _Inst:
-        for decl in self.tr.classes.values():
-            for inst in decl.insts.values():
-                if inst.pyname == ctype.name:
-                    return inst
-        raise KeyError(ctype.name)
+        return self.tr.inst_by_name(ctype.name)
 

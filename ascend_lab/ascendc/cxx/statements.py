@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from tree_sitter import Node
 
 from .ctypes import (
@@ -18,9 +16,6 @@ from .values import (
     const_code,
     convert_const,
 )
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ['Statements']
 

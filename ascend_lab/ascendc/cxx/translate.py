@@ -559,7 +559,7 @@ class Translator:
             btype = self.type_of(unit, decl.base, inst.bind, inst)
             if btype.kind != "struct":
                 raise self.error(unit, decl.base, f"the base class must be a class of the kernel, not {btype}")
-            inst.base = self._inst_by_name(btype.name)
+            inst.base = self.inst_by_name(btype.name)
         body = inst.node.child_by_field_name("body")
         for m in body.named_children:
             t = m.type
@@ -724,26 +724,24 @@ class Translator:
         pyname = m.name + "".join("_" + mangle(a) for a in targs)
         ret = self._return_type(m.unit, m.node, bind, inst)
         m.insts[key] = (pyname, ret)
-        fx = FunctionTranslator(self, m.unit, bind, inst, ret)
-        params = fx.params(m.node)
-        fx.indent = 1
-        fx.block(m.node.child_by_field_name("body"))
-        line = m.node.start_point[0] + 1
-        lines = [(f"def {inst.pyname}__{pyname}({', '.join(['this', *params])}):", line)]
-        lines.extend(fx.out or [("    pass", line)])
-        targ_text = f"<{', '.join(spell(a) for a in targs)}>" if targs else ""
+        lines = self._body(m.unit, m.node, bind, inst, ret, f"{inst.pyname}__{pyname}", ["this"])
         self.chunks.append(Chunk(m.unit.source.name, f"{inst.pyname}__{pyname}", "method", lines, inst.pyname,
-                                 pyname, f"{cxx_spelling(inst)}::{m.name}{targ_text}"))
+                                 pyname, f"{cxx_spelling(inst)}::{m.name}{_targ_text(targs)}"))
         return pyname, ret
 
+    def _body(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None, ret: CType, pyname: str,
+              first: list[str], entry: bool = False) -> list[tuple[str, int]]:
+        """The Python lines of one function definition: ``def pyname(first..., params):`` and its body."""
+        fx = FunctionTranslator(self, unit, bind, inst, ret, entry=entry)
+        params = fx.params(node)
+        fx.indent = 1
+        fx.block(node.child_by_field_name("body"))
+        line = node.start_point[0] + 1
+        return [(f"def {pyname}({', '.join([*first, *params])}):", line), *(fx.out or [("    pass", line)])]
+
     def _return_type(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> CType:
-        t = self.type_of(unit, node.child_by_field_name("type"), bind, inst)
-        decl = node.child_by_field_name("declarator")
-        while decl is not None and decl.type in ("pointer_declarator", "reference_declarator"):
-            if decl.type == "pointer_declarator":
-                t = CType("ptr", target=t)
-            decl = decl.child_by_field_name("declarator")
-        return t
+        return unwrap(node.child_by_field_name("declarator"), self.type_of(unit, node.child_by_field_name("type"),
+                                                                           bind, inst))[1]
 
     def function(self, fdecl: _FuncDecl, targs: tuple[Any, ...], call_node: Node | None, unit: Unit | None,
                  entry: bool = False) -> tuple[str, CType]:
@@ -765,18 +763,13 @@ class Translator:
         pyname = safe_name(fdecl.name) + "".join("_" + mangle(a) for a in targs)
         ret = self._return_type(fdecl.unit, fdecl.node, bind, None)
         fdecl.insts[key] = (pyname, ret)
-        fx = FunctionTranslator(self, fdecl.unit, bind, None, ret, entry=entry)
-        params = fx.params(fdecl.node)
-        fx.indent = 1
-        fx.block(fdecl.node.child_by_field_name("body"))
-        line = fdecl.node.start_point[0] + 1
-        lines = [(f"def {pyname}({', '.join(params)}):", line)]
-        lines.extend(fx.out or [("    pass", line)])
-        targ_text = f"<{', '.join(spell(a) for a in targs)}>" if targs else ""
-        self.chunks.append(Chunk(fdecl.unit.source.name, pyname, "function", lines, cxx_name=fdecl.name + targ_text))
+        lines = self._body(fdecl.unit, fdecl.node, bind, None, ret, pyname, [], entry)
+        self.chunks.append(Chunk(fdecl.unit.source.name, pyname, "function", lines,
+                                 cxx_name=fdecl.name + _targ_text(targs)))
         return pyname, ret
 
-    def _inst_by_name(self, pyname: str) -> _Inst:
+    def inst_by_name(self, pyname: str) -> _Inst:
+        """The instantiated class whose Python name is ``pyname`` (a struct CType's name)."""
         for decl in self.classes.values():
             for inst in decl.insts.values():
                 if inst.pyname == pyname:
@@ -810,3 +803,8 @@ class Translator:
         if tail:
             fmt += f"{tail}x"
         return fmt, offset + tail, fields
+
+
+def _targ_text(targs: tuple[Any, ...]) -> str:
+    """``<float, 2>`` -- template arguments as C++ writes them (empty for none)."""
+    return f"<{', '.join(spell(a) for a in targs)}>" if targs else ""
