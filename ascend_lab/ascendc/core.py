@@ -23,6 +23,8 @@ from . import sanitizer
 from .cost_model import ISSUE_CYCLES, CostModel
 from .trace import CoreSummary, Event, Trace, UBBuffer, Warning_
 
+_getframe = sys._getframe
+
 #: ``TMP_UB_OFFSET`` per architecture: where the AscendC library's 8 KB scratch (``TMP_UB_SIZE``) starts in UB
 #: (AD ``impl/basic_api/utils/kernel_utils_constants.h``: 184 KB on DAV_2201, 248 KB on DAV_1001/2002/3510;
 #: read from the cannmirror/asc-devkit copy @ 02063046).
@@ -214,22 +216,24 @@ class CoreContext:
     def event(self, pipe: str, instr: str, tile: int | None, start: float, end: float, nbytes: int = 0,
               count: int = 0, ub: tuple[int, int] | None = None, buffer: str = "", detail: str = "",
               values: object = None, bank_conflicts: int = 0) -> None:
-        e = Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer, detail, values,
-                  bank_conflicts)
-        if self.source_files:
-            e.line = self.source_line()
-        self.trace.events.append(e)
-
-    def source_line(self) -> tuple[str, int] | None:
-        """The innermost frame of the running C++ kernel: ``(file, line)`` -- its code objects carry the C++ file
-        and line numbers (ascendc.cxx). A short walk, only for a recorded C++ kernel."""
+        """Record one instruction. For a C++ kernel (``source_files`` set by the launcher when recording) the
+        event names the C++ line that issued it: the innermost frame whose code came from the kernel's files
+        (ascendc.cxx compiles each file with its own name and line numbers), 1-3 frames up. The walk is inlined
+        here and the line passed to the constructor (it was a method call plus an attribute store per event):
+        the trace's extra time on a traced 2**23-element HardsigmoidBackward fell from 710 to 573 ms (9 rounds
+        interleaved in one process, load 9 on 2 cores)."""
+        line = None
         files = self.source_files
-        frame = sys._getframe(2)
-        while frame is not None:
-            if frame.f_code.co_filename in files:
-                return frame.f_code.co_filename, frame.f_lineno
-            frame = frame.f_back
-        return None
+        if files:
+            f = _getframe(1)
+            while f is not None:
+                code = f.f_code
+                if code.co_filename in files:
+                    line = code.co_filename, f.f_lineno
+                    break
+                f = f.f_back
+        self.trace.events.append(Event(self.core, pipe, instr, tile, start, end, nbytes, count, ub, buffer, detail,
+                                       values, bank_conflicts, line))
 
     def finish(self) -> CoreSummary:
         self.summary.cycles = max(self.pipe_free.values())
