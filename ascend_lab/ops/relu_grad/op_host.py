@@ -9,7 +9,7 @@ aclnnThresholdBackward calls ReluGrad instead of ThresholdGradV2D when ``|thresh
 * ``tileBlocks = (ub / 256) / UB_NUM``, ``tileData = tileBlocks * 256 / bytes``,
   ``L = roundUp(N * bytes, 256)``; one core if ``tileData >= N``, else ``min(core, L / 256)``;
 * the big/small core split over 256-byte blocks, which is the same code as the experimental
-  ThresholdGradV2D's (shared here: ``threshold_grad_v2_d.op_host._block_tiling``);
+  ThresholdGradV2D's (both use ``ops/common/block_tiling.py``);
 * tilingKey ``GET_TPL_TILING_KEY(0)``, TilingData 8 x uint64, and one workspace of
   ``GetLibApiWorkSpaceSize()`` bytes (:func:`workspace_size`).
 
@@ -25,13 +25,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...acl.types import aclDataType as DT
-from ...acl.types import as_acl_dtype  # acl.types' dtype helpers: this module imports without numpy
-from ...acl.types import dtype_itemsize as itemsize
+from ...acl.types import dtype_itemsize as itemsize  # acl.types' dtype helpers: this module imports without numpy
 from ...base.platform import SocInfo, get_soc, lib_api_workspace_size
 from ...opdev.op_def import Input, OpDef, Output
 from ...opdev.tiling_data import TilingData, require_count, uint64
 from ...tbe.schedule import TbeElewiseTilingData
-from ..threshold_grad_v2_d import op_host as _tgv2d
+from ..common.block_tiling import BLOCK_SIZE, block_core_ranges, block_tiling, broadcast_infer_shape
 
 __all__ = ["BLOCK_SIZE", "EXPERIMENTAL_DTYPES", "OP_DEF", "UB_NUM", "ReluGradTbeTilingData", "ReluGradTilingData",
            "core_ranges",
@@ -51,9 +50,6 @@ OP_DEF = OpDef(
 #: The dtypes the experimental op definition registers (``relu_grad_def.cpp``, ascend910b): no int64.
 EXPERIMENTAL_DTYPES: tuple[DT, ...] = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8,
                                        DT.ACL_INT32)
-
-#: Bytes of one tiling block: one 256-byte vector repeat (``#define BLOCK_SIZE 256U``).
-BLOCK_SIZE = 256
 
 #: ``ubDataNumber``: how many tile-sized slices of UB one tile needs, per dtype (``UB_NUM_FLOAT_FLOAT16 7``,
 #: ``UB_NUM_BF16_INT8_UINT8 10``, ``UB_NUM_INT32 6``). The source tests int32, then float/float16, and gives
@@ -104,8 +100,9 @@ class ReluGradTilingData(TilingData):
 
 
 def infer_shape(input_shape: Iterable[int], other_shape: Iterable[int] | None = None) -> tuple[int, ...]:
-    """As ThresholdGradV2D: input 0's shape, or the broadcast of both when ``other_shape`` is given."""
-    return _tgv2d.infer_shape(input_shape, other_shape)
+    """Output shape: input 0's shape, or the broadcast of both inputs (the L0 wrapper broadcasts, §3.2 step 10;
+    the tiling counts input 0 only). Defined here, in the module that holds ``OP_DEF`` (the spec finds it so)."""
+    return broadcast_infer_shape(input_shape, other_shape)
 
 
 def tiling(input_num: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradTilingData:
@@ -121,13 +118,13 @@ def tiling(input_num: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradT
     input_num = require_count("input_num", input_num)
     core_num = require_count("core_num", core_num)
     ub_size = require_count("ub_size", ub_size)
-    fields = _tgv2d._block_tiling(input_num, itemsize(dt), core_num, ub_size, UB_NUM[dt], OP_DEF.name)
+    fields = block_tiling(input_num, itemsize(dt), core_num, ub_size, UB_NUM[dt], OP_DEF.name)
     return ReluGradTilingData(**fields, tilingKey=0)
 
 
 def core_ranges(td: TilingData, dtype: Any, input_num: int | None = None, *,
                 tiles: bool = True) -> list[dict[str, Any]]:
     """Per-core work of the experimental kernel (``relu_grad.h`` ``Init``/``Process``): the first
-    ``tailBlockNum`` cores are big, offsets and tiles are computed as in the experimental ThresholdGradV2D,
-    so this is that op's ``core_ranges`` (same fields, see there)."""
-    return _tgv2d.core_ranges(td, as_acl_dtype(dtype), input_num, tiles=tiles)
+    ``tailBlockNum`` cores are big, offsets and tiles are computed as in the experimental ThresholdGradV2D
+    (``ops/common/block_tiling.block_core_ranges``: same fields)."""
+    return block_core_ranges(td, dtype, input_num, tiles=tiles)
