@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import math
 import os
@@ -299,39 +298,37 @@ def supported_run_dtypes(op: str) -> tuple[Any, ...]:
     return tuple(seen)
 
 
-def random_inputs(shape: tuple[int, ...], dtype: Any, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(grad_output, self) for ``run``: seeded, both ``shape`` in ``dtype``.
+def random_inputs(shape: tuple[int, ...], dtype: Any, seed: int, count: int = 2) -> tuple[np.ndarray, ...]:
+    """``count`` inputs for ``run`` (the API's tensors: (grad_output, self) for the backward ops): seeded, each
+    ``shape`` in ``dtype``.
 
-    Floats: grad ~ N(0, 1), x ~ N(0, 4^2), so hardsigmoid's (-3, 3) window and a threshold of 1.0 cut
-    through the data. Integers: uniform over int8/uint8's range, or [-1000, 1000] for wider types.
+    Floats: the first ~ N(0, 1), the others ~ N(0, 4^2), so hardsigmoid's (-3, 3) window and a threshold of 1.0
+    cut through the data. Integers: uniform over int8/uint8's range, or [-1000, 1000] for wider types.
     """
     np_dt = to_numpy(dtype)
     rng = np.random.default_rng(seed)
     if is_floating(dtype):
-        g = rng.standard_normal(shape, dtype=np.float32)
-        x = rng.standard_normal(shape, dtype=np.float32) * np.float32(4.0)
-        return g.astype(np_dt), x.astype(np_dt)
+        scales = [np.float32(1.0)] + [np.float32(4.0)] * (count - 1)
+        return tuple((rng.standard_normal(shape, dtype=np.float32) * s).astype(np_dt) for s in scales)
     if np_dt.itemsize == 1:
         info = np.iinfo(np_dt)
         lo, hi = int(info.min), int(info.max)
     else:
         lo, hi = -1000, 1000
-    return (rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt),
-            rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt))
+    return tuple(rng.integers(lo, hi, size=shape, endpoint=True).astype(np_dt) for _ in range(count))
 
 
-def golden_for(run: Any, g: np.ndarray, x: np.ndarray, threshold: float | None = None) -> tuple[str, np.ndarray]:
-    """(oracle name, expected output) for the kernel the L0 graph ran (empty tensors: empty output).
+def golden_for(run: Any, *inputs: np.ndarray, threshold: float | None = None) -> tuple[str, np.ndarray]:
+    """(oracle name, expected output) for the kernel the L0 graph ran on ``inputs`` (the API's tensors, in order;
+    empty tensors: empty output).
 
     The kernel node names its op; the op's spec names its oracle (``module:function``) and the node
-    attributes the oracle takes, so the check follows whatever kernel the graph chose."""
-    node = next((n for n in getattr(run, "nodes", []) if "tiling" in n.attrs), None)
+    attributes the oracle takes (``registry.oracle``), so the check follows whatever kernel the graph chose."""
+    node = getattr(run, "kernel_node", None)
     if node is None:   # no kernel node: an empty tensor, nothing computed; the output keeps its (empty) shape
-        return "empty output", np.zeros(x.shape, dtype=x.dtype)
-    name, kwargs = registry.oracle_call(node)
-    module, _, func = name.partition(":")
-    oracle = getattr(importlib.import_module(module), func)
-    return f"{module.rsplit('.', 1)[-1]}.{func}", oracle(g, x, **kwargs)
+        return "empty output", np.zeros(inputs[-1].shape, dtype=inputs[-1].dtype)
+    module, _, func = registry.oracle_call(node)[0].partition(":")
+    return f"{module.rsplit('.', 1)[-1]}.{func}", registry.oracle(node)(*inputs)
 
 
 def compare(got: np.ndarray | None, want: np.ndarray) -> tuple[bool, float]:
@@ -400,16 +397,18 @@ class _WriteError(Exception):
     """The trace could not be written after the run (disk full, permissions changed): exit code 1."""
 
 
-def _execute_run(args: argparse.Namespace, api: Any, scalars: dict[str, float]) -> tuple[Any, np.ndarray, np.ndarray]:
-    """Seeded inputs through the whole simulated stack; returns (run, grad, x)."""
-    g, x = random_inputs(args.shape, args.dtype, args.seed)
+def _execute_run(args: argparse.Namespace, api: Any,
+                 scalars: dict[str, float]) -> tuple[Any, tuple[np.ndarray, ...]]:
+    """Seeded inputs (one per tensor of the API) through the whole simulated stack; returns (run, inputs)."""
+    inputs = random_inputs(args.shape, args.dtype, args.seed, len(api.tensors))
     with options(buffer_num=args.buffer_num):
-        run = call(api.api, g, x, *scalars.values(), soc=args.soc, trace=args.trace is not None, kernel=args.kernel)
-    return run, g, x
+        run = call(api.api, *inputs, *scalars.values(), soc=args.soc, trace=args.trace is not None,
+                   kernel=args.kernel)
+    return run, inputs
 
 
-def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], run: Any, g: np.ndarray,
-                x: np.ndarray, out: Callable[[str], None]) -> int:
+def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], run: Any,
+                inputs: tuple[np.ndarray, ...], out: Callable[[str], None]) -> int:
     """Print what happened, check it against the oracle, write the trace; the exit code."""
     shape_txt = "[" + ", ".join(map(str, args.shape)) + "]"
     extra = "".join(f", {name} {value}" for name, value in scalars.items())
@@ -423,7 +422,7 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
         return 1
     for m in run.messages:
         out(f"  log: {m}")
-    node = next((n for n in run.nodes if "kernel" in n.attrs), None)
+    node = run.kernel_node
     if args.buffer_num is not None and node is not None \
             and not registry.get(node.op).kernel(node.attrs["kernel"]).takes_buffer_num:
         out(f"note: the {node.attrs['kernel']} kernel chooses its own buffering; --buffer-num does not apply to it")
@@ -453,7 +452,7 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
         out("kernel: not launched (0 cycles)")
         out("warnings: 0")
 
-    oracle, want = golden_for(run, g, x)
+    oracle, want = golden_for(run, *inputs)
     exact, max_diff = compare(run.out, want)
     out(f"max abs diff vs {oracle}: {max_diff:g}")
     out(f"bit-exact vs golden: {'yes' if exact else 'no'}")
@@ -475,8 +474,8 @@ def _report_run(args: argparse.Namespace, api: Any, scalars: dict[str, float], r
 
 def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     api, scalars = _validate_run(args)
-    run, g, x = _execute_run(args, api, scalars)
-    return _report_run(args, api, scalars, run, g, x, out)
+    run, inputs = _execute_run(args, api, scalars)
+    return _report_run(args, api, scalars, run, inputs, out)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -77,6 +77,12 @@ class Run:
                 f"workspace_size={self.workspace_size}, cycles={self.cycles:.0f}{tr}, messages={len(self.messages)})")
 
     @property
+    def kernel_node(self) -> L0Node | None:
+        """The graph's node that launched the operator's kernel (its attrs: the tiling, the SoC, the kernel flavour
+        and the op's tiling attributes); None when no kernel node was built (an error, an empty tensor)."""
+        return next((n for n in self.nodes if "kernel" in n.attrs), None)
+
+    @property
     def cycles(self) -> float:
         """Estimated cycles of the kernel launches (0 when nothing was launched), trace or not."""
         return sum(k.cycles for k in self.kernel_runs)
@@ -254,8 +260,8 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             run.status, run.workspace_size = status, ws
             if status == 0:
                 run.graph, run.nodes = exe.graph, list(exe.nodes)
-                run.kernel = next((n.attrs["kernel"] for n in exe.nodes if "kernel" in n.attrs), None)
-                run.tiling = next((n.attrs["tiling"] for n in exe.nodes if "tiling" in n.attrs), None)
+                node = run.kernel_node
+                run.kernel, run.tiling = (None, None) if node is None else (node.attrs["kernel"], node.attrs["tiling"])
                 ws_ptr = None
                 if ws:
                     _, ws_ptr = rt.aclrtMalloc(ws, rt.ACL_MEM_MALLOC_HUGE_FIRST)

@@ -5,7 +5,6 @@ A test imports them as ``from helpers import ...`` (pytest puts this folder on `
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -61,14 +60,11 @@ def device(device_id: int = 0) -> Iterator[Any]:
 def oracle_of(run: Any) -> tuple[str, Any]:
     """("module:function", callable(grad, x)) -- the oracle of the kernel the run's graph chose, with the kernel
     node's attributes bound (alpha/beta, threshold, soc): what that flavour must produce, bit for bit."""
-    return _oracle(next(n for n in run.nodes if "kernel" in n.attrs))
+    return _oracle(run.kernel_node)
 
 
 def _oracle(node: Any) -> tuple[str, Any]:
-    name, kwargs = registry.oracle_call(node)
-    module, _, func = name.partition(":")
-    fn = getattr(importlib.import_module(module), func)
-    return name, lambda g, x: fn(g, x, **kwargs)
+    return registry.oracle_call(node)[0], registry.oracle(node)
 
 
 #: The kernel nodes the executors built since the last reset, newest last (``watch_kernel_nodes`` fills it).

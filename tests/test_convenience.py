@@ -32,7 +32,7 @@ def _kernel_nodes():
 def tiled_elements(run: al.Run, dtype: np.dtype) -> int:
     """How many elements the run's tiling hands to the cores, read through the KernelSpec of the kernel that ran
     (its ``core_ranges``), whatever the flavour's TilingData fields are called."""
-    node = next(n for n in run.nodes if "kernel" in n.attrs)
+    node = run.kernel_node
     kernel = registry.get(node.op).kernel(run.kernel)
     ranges = kernel.core_ranges(run.tiling, dtype, None, tiles=False)
     assert [r["offset"] for r in ranges] == list(np.cumsum([0] + [r["data_num"] for r in ranges])[:-1])

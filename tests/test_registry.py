@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import matplotlib
@@ -15,7 +16,7 @@ import ascend_lab as al
 from ascend_lab import cli, tiling
 from ascend_lab.ops import registry
 from ascend_lab.ops import standalone as sa
-from ascend_lab.ops.spec import FLAVOURS, KernelSpec
+from ascend_lab.ops.spec import FLAVOURS, LIVE_KINDS, KernelSpec, LiveTiling
 from ascend_lab.viz import data as D
 from ascend_lab.viz import explorers as E
 
@@ -103,3 +104,53 @@ def test_standalone_launch_of_a_registered_op(mul_grad):
     g = (np.arange(1000) % 50).astype(np.float16)
     kr, out = sa.run_kernel("MulGrad", g, g, soc="Ascend950PR")
     assert kr.kernel == "MulGrad" and np.array_equal(out, g * g)
+
+
+def test_the_spec_declares_inputs_attrs_flavours_and_live_tiling():
+    """What tools once guessed (two inputs, alpha/threshold, a TBE and a main kernel, the live tiling's kind from a
+    module name) each spec now says."""
+    for spec in registry.ops():
+        assert spec.inputs == tuple(p.name for p in spec.op_def.inputs) and len(spec.outputs) == 1
+        assert spec.flavours == tuple(spec.kernels)
+        for kernel in spec.kernels.values():
+            assert len(kernel.args) == len(spec.inputs) + len(spec.outputs)
+            assert kernel.live is None or kernel.live.kind in LIVE_KINDS
+    relu = registry.get("relu_grad")
+    assert relu.inputs == ("gradients", "features") and relu.attrs == {}
+    assert [relu.kernel(f).live.kind for f in ("experimental", "main", "tbe")] == ["host", "template", "tbe"]
+    with pytest.raises(ValueError, match="must name the 3 GM tensors"):
+        dataclasses.replace(relu, kernels={"main": dataclasses.replace(relu.kernel("main"), args=("a", "b"))})
+    with pytest.raises(ValueError, match="tbe/template need one"):
+        LiveTiling("tbe")
+
+
+def test_run_kernel_node_and_the_bound_oracle():
+    g = np.linspace(-5, 5, 3000, dtype=np.float32)
+    run = al.threshold_backward(g, g[::-1].copy(), 0.5, soc="Ascend910B4", kernel="experimental")
+    node = run.kernel_node
+    assert node.op == "ThresholdGradV2D" and node.attrs["kernel"] == run.kernel == "experimental"
+    assert node.attrs["tiling"] is run.tiling
+    oracle = registry.oracle(node)
+    assert oracle.keywords == {"threshold": node.attrs["threshold"]}
+    assert np.array_equal(oracle(g, g[::-1].copy()), run.out)
+    empty = al.threshold_backward(np.zeros(0, np.float32), np.zeros(0, np.float32), 0.5)
+    assert empty.kernel_node is None and empty.kernel is None
+    with pytest.raises(ValueError, match="takes a kernel node"):
+        registry.oracle(empty.kernel_node)
+
+
+def test_generic_helpers_take_the_ops_attrs():
+    info = sa.make_soc("Ascend910B4")
+    by_map = sa.tiling_for("threshold_grad_v2_d", 5000, "float32", info, "experimental", {"threshold": 0.25})
+    by_kw = sa.tiling_for("threshold_grad_v2_d", 5000, "float32", info, "experimental", threshold=0.25)
+    assert by_map == by_kw and by_map.threshold == np.float32(0.25)
+    # one explorer's controls serve every op: another op's attribute is dropped, a name no op has is refused
+    assert sa.op_attrs("relu_grad", {"threshold": 0.25, "alpha": 0.5}) == {}
+    with pytest.raises(TypeError, match="unknown tiling attributes \\['treshold'\\]"):
+        sa.tiling_for("relu_grad", 10, "float32", info, treshold=0.3)
+    x = np.linspace(-4, 4, 2048, dtype=np.float16)
+    _, a = sa.run_kernel("hard_sigmoid_grad", x, x, attrs={"alpha": 0.25, "beta": 0.5}, kernel="experimental")
+    _, b = sa.run_kernel("hard_sigmoid_grad", x, x, alpha=0.25, beta=0.5, kernel="experimental")
+    assert np.array_equal(a, b) and not np.array_equal(a, sa.run_kernel("hard_sigmoid_grad", x, x)[1])
+    with pytest.raises(TypeError, match="takes 2 input arrays"):
+        sa.run_kernel("relu_grad", x)

@@ -23,7 +23,6 @@ shape and the platform. This module keeps that split:
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any
 
 from ..acl.types import as_acl_dtype, dtype_itemsize
@@ -44,7 +43,7 @@ from .tiling_inputs import check_float, check_n, resolve_platform
 __all__ = ["FACTS_VERSION", "MAX_CORES", "build_facts", "compute", "default_kernel"]
 
 #: Bumped when the facts' layout changes (:func:`compute` refuses facts of another version).
-FACTS_VERSION = 1
+FACTS_VERSION = 3
 
 #: The largest core count the live page's form and the notebook tiling explorer accept (a what-if beyond any SoC's
 #: vector cores; every chart then has at most this many rows). The page reads it from the facts.
@@ -68,6 +67,57 @@ def _resolve(name: str) -> Any:
 
 
 # --- build time (the whole package) ----------------------------------------------------------------------------
+def _kernel_facts(spec: Any, flavour: str, k: Any) -> dict[str, Any]:
+    """One kernel's facts, by the live tiling its spec declares (``KernelSpec.live``)."""
+    entry: dict[str, Any] = {
+        "flavour": flavour, "socs": list(k.socs), "source": k.source, "tile_field": k.tile_field,
+        "attrs": spec.check_attrs({}, flavour), "tiling_data": _name(k.tiling_data), "kind": k.live.kind,
+    }
+    if k.live.kind == "host":
+        entry.update(tiling=_name(k.tiling), core_ranges=_name(k.core_ranges))
+    elif k.live.kind == "tbe":
+        module = k.live.source
+        entry.update(op_type=spec.op_type, dtypes=list(module.DTYPES),
+                     counts={soc: _tbe_counts(module, soc) for soc in socs()})
+    else:
+        op = k.live.source
+        entry.update(name=op.name, dtype_names=[str(d) for d in op.dtype_ids],
+                     dtype_ids={str(d): i for d, i in op.dtype_ids.items()},
+                     dags={str(d): vars(DagCounts.of(op.dag_for(d))) for d in op.dtype_ids},
+                     scalars=[float(v) for v in op.scalars(entry["attrs"])])
+    return entry
+
+
+def _tbe_counts(module: Any, soc: str) -> dict[str, Any]:
+    """A TBE kernel's compile counts per dtype for the binary built for ``soc`` (``tbe.schedule.compile_counts``);
+    a dtype whose description cannot be built there keeps the error the package raises."""
+    counts: dict[str, Any] = {}
+    for dtype in module.DTYPES:
+        try:
+            counts[dtype] = compile_counts(module.describe, dtype, soc)
+        except (TypeError, ValueError) as exc:
+            counts[dtype] = {"error": [type(exc).__name__, str(exc)]}
+    return counts
+
+
+def _op_facts(spec: Any, catalogue: list[Any], stock_flavour: Any) -> dict[str, Any] | None:
+    """One op's facts (None when none of its kernels declares a live tiling)."""
+    kernels = [_kernel_facts(spec, flavour, k) for flavour, k in spec.kernels.items() if k.live is not None]
+    if not kernels:
+        return None
+    if _resolve(spec.op_def_name) is not spec.op_def:
+        raise TypeError(f"{spec.op_type}: {spec.op_def_name} is not its op definition; declare OpSpec.host_module")
+
+    def stock(soc: Any) -> str:
+        flavour = stock_flavour(soc)
+        ok = flavour in spec.kernels and spec.kernels[flavour].registered_for(soc)
+        return flavour if ok else spec.kernel().flavour
+
+    return {"key": spec.key, "op_type": spec.op_type, "n_name": spec.n_name, "summary": spec.summary,
+            "op_def": spec.op_def_name, "dtypes": [d.short for d in spec.dtypes], "inputs": list(spec.inputs),
+            "kernels": kernels, "stock": {s.name: stock(s) for s in catalogue}}
+
+
 def build_facts() -> dict[str, Any]:
     """What :func:`compute` needs besides its inputs, for every registered op, kernel and SoC (see the module
     docstring). Runs with the whole package at book build; the page loads the result as JSON."""
@@ -78,42 +128,7 @@ def build_facts() -> dict[str, Any]:
     from .l0_kernel import stock_flavour  # (numpy: see above)
 
     catalogue = [get_soc(name) for name in socs()]
-    ops = []
-    for spec in registry.ops():
-        kernels = []
-        for flavour, k in spec.kernels.items():
-            entry: dict[str, Any] = {
-                "flavour": flavour, "socs": list(k.socs), "source": k.source, "tile_field": k.tile_field,
-                "attrs": spec.check_attrs({}, flavour), "tiling_data": _name(k.tiling_data),
-            }
-            module = sys.modules[k.tiling.__module__]
-            if k.tiling.__module__.endswith(".op_host"):
-                entry.update(kind="host", tiling=_name(k.tiling), core_ranges=_name(k.core_ranges))
-            elif flavour == "tbe":
-                entry.update(kind="tbe", op_type=spec.op_type, dtypes=list(module.DTYPES),
-                             counts={d: compile_counts(module.describe, d) for d in module.DTYPES})
-            elif hasattr(module, "OP"):
-                op = module.OP
-                names = [str(d) for d in op.dtype_ids]
-                entry.update(kind="template", name=op.name, dtype_names=names,
-                             dtype_ids={str(d): i for d, i in op.dtype_ids.items()},
-                             dags={str(d): vars(DagCounts.of(op.dag_for(d))) for d in op.dtype_ids},
-                             scalars=[float(v) for v in op.scalars(entry["attrs"])])
-            else:
-                raise TypeError(f"{spec.op_type} {flavour}: no live tiling for a kernel of {k.tiling.__module__}")
-            kernels.append(entry)
-        host = f"ascend_lab.ops.{spec.key}.op_host"
-        if getattr(sys.modules.get(host), "OP_DEF", None) is not spec.op_def:
-            raise TypeError(f"{spec.op_type}: its OP_DEF is not {host}.OP_DEF; the live tiling cannot check dtypes")
-
-        def stock(soc: Any, spec: Any = spec) -> str:
-            flavour = stock_flavour(soc)
-            ok = flavour in spec.kernels and spec.kernels[flavour].registered_for(soc)
-            return flavour if ok else spec.kernel().flavour
-
-        ops.append({"key": spec.key, "op_type": spec.op_type, "n_name": spec.n_name, "summary": spec.summary,
-                    "op_def": f"{host}:OP_DEF", "dtypes": [d.short for d in spec.dtypes], "kernels": kernels,
-                    "stock": {s.name: stock(s) for s in catalogue}})
+    ops = [facts for spec in registry.ops() if (facts := _op_facts(spec, catalogue, stock_flavour)) is not None]
     return {"version": FACTS_VERSION, "ops": ops, "dtypes": [d.short for d in BOOK_DTYPES], "max_cores": MAX_CORES,
             "socs": [{"name": s.name, "family": s.family, "vector_core_num": s.vector_core_num,
                       "ub_size": s.core_mem_size_ub} for s in catalogue]}
@@ -144,7 +159,8 @@ def _kernel(entry: dict[str, Any], flavour: str | None) -> dict[str, Any]:
                      f"{', '.join(k['flavour'] for k in entry['kernels'])}")
 
 
-def _tiling(k: dict[str, Any], n: int, dtype: str, core_num: int, ub_size: int, attrs: dict[str, float]) -> Any:
+def _tiling(k: dict[str, Any], n: int, dtype: str, soc: str, core_num: int, ub_size: int, attrs: dict[str, float],
+            inputs: int) -> Any:
     """The kernel's tiling, as its ``KernelSpec.tiling`` computes it."""
     if k["kind"] == "host":
         return _resolve(k["tiling"])(n, dtype, core_num, ub_size, **attrs)
@@ -152,14 +168,18 @@ def _tiling(k: dict[str, Any], n: int, dtype: str, core_num: int, ub_size: int, 
         name = check_dtype(k["op_type"], k["dtypes"], dtype)
         cls = _resolve(k["tiling_data"])
         extra = {f: attrs[f] for f, _ in cls.FIELDS if f not in dict(TbeElewiseTilingData.FIELDS)}
-        info = compile_info_of(**k["counts"][name], core_num=core_num, ub_size=ub_size)
+        counts = k["counts"][get_soc(soc).name][name]
+        if "error" in counts:
+            kind, message = counts["error"]
+            raise {"TypeError": TypeError, "ValueError": ValueError}[kind](message)
+        info = compile_info_of(**counts, core_num=core_num, ub_size=ub_size)
         return elewise_tiling(n, info, cls, **extra)
-    # the atvoss template: TemplateOp.tiling -> broadcast_base_tiling on two inputs of n elements
+    # the atvoss template: TemplateOp.tiling -> broadcast_base_tiling on the op's inputs, n elements each
     if n <= 0:
         raise TilingError(f"{k['name']}: the template's tiling fails on an empty tensor (dimLength is zero)")
     name = _template_dtype(k, dtype)
     dag = DagCounts(**k["dags"][name])
-    return broadcast_base_tiling(dag, [(n,), (n,)], (n,), core_num, ub_size, dtype_id=k["dtype_ids"][name],
+    return broadcast_base_tiling(dag, [(n,)] * inputs, (n,), core_num, ub_size, dtype_id=k["dtype_ids"][name],
                                  scalars=k["scalars"])
 
 
@@ -198,7 +218,7 @@ def compute(facts: dict[str, Any], op: str, n: int, dtype: str, soc: str, core_n
     n = check_n(entry["n_name"], n)
     _resolve(entry["op_def"]).require_dtype(dtype)
     core_num, ub_size = resolve_platform(core_num, ub_size, soc)
-    td = _tiling(k, n, dtype, core_num, ub_size, attrs)
+    td = _tiling(k, n, dtype, soc, core_num, ub_size, attrs, len(entry["inputs"]))
     rows = _core_ranges(k, td, dtype, n, tiles=False)
     tiles = tiles and sum(r["tile_num"] for r in rows) <= MAX_TILES
     if tiles:

@@ -12,15 +12,17 @@ Lookups accept any spelling of an op: the package key (``hard_sigmoid_grad``), C
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..base.platform import get_soc
 from .spec import AclnnSpec, KernelSpec, OpSpec
 
-__all__ = ["OPERATOR_PACKAGES", "aclnn_api", "aclnn_apis", "get", "op_for_tiling", "ops", "oracle_call", "register",
-           "unregister"]
+__all__ = ["OPERATOR_PACKAGES", "aclnn_api", "aclnn_apis", "get", "op_for_tiling", "ops", "oracle", "oracle_call",
+           "register", "unregister"]
 
 #: One line per operator package. The order is the order tables and menus show.
 OPERATOR_PACKAGES: tuple[str, ...] = (
@@ -128,6 +130,22 @@ def oracle_call(node: Any) -> tuple[str, dict[str, Any]]:
     kwargs = {a: node.attrs[a] for a in attrs}
     kwargs.update(spec.kernel(flavour).oracle_params(get_soc(node.attrs["soc"])))
     return name, kwargs
+
+
+def oracle(node: Any) -> Callable[..., Any]:
+    """The numpy oracle of what a kernel node ran, bound to the node's attributes and its SoC's platform facts:
+    ``registry.oracle(run.kernel_node)(*inputs)`` is the expected output.
+
+    The oracle is imported here, by its name, when a test or the CLI's check asks: the simulator itself never
+    imports an oracle (``ascend_lab.golden`` or an op's ``oracle.py``), so nothing that runs kernels depends on it."""
+    if node is None or "kernel" not in getattr(node, "attrs", {}):
+        raise ValueError("oracle() takes a kernel node (run.kernel_node); this run built none")
+    name, kwargs = oracle_call(node)
+    module, _, attr = name.partition(":")
+    if not module or not attr:
+        raise ValueError(f"{node.op}: its spec names no oracle (OpSpec.oracle = 'module:function')")
+    function = getattr(importlib.import_module(module), attr)
+    return functools.partial(function, **kwargs)
 
 
 def op_for_tiling(td: Any) -> tuple[OpSpec, KernelSpec]:

@@ -27,10 +27,34 @@ from typing import Any
 
 from ..opdev.op_def import OpDef
 
-__all__ = ["FLAVOURS", "AclnnSpec", "KernelSpec", "OpSpec", "ScalarArg"]
+__all__ = ["FLAVOURS", "LIVE_KINDS", "AclnnSpec", "KernelSpec", "LiveTiling", "OpSpec", "ScalarArg"]
 
 #: Kernel flavours, as design §8 names them: built-in TBE, built-in AscendC (main tree), custom package.
 FLAVOURS: tuple[str, ...] = ("tbe", "main", "experimental")
+
+#: How the live tiling page (pyodide: no numpy) recomputes a kernel's tiling (``ops.live_tiling``).
+LIVE_KINDS: tuple[str, ...] = ("host", "tbe", "template")
+
+
+@dataclass(frozen=True)
+class LiveTiling:
+    """Where the live tiling page finds a kernel's run-time tiling -- declared, never guessed from module names.
+
+    * ``host`` (the default): the kernel's ``tiling`` and ``core_ranges`` import and run without numpy (an
+      ``op_host`` module on ``acl.types``/``opdev.tiling_data``), so the page calls them as they are;
+    * ``tbe``: ``source`` is the TBE kernel module (its ``describe`` and ``DTYPES``); the page runs
+      ``tbe.schedule.elewise_tiling`` on the description's compile-time counts, recorded at book build;
+    * ``template``: ``source`` is the atvoss ``TemplateOp``; the page runs ``atvoss.tiling.broadcast_base_tiling``
+      on the DAG's counts, recorded at book build.
+    """
+    kind: str = "host"
+    source: Any = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in LIVE_KINDS:
+            raise ValueError(f"live tiling kind must be one of {LIVE_KINDS}, got {self.kind!r}")
+        if (self.kind == "host") != (self.source is None):
+            raise ValueError(f"live tiling {self.kind!r}: a host tiling takes no source, tbe/template need one")
 
 
 @dataclass(frozen=True)
@@ -80,6 +104,9 @@ class KernelSpec:
     formula: str = ""
     #: Platform facts the oracle takes as keyword arguments for a SoC (e.g. TBE's ``{"vcopy": ...}``).
     oracle_params: Callable[[Any], dict[str, Any]] = lambda soc: {}
+    #: How the live tiling page recomputes this kernel's tiling without numpy (default: a numpy-free host tiling);
+    #: None leaves the kernel out of the page.
+    live: LiveTiling | None = LiveTiling()
 
     def __post_init__(self) -> None:
         if self.flavour not in FLAVOURS:
@@ -158,6 +185,9 @@ class OpSpec:
     oracle: str = ""
     oracle_attrs: tuple[str, ...] = ()
     summary: str = ""
+    #: The dotted name of the numpy-free module that holds ``OP_DEF`` (the live tiling page checks dtypes with it);
+    #: empty: the module of ``infer_shape`` (an ``op_host``).
+    host_module: str = ""
 
     def __post_init__(self) -> None:
         unknown = set(self.kernels) - set(FLAVOURS)
@@ -165,6 +195,33 @@ class OpSpec:
             raise ValueError(f"{self.op_type}: unknown kernel flavours {sorted(unknown)}; use {FLAVOURS}")
         if not self.kernels:
             raise ValueError(f"{self.op_type}: an operator needs at least one kernel")
+        arity = len(self.inputs) + len(self.outputs)
+        for flavour, kernel in self.kernels.items():
+            if kernel.flavour != flavour:
+                raise ValueError(f"{self.op_type}: kernels[{flavour!r}] is a {kernel.flavour!r} kernel")
+            if len(kernel.args) != arity:
+                raise ValueError(f"{self.op_type} {flavour}: args {kernel.args} must name the {arity} GM tensors "
+                                 f"of the op definition ({', '.join(self.inputs + self.outputs)}), in order")
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The op definition's input names, in order (``("gradients", "features")``)."""
+        return tuple(p.name for p in self.op_def.inputs)
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The op definition's output names, in order."""
+        return tuple(p.name for p in self.op_def.outputs)
+
+    @property
+    def flavours(self) -> tuple[str, ...]:
+        """The kernel flavours the simulator has for this op, in declaration order."""
+        return tuple(self.kernels)
+
+    @property
+    def op_def_name(self) -> str:
+        """``module:OP_DEF`` of the op definition, for code that must import it by name (the live tiling page)."""
+        return f"{self.host_module or self.infer_shape.__module__}:OP_DEF"
 
     @property
     def dtypes(self) -> tuple[Any, ...]:

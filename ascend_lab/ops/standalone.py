@@ -10,12 +10,14 @@ instead of refusing it.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..ascendc import KernelError, KernelRun
 from ..ascendc.launcher import launch as _launch
+from ..base import platform
 from ..base.platform import SocInfo, get_soc
 from ..dtypes import as_acl_dtype, to_numpy
 from . import registry
@@ -59,15 +61,30 @@ def make_soc(soc: str | SocInfo | None = None, core_num: int | None = None, ub_s
     return dataclasses.replace(info, **changes) if changes else info
 
 
-def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, kernel: str | None = None, **attrs: Any) -> Any:
+def op_attrs(op: str | OpSpec, attrs: Mapping[str, float] | None = None, **named: float) -> dict[str, float]:
+    """The tiling attributes of ``op`` out of ``attrs`` and keyword spellings (``threshold=1.0``): the names the op
+    declares (``OpSpec.attrs``) are kept, names only other registered ops have are dropped -- so one explorer's
+    controls serve every op --, and a name no registered op has raises TypeError (a typo). Defaults are not filled
+    in here: the kernel's tiling has them."""
+    spec = registry.get(op)
+    given = {**(attrs or {}), **named}
+    known = {name for s in registry.ops() for name in s.attrs}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise TypeError(f"unknown tiling attributes {unknown}: {spec.op_type} takes "
+                        f"{', '.join(spec.attrs) or 'none'} (other operators: {', '.join(sorted(known)) or 'none'})")
+    return {name: value for name, value in given.items() if name in spec.attrs}
+
+
+def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, kernel: str | None = None,
+               attrs: Mapping[str, float] | None = None, **named: float) -> Any:
     """The TilingData the op's host tiling computes for ``n`` elements on ``soc`` (any SoC: a what-if study),
     with the UB as the tiling sees it (``GetCoreMemSize(UB)``: 256 B less than the UB on A2/A3).
 
-    ``attrs`` are the op's tiling attributes (``threshold``, ``alpha``...); ones the op does not have are
-    ignored, so one call can serve every op (an explorer passes its threshold whatever the op)."""
+    ``attrs`` (or keywords such as ``threshold=``) are tiling attributes, filtered by :func:`op_attrs`."""
     spec, k = _kernel(op, kernel)
-    mine = {name: value for name, value in attrs.items() if name in spec.attrs}
-    return k.tiling(n, dtype, soc.vector_core_num, soc.core_mem_size_ub, **mine)
+    with platform.soc(soc.name):          # a TBE tiling reads the compile info of the binary built for ``soc``
+        return k.tiling(n, dtype, soc.vector_core_num, soc.core_mem_size_ub, **op_attrs(spec, attrs, **named))
 
 
 def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2,
@@ -90,42 +107,52 @@ def _check_buffer_num(buffer_num: Any) -> int:
     return int(buffer_num)
 
 
-def run_kernel(op: str, grad: np.ndarray, feat: np.ndarray, *, threshold: float = 1.0,
+def _check_inputs(spec: OpSpec, inputs: tuple[Any, ...]) -> list[np.ndarray]:
+    arrays = [np.asarray(a) for a in inputs]
+    if len(arrays) != len(spec.inputs):
+        raise TypeError(f"{spec.op_type} takes {len(spec.inputs)} input arrays ({', '.join(spec.inputs)}), "
+                        f"got {len(arrays)}")
+    if any(a.shape != arrays[0].shape or a.dtype != arrays[0].dtype for a in arrays):
+        raise ValueError(f"the inputs must have one shape and dtype, got "
+                         f"{', '.join(f'{a.shape} {a.dtype}' for a in arrays)}")
+    return arrays
+
+
+def run_kernel(op: str, *inputs: np.ndarray, attrs: Mapping[str, float] | None = None,
                soc: str | SocInfo | None = "Ascend910B4", core_num: int | None = None, ub_size: int | None = None,
                buffer_num: int = 2, record: bool = True, snapshot: bool = False,
-               cores: list[int] | None = None, kernel: str | None = None) -> tuple[KernelRun, np.ndarray]:
-    """Tile and launch ``op`` on ``grad`` / ``feat`` flattened; returns (run, output).
+               cores: list[int] | None = None, kernel: str | None = None,
+               **named: float) -> tuple[KernelRun, np.ndarray]:
+    """Tile and launch ``op`` on its input arrays (as many as its op definition has: ``grad, feat`` for the
+    backward ops), flattened; returns (run, output). ``attrs`` (or keywords such as ``threshold=``) are the tiling
+    attributes (:func:`op_attrs`).
 
     The inputs' device memory is lent their bytes (copy on write, ``DeviceAllocation.lend``): the kernel reads
-    them where they are, and ``grad`` / ``feat`` stay untouched even by a kernel that writes its inputs.
+    them where they are, and the arrays stay untouched even by a kernel that writes its inputs.
 
     The output is a view of the output's device memory, not a copy (a copy of a 2**24-element result costs about
     as much as the simulated kernel's own copies): it keeps those bytes alive for as long as it lives -- the
     runtime's pool never hands out a buffer a view still reaches -- and nothing else writes them after the call."""
     spec, k = _kernel(op, kernel)
-    grad = np.asarray(grad)
-    feat = np.asarray(feat)
-    if grad.shape != feat.shape or grad.dtype != feat.dtype:
-        raise ValueError(f"grad and feat must have one shape and dtype, got {grad.shape} {grad.dtype} and "
-                         f"{feat.shape} {feat.dtype}")
+    arrays = _check_inputs(spec, inputs)
+    first = arrays[0]
     buffer_num = _check_buffer_num(buffer_num)
     info = make_soc(soc, core_num, ub_size)
-    dtype = as_acl_dtype(grad.dtype)
-    n = grad.size
-    td = tiling_for(spec, n, dtype, info, k.flavour, threshold=threshold)
+    dtype = as_acl_dtype(first.dtype)
+    td = tiling_for(spec, first.size, dtype, info, k.flavour, attrs, **named)
     # the inputs are lent, not copied (copied in only if the kernel writes them: the caller's arrays are not
     # touched); the output is allocated, not uploaded: its device bytes start zeroed, as an upload of zeros would
-    args = [gm_from_array(grad, k.args[0], lend=True), gm_from_array(feat, k.args[1], lend=True),
-            gm_from_array(None, k.args[2], nbytes=grad.nbytes)]
+    args = [gm_from_array(a, name, lend=True) for a, name in zip(arrays, k.args, strict=False)]
+    args.append(gm_from_array(None, k.args[len(arrays)], nbytes=first.nbytes))
     entry, template = kernel_entry(spec, td, dtype, buffer_num, k.flavour)
-    run = _named(_launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=record,
+    run = _named(_launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(len(arrays),), record=record,
                          kernel_name=spec.op_type, tiling_data=td, cores=cores, snapshot=snapshot, **template), k)
-    result = args[2].ptr.allocation.buffer[:grad.nbytes].view(grad.dtype).reshape(grad.shape)
+    result = args[-1].ptr.allocation.buffer[:first.nbytes].view(first.dtype).reshape(first.shape)
     return run, result
 
 
 def _plan_reserve(spec: OpSpec, k: KernelSpec, conservative: int, dt: Any, info: SocInfo, buffer_num: int,
-                  threshold: float) -> int:
+                  attrs: Mapping[str, float]) -> int:
     """The bytes a plan must leave free at the top of UB (kernel_flavours §4): only a kernel that issues Select
     modes 1/2 needs any (``conservative``, what a plan-only launch records), so a one-core run on a few elements
     of the same dtype tells whether this kernel does -- the instruction sequence depends on the dtype and the
@@ -134,36 +161,38 @@ def _plan_reserve(spec: OpSpec, k: KernelSpec, conservative: int, dt: Any, info:
         return 0
     probe = np.zeros(1024, dtype=to_numpy(dt))
     try:
-        run, _ = run_kernel(spec.key, probe, probe, threshold=threshold, soc=info, core_num=1, buffer_num=buffer_num,
-                            record=False, kernel=k.flavour)
+        run, _ = run_kernel(spec.key, *[probe] * len(spec.inputs), attrs=attrs, soc=info, core_num=1,
+                            buffer_num=buffer_num, record=False, kernel=k.flavour)
     except (KernelError, ValueError, TypeError):
         return min(conservative, info.ub_size)
     return min(run.trace.ub_reserved, info.ub_size)
 
 
 def ub_plan(op: str, n: int, dtype: Any, soc: str | SocInfo | None = "Ascend910B4", *, core_num: int | None = None,
-            ub_size: int | None = None, buffer_num: int = 2, core: int = 0, threshold: float = 1.0,
-            tiling_ub_size: int | None = None, kernel: str | None = None) -> dict[str, Any]:
+            ub_size: int | None = None, buffer_num: int = 2, core: int = 0, attrs: Mapping[str, float] | None = None,
+            tiling_ub_size: int | None = None, kernel: str | None = None, **named: float) -> dict[str, Any]:
     """The UB layout core ``core`` would build for ``n`` elements (its Init only), with the capacity,
     the bytes the plan must leave free for the library (the Select scratch, only if the kernel issues Select
     modes 1/2 on this SoC: ``ascendc.reserved_ub_bytes``) and, when the plan does not fit, the overflow in bytes.
 
     ``tiling_ub_size`` lets the tiling believe in another UB size than the core has (a classic bug:
-    the plan then overflows); ``buffer_num`` 3 or 4 shows why the kernels stop at double buffering."""
+    the plan then overflows); ``buffer_num`` 3 or 4 shows why the kernels stop at double buffering. ``attrs`` (or
+    keywords such as ``threshold=``): the tiling attributes (:func:`op_attrs`)."""
     spec, k = _kernel(op, kernel)
+    attrs = op_attrs(spec, attrs, **named)
     info = make_soc(soc, core_num, ub_size)
     dt = as_acl_dtype(dtype)
     believed = make_soc(info, None, tiling_ub_size, believed=True) if tiling_ub_size else info
-    td = tiling_for(spec, n, dt, believed, k.flavour, threshold=threshold)
+    td = tiling_for(spec, n, dt, believed, k.flavour, attrs)
     item = to_numpy(dt).itemsize
     args = [gm_from_array(None, name, n * item) for name in k.args]   # Init reads no data
     entry, template = kernel_entry(spec, td, dt, buffer_num, k.flavour)
-    run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(2,), record=False,
+    run = _launch(entry, td.blockDim, args, td.to_bytes(), info, outputs=(len(spec.inputs),), record=False,
                   kernel_name=spec.op_type, tiling_data=td, cores=[min(core, td.blockDim - 1)], plan_only=True,
                   **template)
     buffers = next(iter(run.trace.ub_layout.values()), [])
     used = max((b.offset + b.size for b in buffers), default=0)
-    reserved = _plan_reserve(spec, k, run.trace.ub_reserved, dt, info, buffer_num, threshold)
+    reserved = _plan_reserve(spec, k, run.trace.ub_reserved, dt, info, buffer_num, attrs)
     usable = info.ub_size - reserved
     return {"op": spec.op_type, "dtype": dt.short, "soc": info.name, "tiling": td, "buffers": buffers,
             "capacity": info.ub_size, "reserved": reserved, "usable": usable, "used": used,
@@ -189,9 +218,20 @@ def _sample(rng: np.random.Generator, n: int, npdt: np.dtype, lo: float, hi: flo
     return values.astype(npdt)
 
 
+def _sample_inputs(count: int, extent: int, npdt: np.dtype, seed: int) -> list[np.ndarray]:
+    """``count`` inputs of ``extent`` elements, a 4096-element random pattern repeated: the first (a gradient)
+    uniform in [-2, 2], the others (features) in [-4, 4] -- drawn features first, so the two-input ops see the
+    data they always saw."""
+    rng = np.random.default_rng(seed)
+    pattern = min(extent, 4096)
+    rest = [np.resize(_sample(rng, pattern, npdt, lo=-4.0, hi=4.0), extent) for _ in range(count - 1)]
+    return [np.resize(_sample(rng, pattern, npdt, lo=-2.0, hi=2.0), extent), *rest]
+
+
 def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_num: int | None = None,
-                 ub_size: int | None = None, buffer_num: int = 2, max_tiles: int | None = 6, threshold: float = 1.0,
-                 snapshot: bool = False, seed: int = 0, kernel: str | None = None) -> tuple[KernelRun, dict[str, Any]]:
+                 ub_size: int | None = None, buffer_num: int = 2, max_tiles: int | None = 6,
+                 attrs: Mapping[str, float] | None = None, snapshot: bool = False, seed: int = 0,
+                 kernel: str | None = None, **named: float) -> tuple[KernelRun, dict[str, Any]]:
     """Simulate core 0 of ``op`` on ``n`` elements, cheaply enough for a live figure.
 
     When core 0 would run more than ``max_tiles`` tiles, the run uses a smaller tensor that gives every core
@@ -199,30 +239,30 @@ def pipeline_run(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", *, core_
     cost model's share of GM bandwidth is unchanged): the lanes are then core 0's first ``max_tiles`` tiles.
     Only core 0's slice of global memory is allocated (``run_kernel`` would copy the whole tensors), but the
     kernel arguments keep the full tensor sizes, so the launch and its cost model see the real problem.
-    Returns the run and a note saying which N was simulated.
+    Returns the run and a note saying which N was simulated. ``attrs`` (or keywords such as ``threshold=``): the
+    tiling attributes (:func:`op_attrs`).
     """
     spec, k = _kernel(op, kernel)
+    attrs = op_attrs(spec, attrs, **named)
     info = make_soc(soc, core_num, ub_size)
     dt = as_acl_dtype(dtype)
     buffer_num = _check_buffer_num(buffer_num)
-    td = tiling_for(spec, n, dt, info, k.flavour, threshold=threshold)
+    td = tiling_for(spec, n, dt, info, k.flavour, attrs)
     first = k.core_ranges(td, dt, n, tiles=False)[0]
     n_sim, sim_info, td_sim = int(n), info, td
     if max_tiles is not None and first["tile_num"] > max_tiles:
         n_sim = td.blockDim * max_tiles * k.tile_elements(td, dt, n)
         sim_info = make_soc(info, td.blockDim, None)
-        td_sim = tiling_for(spec, n_sim, dt, sim_info, k.flavour, threshold=threshold)
+        td_sim = tiling_for(spec, n_sim, dt, sim_info, k.flavour, attrs)
         first = k.core_ranges(td_sim, dt, n_sim, tiles=False)[0]
     npdt = to_numpy(dt)
     extent = int(first["padded_end"])                       # elements core 0 reads and writes
-    rng = np.random.default_rng(seed)
-    pattern = min(extent, 4096)
-    feat = np.resize(_sample(rng, pattern, npdt, lo=-4.0, hi=4.0), extent)
-    grad = np.resize(_sample(rng, pattern, npdt, lo=-2.0, hi=2.0), extent)
+    arrays = _sample_inputs(len(spec.inputs), extent, npdt, seed)
     args = [gm_from_array(a, name, n_sim * npdt.itemsize) for a, name in
-            zip((grad, feat, np.zeros(extent, npdt)), k.args, strict=True)]
+            zip((*arrays, np.zeros(extent, npdt)), k.args, strict=True)]
     entry, template = kernel_entry(spec, td_sim, dt, buffer_num, k.flavour)
-    run = _named(_launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(2,), record=True,
+    run = _named(_launch(entry, td_sim.blockDim, args, td_sim.to_bytes(), sim_info, outputs=(len(arrays),),
+                         record=True,
                          kernel_name=spec.op_type, tiling_data=td_sim, cores=[0], snapshot=snapshot, **template), k)
     note = (f"core 0 of N = {n:,}" if n_sim == n else
             f"core 0's first {max_tiles} tiles (simulated on N = {n_sim:,}: same tile size and blockDim)")
@@ -239,12 +279,12 @@ def buffer_num_study(op: str, n: int, dtype: Any, soc: Any = "Ascend910B4", **kw
 
 
 def stepper_run(op: str = "hard_sigmoid_grad", dtype: Any = "float32", n: int = 224, soc: str = "Ascend950PR",
-                ub_size: int | None = 4096, core_num: int | None = 1, threshold: float = 1.0,
-                kernel: str | None = None) -> KernelRun:
+                ub_size: int | None = 4096, core_num: int | None = 1, attrs: Mapping[str, float] | None = None,
+                kernel: str | None = None, **named: float) -> KernelRun:
     """A small snapshot run for the kernel stepper: by default HardSigmoidGrad float32 on one core with a 4 KB
     UB, so N = 224 becomes a 128-element tile (two 256-byte repeats) and a 96-element tail tile."""
-    run, _ = pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, threshold=threshold,
-                          snapshot=True, max_tiles=None, kernel=kernel)
+    run, _ = pipeline_run(op, n, dtype, soc, ub_size=ub_size, core_num=core_num, attrs=attrs, snapshot=True,
+                          max_tiles=None, kernel=kernel, **named)
     return run
 
 

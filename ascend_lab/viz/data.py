@@ -78,7 +78,7 @@ def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: li
     if ranges is not None:
         return _tile_map_from(td, dtype, n, ranges, tile_field or "ubFactor",
                               type(td).__name__.removesuffix("TilingData"))
-    node = next((nd for nd in getattr(source, "nodes", []) if "kernel" in nd.attrs), None)
+    node = getattr(source, "kernel_node", None)
     if node is not None:                  # a Run says which op and kernel made the tiling (a struct may be shared)
         spec = registry.get(node.op)
         kernel = spec.kernel(node.attrs["kernel"])

@@ -22,7 +22,7 @@ HARDSIGMOID_FILES: tuple[str, str, str, str] = (
 
 def _kernel_node(run: Any) -> Any:
     """The L0 node that launched the operator's kernel (the one the dispatch gave a kernel flavour)."""
-    node = next((n for n in run.nodes if "kernel" in n.attrs), None)
+    node = run.kernel_node
     if node is None:
         raise ValueError("no L0 node of the run launched an operator kernel")
     return node

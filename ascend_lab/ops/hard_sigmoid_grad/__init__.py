@@ -1,6 +1,6 @@
 """HardSigmoidGrad (``aclnnHardsigmoidBackward``): op_api, op_host, op_kernel, and the spec the registry reads."""
 
-from ..spec import KernelSpec, OpSpec
+from ..spec import KernelSpec, LiveTiling, OpSpec
 from . import op_api, op_host, op_kernel
 from .op_kernel import main as main_kernel
 from .op_kernel import tbe as tbe_kernel
@@ -31,7 +31,8 @@ SPEC = OpSpec(
             source="ops-nn:activation/hard_sigmoid_grad/op_kernel/arch35/hard_sigmoid_grad.h"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.1)
         "tbe": KernelSpec(
-            flavour="tbe", takes_buffer_num=False, socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
+            flavour="tbe", takes_buffer_num=False, live=LiveTiling("tbe", tbe_kernel),
+            socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
             tiling=tbe_kernel.tiling,
             tiling_data=tbe_kernel.HardSigmoidGradTbeTilingData, core_ranges=tbe_kernel.core_ranges,
             tile_field="ubFactor", entry=tbe_kernel.hard_sigmoid_grad, template=tbe_kernel.template_args,

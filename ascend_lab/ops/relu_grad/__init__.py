@@ -2,7 +2,7 @@
 
 from ...atvoss.tiling import BroadcastBaseTilingData
 from ...tbe.dsl import has_vcopy
-from ..spec import KernelSpec, OpSpec
+from ..spec import KernelSpec, LiveTiling, OpSpec
 from . import op_host, op_kernel
 from .op_kernel import main as main_kernel
 from .op_kernel import tbe as tbe_kernel
@@ -20,7 +20,8 @@ SPEC = OpSpec(
             source="ops-nn:experimental/activation/relu_grad/op_kernel/relu_grad.h"),
         # the 950 main-tree kernel (relu_grad_apt): a DAG on the atvoss template (kernel_flavours.md §3)
         "main": KernelSpec(
-            flavour="main", socs=("ascend950",), tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
+            flavour="main", socs=("ascend950",), live=LiveTiling("template", main_kernel.OP),
+            tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
             tiling_data=main_kernel.TilingData, tiling_data_more=(BroadcastBaseTilingData,), takes_buffer_num=False,
             core_ranges=main_kernel.core_ranges, tile_field="tileNum",
             entry=main_kernel.relu_grad, template=main_kernel.template_args, launch=main_kernel.launch,
@@ -29,7 +30,8 @@ SPEC = OpSpec(
             source="ops-nn:activation/relu_grad/op_kernel/arch35/relu_grad_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.3)
         "tbe": KernelSpec(
-            flavour="tbe", takes_buffer_num=False, socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
+            flavour="tbe", takes_buffer_num=False, live=LiveTiling("tbe", tbe_kernel),
+            socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
             tiling=tbe_kernel.tiling,
             tiling_shapes=tbe_kernel.tiling_for_shapes,
             tiling_data=tbe_kernel.ReluGradTbeTilingData, core_ranges=tbe_kernel.core_ranges, tile_field="ubFactor",

@@ -5,7 +5,7 @@ aclnnThresholdBackward belongs to this package; with a threshold of 0 it reaches
 from ...atvoss.tiling import BroadcastBaseTilingData
 from ...base.platform import lib_api_workspace_size
 from ...tbe.dsl import has_vcopy
-from ..spec import KernelSpec, OpSpec
+from ..spec import KernelSpec, LiveTiling, OpSpec
 from . import op_api, op_host, op_kernel
 from .op_kernel import main as main_kernel
 from .op_kernel import tbe as tbe_kernel
@@ -23,7 +23,8 @@ SPEC = OpSpec(
             source="ops-nn:experimental/activation/threshold_grad_v2_d/op_kernel/threshold_grad_v2_d.h"),
         # the 950 main-tree kernel: a DAG on the atvoss template (kernel_flavours.md §3)
         "main": KernelSpec(
-            flavour="main", socs=("ascend950",), tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
+            flavour="main", socs=("ascend950",), live=LiveTiling("template", main_kernel.OP),
+            tiling=main_kernel.tiling, tiling_shapes=main_kernel.tiling_for_shapes,
             tiling_data=main_kernel.TilingData, tiling_data_more=(BroadcastBaseTilingData,), takes_buffer_num=False,
             core_ranges=main_kernel.core_ranges, tile_field="ubFormer",
             entry=main_kernel.threshold_grad_v2_d, template=main_kernel.template_args, launch=main_kernel.launch,
@@ -32,7 +33,8 @@ SPEC = OpSpec(
             source="ops-nn:activation/threshold_grad_v2_d/op_kernel/arch35/threshold_grad_v2_d_dag.h (atvoss)"),
         # the legacy TBE kernel of 910A/910B/910_93/310P on the TBE model (kernel_flavours.md §5.2)
         "tbe": KernelSpec(
-            flavour="tbe", takes_buffer_num=False, socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
+            flavour="tbe", takes_buffer_num=False, live=LiveTiling("tbe", tbe_kernel),
+            socs=("ascend910", "ascend910b", "ascend910_93", "ascend310p"),
             tiling=tbe_kernel.tiling,
             tiling_shapes=tbe_kernel.tiling_for_shapes,
             tiling_data=tbe_kernel.ThresholdGradV2DTbeTilingData, core_ranges=tbe_kernel.core_ranges,
