@@ -57,6 +57,7 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.ascendc import cost_model as cm
 from ascend_lab.ascendc import instructions_math as im
+from ascend_lab.ascendc import instructions_reduce as ir
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.ops.kernel_args import gm_from_array
@@ -584,7 +585,7 @@ def test_whole_reduce_sum_is_a_tree_in_t(dt, mask_kind):
 
 
 @pytest.mark.parametrize("api", ["WholeReduceMax", "WholeReduceMin"])
-@pytest.mark.parametrize("order", list(im.ReduceOrder))
+@pytest.mark.parametrize("order", list(ir.ReduceOrder))
 def test_whole_reduce_max_min_value_and_index(api, order):
     dt, per, repeat = F32, 64, 2
     fn = {"WholeReduceMax": WholeReduceMax, "WholeReduceMin": WholeReduceMin}[api]
@@ -596,15 +597,15 @@ def test_whole_reduce_max_min_value_and_index(api, order):
     for k in range(repeat):
         seg = x[k * per:k * per + 48]
         i, v = int(pick(seg)), seg[pick(seg)]
-        if order == im.ReduceOrder.ORDER_VALUE_INDEX:
+        if order == ir.ReduceOrder.ORDER_VALUE_INDEX:
             assert got[2 * k] == v and got[2 * k + 1:2 * k + 2].view(np.uint32)[0] == i
-        elif order == im.ReduceOrder.ORDER_INDEX_VALUE:
+        elif order == ir.ReduceOrder.ORDER_INDEX_VALUE:
             assert got[2 * k + 1] == v and got[2 * k:2 * k + 1].view(np.uint32)[0] == i
-        elif order == im.ReduceOrder.ORDER_ONLY_VALUE:
+        elif order == ir.ReduceOrder.ORDER_ONLY_VALUE:
             assert got[k] == v
         else:
             assert got[k:k + 1].view(np.uint32)[0] == i
-    assert got[:2].view(np.uint32)[1] == 40 or order != im.ReduceOrder.ORDER_VALUE_INDEX
+    assert got[:2].view(np.uint32)[1] == 40 or order != ir.ReduceOrder.ORDER_VALUE_INDEX
 
 
 def test_whole_reduce_strided_source_half_index_bits():
@@ -618,7 +619,7 @@ def test_whole_reduce_strided_source_half_index_bits():
 
 @pytest.mark.parametrize("soc, call, dt", [
     (T910A, lambda o, s: WholeReduceSum(o, s, 64, 1, 1, 1, 8), F32),
-    (P310, lambda o, s: WholeReduceMax(o, s, 64, 1, 1, 1, 8, im.ReduceOrder.ORDER_ONLY_VALUE), F32),
+    (P310, lambda o, s: WholeReduceMax(o, s, 64, 1, 1, 1, 8, ir.ReduceOrder.ORDER_ONLY_VALUE), F32),
     (A2, lambda o, s: WholeReduceSum(o, s, 64, 1, 1, 1, 8), np.dtype(np.int32)),
 ], ids=["910A float", "310P ORDER_ONLY_VALUE", "A2 int32"])
 def test_whole_reduce_refusals(soc, call, dt):
@@ -639,7 +640,7 @@ CXX_REDUCE = {
     "WholeReduceMax": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
                        "    WholeReduceMax(y, x, 32, 4, 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);",
                        lambda x, xb, y, t, m: (Duplicate(
-                           y, f32(0), 256), WholeReduceMax(y, x, 32, 4, 1, 1, 8, im.ReduceOrder.ORDER_ONLY_VALUE))),
+                           y, f32(0), 256), WholeReduceMax(y, x, 32, 4, 1, 1, 8, ir.ReduceOrder.ORDER_ONLY_VALUE))),
     "WholeReduceMin": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
                        "    WholeReduceMin(y, x, 64, 4, 1, 1, 8);",
                        lambda x, xb, y, t, m: (Duplicate(
@@ -862,7 +863,7 @@ def test_block_reduce_per_32_byte_block(soc, api, dt):
     per, blk, repeat = 256 // dt.itemsize, 32 // dt.itemsize, 2
     x = np.random.default_rng(31).uniform(-50, 50, per * repeat).astype(dt)
     mask = per - blk * 2 - 3                      # the last two blocks empty, the sixth partial
-    fn = getattr(im, api)
+    fn = getattr(ir, api)
     n_out = max(32 // dt.itemsize, 16) * 2
     sentinel = 7.0
     with np.errstate(all="ignore"):
@@ -887,17 +888,17 @@ def test_block_reduce_per_32_byte_block(soc, api, dt):
 
 def test_block_reduce_refused_for_float_on_910a():
     with pytest.raises(KernelError) as info:
-        run_api(T910A, lambda o, s: im.BlockReduceMax(o, s, 1, 64, 1, 1, 8), [np.ones(64, np.float32)], F32, 8)
+        run_api(T910A, lambda o, s: ir.BlockReduceMax(o, s, 1, 64, 1, 1, 8), [np.ones(64, np.float32)], F32, 8)
     assert info.value.kind == "unsupported-on-soc"
 
 
 CXX_BLOCK = {
     "BlockReduceSum": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
                        "    BlockReduceSum(y, x, 4, 64, 1, 1, 8);",
-                       lambda x, xb, y, t, m: (Duplicate(y, f32(0), 256), im.BlockReduceSum(y, x, 4, 64, 1, 1, 8))),
+                       lambda x, xb, y, t, m: (Duplicate(y, f32(0), 256), ir.BlockReduceSum(y, x, 4, 64, 1, 1, 8))),
     "BlockReduceMax": ("Duplicate(y, 0.0f, 256);\n    PipeBarrier<PIPE_V>();\n"
                        "    BlockReduceMax(y, x, 2, 40, 1, 2, 16);",
-                       lambda x, xb, y, t, m: (Duplicate(y, f32(0), 256), im.BlockReduceMax(y, x, 2, 40, 1, 2, 16))),
+                       lambda x, xb, y, t, m: (Duplicate(y, f32(0), 256), ir.BlockReduceMax(y, x, 2, 40, 1, 2, 16))),
 }
 CXX_CASES.update(CXX_BLOCK)
 

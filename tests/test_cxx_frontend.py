@@ -536,7 +536,7 @@ BAD = {
     "unknown API": ("Sigmoidz(y, x, 256);", "unknown function 'Sigmoidz'"),
     "known but unmodelled API": ("Mmad(y, x, xb, 256);", "'Mmad' is not modelled"),
     "wrong argument count": ("Muls(y, x, 0.5f);", "no overload of Muls takes"),
-    "mask/repeat form": ("Muls(y, x, 0.5f, 64, 4, 0);", "mask/repeat forms are not modelled"),
+    "mask/repeat form without its params": ("Muls(y, x, 0.5f, 64, 4, 0);", "no overload of Muls takes"),
     "new": ("float* q = new float[4];", "'new' is not available on the AI Core"),
     "malloc": ("void* q = malloc(16);", "'malloc' is not available on the AI Core"),
     "raw pointer dereference": ("float v = *((__gm__ float*)a);", "raw pointer dereference"),

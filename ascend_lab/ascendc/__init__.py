@@ -40,34 +40,45 @@ from .instructions import (
     PipeBarrier,
     Select,
 )
+from .instructions_adv import Log, Sigmoid, Tanh
 from .instructions_math import (
     Abs,
     And,
     Axpy,
-    BlockReduceMax,
-    BlockReduceMin,
-    BlockReduceSum,
     Div,
     Divs,
     Exp,
     LeakyRelu,
     Ln,
-    Log,
     Or,
     Reciprocal,
-    ReduceOrder,
     Relu,
     Rsqrt,
-    Sigmoid,
     Sqrt,
     Sub,
     Subs,
-    Tanh,
+)
+from .instructions_reduce import (
+    BlockReduceMax,
+    BlockReduceMin,
+    BlockReduceSum,
+    ReduceOrder,
     WholeReduceMax,
     WholeReduceMin,
     WholeReduceSum,
 )
 from .launcher import KernelRun, launch
+from .mask import (
+    MASK_PLACEHOLDER,
+    BinaryRepeatParams,
+    CopyRepeatParams,
+    MaskMode,
+    ResetMask,
+    SetMaskCount,
+    SetMaskNorm,
+    SetVectorMask,
+    UnaryRepeatParams,
+)
 from .numerics import RoundMode
 from .options import options
 from .pipe import VECCALC, VECIN, VECOUT, QuePosition, TBuf, TPipe, TPosition, TQue
@@ -101,4 +112,6 @@ __all__ = [
     "Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt", "Sqrt", "Sub",
     "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag", "ReduceOrder", "WholeReduceMax", "WholeReduceMin",
     "WholeReduceSum", "Log", "Sigmoid", "Tanh", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum",
+    "MASK_PLACEHOLDER", "BinaryRepeatParams", "CopyRepeatParams", "MaskMode", "ResetMask", "SetMaskCount",
+    "SetMaskNorm", "SetVectorMask", "UnaryRepeatParams",
 ]

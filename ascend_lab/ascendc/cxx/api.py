@@ -10,13 +10,18 @@ user learns whether the simulator or the kernel is missing something.
 Parameter kinds: ``L`` LocalTensor<T>, ``G`` GlobalTensor<T>, ``M`` a LocalTensor of any element type (a mask,
 Cast's other side), ``S`` a scalar converted to T, ``S|L`` a scalar or a LocalTensor<T> (Select's second source),
 ``I`` an ``int32_t`` count, ``E:NAME`` a value of the enum NAME, ``P`` DataCopyParams/DataCopyExtParams,
-``PAD`` DataCopyPadParams/DataCopyPadExtParams<T>.
+``PAD`` DataCopyPadParams/DataCopyPadExtParams<T>, ``MASK`` a ``uint64_t`` mask (``MASK_PLACEHOLDER``), ``R`` a
+``uint8_t`` repeatTime, ``U64`` a ``uint64_t``, ``BRP``/``URP``/``CRP`` Binary/Unary/CopyRepeatParams.
+
+A mask/repeat form (:data:`MASK_FORMS`) is called as ``_mask_<Name>(..., is_set_mask)``, its ``isSetMask`` template
+argument (``Add<T, false>``) last.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..mask import MASK_FORMS
 from ..sync import HardEvent
 from .ctypes import INT_TYPES, CType
 
@@ -35,7 +40,9 @@ class Overload:
 
 _KIND_TEXT = {"L": "LocalTensor<T>&", "G": "GlobalTensor<T>&", "M": "LocalTensor<U>&", "S": "const T& scalar",
               "S|L": "const T& scalar or LocalTensor<T>&", "I": "int32_t count", "P": "DataCopyParams/ExtParams",
-              "PAD": "DataCopyPadParams/PadExtParams<T>"}
+              "PAD": "DataCopyPadParams/PadExtParams<T>", "MASK": "uint64_t mask", "R": "uint8_t repeatTime",
+              "U64": "uint64_t", "BRP": "BinaryRepeatParams&", "URP": "UnaryRepeatParams&",
+              "CRP": "CopyRepeatParams&"}
 
 
 def _ov(*params: str, returns: str = "void", note: str = "") -> Overload:
@@ -82,14 +89,22 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "PipeBarrier": [_ov()],
     "GetBlockIdx": [_ov(returns="int64")],
     "GetBlockNum": [_ov(returns="int64")],
+    # the mask register (ascendc.mask): SetVectorMask<T[, MaskMode]>(len) / (maskHigh, maskLow)
+    "SetMaskCount": [_ov()], "SetMaskNorm": [_ov()], "ResetMask": [_ov()],
+    "SetVectorMask": [_ov("I"), _ov("U64", "U64")],
 }
+_REPEAT_FORM = {"binary": ("L", "L", "L", "MASK", "R", "BRP"), "scalar": ("L", "L", "S", "MASK", "R", "URP"),
+                "unary": ("L", "L", "MASK", "R", "URP"), "copy": ("L", "L", "MASK", "R", "CRP")}
+for _name, (_kind, _params) in MASK_FORMS.items():
+    FUNCTIONS.setdefault(_name, []).append(_ov(*_REPEAT_FORM[_kind], note="mask"))
 
 #: The first operand whose element type is T, per function (Cast, the compares: their sources).
 T_FROM: dict[str, int] = {"Cast": 1, "CompareScalar": 1, "Compares": 1, "Compare": 1, "Axpy": 1}
 #: Functions the simulator models under another name (``Compares`` is the newer spelling of ``CompareScalar``).
 PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 #: Functions whose L operands must all hold T (mixing half and float is refused at compile time).
-SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
+SAME_T = {"Copy",
+          "Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
           "Sub", "Div", "And", "Or", "Subs", "Divs", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu",
           "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Log", "Sigmoid", "Tanh",
           "BlockReduceSum", "BlockReduceMax", "BlockReduceMin"}
@@ -97,9 +112,8 @@ SAME_T = {"Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Se
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
     "ShiftLeft", "ShiftRight",
-    "ReduceSum", "ReduceMax", "ReduceMin", "AllocEventID", "ReleaseEventID", "SetVectorMask", "SetMaskCount",
-    "SetMaskNorm",
-    "ResetMask", "Erf", "Gelu", "FasterGelu", "Silu", "Swish", "Softmax", "Power",
+    "ReduceSum", "ReduceMax", "ReduceMin", "AllocEventID", "ReleaseEventID", "Erf", "Gelu", "FasterGelu", "Silu",
+    "Swish", "Softmax", "Power",
     "Sin", "Cos", "Brcb", "Gather", "Scatter", "Transpose", "Mmad", "LoadData", "SetAtomicAdd", "SetAtomicNone",
     "DumpTensor", "printf", "PRINTF", "SyncAll", "GetSysWorkSpacePtr", "SetSysWorkspace", "CopyCubeIn", "Fixpipe",
     "InitGlobalMemory", "DataCachePreload", "DataCacheCleanAndInvalid", "Trunc", "Floor", "Ceil", "Round",
@@ -159,8 +173,24 @@ STRUCTS: dict[str, StructSpec] = {
     "DataCopyPadExtParams": StructSpec("DataCopyPadExtParams", (("isPad", _BOOL), ("leftPadding", _U8),
                                                                 ("rightPadding", _U8), ("paddingValue", _TPARAM)),
                                        "DataCopyPadParams", templated=True),
+    # kernel_struct_binary.h / kernel_struct_unary.h / kernel_struct_data_copy.h: the constructors' argument order
+    "BinaryRepeatParams": StructSpec("BinaryRepeatParams", tuple((f, _U8) for f in (
+        "dstBlkStride", "src0BlkStride", "src1BlkStride", "dstRepStride", "src0RepStride", "src1RepStride")),
+        "BinaryRepeatParams", defaults={"dstBlkStride": 1, "src0BlkStride": 1, "src1BlkStride": 1, "dstRepStride": 8,
+                                        "src0RepStride": 8, "src1RepStride": 8}),
+    "UnaryRepeatParams": StructSpec("UnaryRepeatParams", (("dstBlkStride", _U16), ("srcBlkStride", _U16),
+                                                          ("dstRepStride", _U8), ("srcRepStride", _U8)),
+                                    "UnaryRepeatParams", defaults={"dstBlkStride": 1, "srcBlkStride": 1,
+                                                                   "dstRepStride": 8, "srcRepStride": 8}),
+    "CopyRepeatParams": StructSpec("CopyRepeatParams", tuple((f, _U16) for f in (
+        "dstStride", "srcStride", "dstRepeatSize", "srcRepeatSize")), "CopyRepeatParams",
+        defaults={"dstStride": 1, "srcStride": 1, "dstRepeatSize": 8, "srcRepeatSize": 8}),
 }
-PARAM_STRUCTS = {"P": ("DataCopyParams", "DataCopyExtParams"), "PAD": ("DataCopyPadParams", "DataCopyPadExtParams")}
+PARAM_STRUCTS = {"P": ("DataCopyParams", "DataCopyExtParams"), "PAD": ("DataCopyPadParams", "DataCopyPadExtParams"),
+                 "BRP": ("BinaryRepeatParams",), "URP": ("UnaryRepeatParams",), "CRP": ("CopyRepeatParams",)}
+
+#: AscendC constants (kernel_reg.h): name -> value, a ``uint64_t``.
+CONSTANTS: dict[str, int] = {"MASK_PLACEHOLDER": 0}
 
 #: AscendC enums: C++ name -> (Python expression prefix, members).
 ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -174,6 +204,7 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "TPosition": ("", ("VECIN", "VECOUT", "VECCALC")),
     "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
     "HardEvent": ("HardEvent.", tuple(e.name for e in HardEvent)),
+    "MaskMode": ("MaskMode.", ("NORMAL", "COUNTER")),
 }
 #: The explicit synchronisation calls: ``SetFlag<HardEvent::V_MTE3>(id)`` / ``WaitFlag<...>(id)`` take their event as
 #: a template argument (Python: the first argument, ascendc.sync); ``FetchEventID(event)`` is a TPipe method.
@@ -185,8 +216,6 @@ UNMODELLED_TYPES: dict[str, str] = {
     "MaskReg": "MaskReg is the Ascend950 register-based MicroAPI, not modelled",
     "TQueBind": "TQueBind<src, dst, depth> (a queue bound across two positions, e.g. a VECIN -> VECOUT "
                 "copy-through) is not modelled: use a TQue per direction",
-    "UnaryRepeatParams": "the mask/repeat forms of the vector instructions are not modelled: use the count form",
-    "BinaryRepeatParams": "the mask/repeat forms of the vector instructions are not modelled: use the count form",
 }
 
 #: Positions of TPosition the simulator does not model (A1/B1/CO1 ...: the cube side).

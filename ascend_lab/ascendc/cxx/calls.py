@@ -374,9 +374,7 @@ class Calls:
         if chosen is None:
             got = ", ".join(("{...}" if v is None else str(v.t)) for v in vals)
             raise self.err(node, f"no overload of {name} takes ({got})",
-                           "the simulator has: " + "; ".join(ov.spelled(name) for ov in overloads) +
-                           ("" if name not in ("Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min")
-                            else " (the mask/repeat forms are not modelled)"))
+                           "the simulator has: " + "; ".join(ov.spelled(name) for ov in overloads))
         tensors = [v for k, v in zip(chosen.params, vals, strict=True) if k in ("L", "G") and v is not None]
         first = api.T_FROM.get(name, 0)
         tsrc = vals[first] if first < len(vals) and vals[first] is not None else (tensors[0] if tensors else None)
@@ -399,6 +397,13 @@ class Calls:
                 out.append(self.convert(v, INT32, a))
             elif k.startswith("E:"):
                 out.append(v.code)
+            elif k in ("MASK", "U64"):
+                out.append(self.convert(v, UINT64, a))
+            elif k == "R":
+                out.append(self.convert(v, INT_TYPES["uint8_t"], a))
+            elif k in ("BRP", "URP", "CRP"):
+                out.append(v.code if v is not None else self.construct(
+                    CType("pstruct", api.PARAM_STRUCTS[k][0]), [self.expr(x) for x in a.named_children], a))
             elif k in ("P", "PAD"):
                 if v is None:
                     # DataCopyParams goes with DataCopyPadParams, DataCopyExtParams with DataCopyPadExtParams<T>
@@ -410,11 +415,27 @@ class Calls:
                 else:
                     out.append(v.code)
         rtype = INT64 if chosen.returns == "int64" else VOID
-        return E(f"{api.PYTHON_NAME.get(name, name)}({', '.join(out)})", rtype)
+        pyname = api.PYTHON_NAME.get(name, name)
+        out += self._mask_template_args(node, name, chosen, targs)
+        if chosen.note == "mask":
+            pyname = f"_mask_{name}"
+        return E(f"{pyname}({', '.join(out)})", rtype)
+
+    def _mask_template_args(self, node: Node, name: str, chosen: api.Overload, targs: tuple[Any, ...]) -> list[str]:
+        """The template arguments the mask register needs, as Python keywords: ``isSetMask`` of a mask/repeat form
+        or a reduction (``Add<T, false>``), ``T`` and ``mode`` of ``SetVectorMask<T, MaskMode::COUNTER>``."""
+        if name == "SetVectorMask":
+            if not targs or not isinstance(targs[0], CType):
+                raise self.err(node, "SetVectorMask needs its element type: SetVectorMask<float>(len)")
+            mode = targs[1] if len(targs) > 1 else 0
+            return [f"dtype={self.dtype(targs[0], node)}", f"mode=MaskMode({int(mode)})"]
+        if len(targs) > 1 and (chosen.note == "mask" or "Reduce" in name) and isinstance(targs[1], (bool, int)):
+            return [f"is_set_mask={bool(targs[1])}"]
+        return []
 
     def _kind_ok(self, kind: str, v: E | None) -> bool:
         if v is None:
-            return kind in ("P", "PAD")
+            return kind in ("P", "PAD", "BRP", "URP", "CRP")
         t = v.t
         if kind in ("L", "M"):
             return t.kind == "api" and t.name == "LocalTensor"
@@ -428,8 +449,10 @@ class Calls:
             return t.kind in ("int", "bool")
         if kind.startswith("E:"):
             return t.kind == "enum" and t.name == kind[2:]
-        if kind in ("P", "PAD"):
+        if kind in ("P", "PAD", "BRP", "URP", "CRP"):
             return t.kind == "pstruct" and t.name in api.PARAM_STRUCTS[kind]
+        if kind in ("MASK", "R", "U64"):
+            return t.kind in ("int", "bool")
         return False
 
     def _tiling_struct(self, node: Node, sname: str | None) -> _Inst:

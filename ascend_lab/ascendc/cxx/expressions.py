@@ -213,6 +213,8 @@ class Expressions:
                 return E(prefix + name, CType("enum", ename), members.index(name))
         if name in api.UNMODELLED_POSITIONS:
             return E(name, CType("enum", "TPosition"), ("enum", name))
+        if name in api.CONSTANTS:
+            return E(str(api.CONSTANTS[name]), UINT64, api.CONSTANTS[name])
         st = scalar_type(name)
         if st is not None:
             return E("", st, is_type=True)

@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 
 from .. import instructions as _ins
+from .. import instructions_adv as _adv
 from .. import instructions_math as _math
+from .. import instructions_reduce as _reduce
+from .. import mask as _mask
 from .. import sync as _sync
 from .. import tensor as _tensor
 from ..core import GetBlockIdx, GetBlockNum
@@ -101,6 +104,9 @@ def _namespace() -> dict[str, Any]:
         ns[name] = getattr(_ins, name)
     ns["DataCopyExtParams"] = DataCopyExtParams
     ns.update(_math.NAMESPACE)              # Sub, Div, Exp, Ln, Abs, Relu, LeakyRelu, And, Or, Axpy ...
+    ns.update(_reduce.NAMESPACE)            # WholeReduce*, BlockReduce*, ReduceOrder
+    ns.update(_adv.NAMESPACE)               # Log, Sigmoid, Tanh (the high-level compositions)
+    ns.update(_mask.NAMESPACE)              # SetMaskCount ... and the mask forms (_mask_Add ...)
     ns.update(SetFlag=_sync.SetFlag, WaitFlag=_sync.WaitFlag, FetchEventID=_sync.FetchEventID,
               HardEvent=_sync.HardEvent)
     ns.update(GetBlockIdx=GetBlockIdx, GetBlockNum=GetBlockNum, RoundMode=RoundMode, VECIN=VECIN, VECOUT=VECOUT,

@@ -1,0 +1,167 @@
+"""The high-level math API (adv_api) the ops-nn activation kernels call -- ``Log``, ``Sigmoid``, ``Tanh`` -- as the
+library's documented compositions, with their temporary buffers.
+
+Where the library composes basic instructions (A2/A3, 310P, 910A), the simulator runs that composition -- the same
+instructions in the same order over the same chunks of the temporary buffer, each rounding in its own dtype (the
+numerics model of :mod:`.instructions_math`) and each an event of the trace with its own cost row. On the Ascend950
+the library runs one register-based loop (``__simd_vf__``) that computes in float32 registers and rounds to T once
+at the store: one event, costed with GE-ATT's fit of the whole API (V1 = V2: ``Sigmoid`` perf_param_v1.cpp:410-414,
+``Tanh`` :438-442).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base.platform import NpuArch
+from . import sanitizer
+from .core import reserved_ub_bytes
+from .instructions import Adds, Cast, Duplicate, Maxs, Mins, Muls, _check_local, _span, _tile_of, _vector_done
+from .instructions_math import _F, Div, Exp, _check, _f64, _s, _same, _unary
+from .numerics import RoundMode, cast
+from .tensor import LocalTensor
+
+__all__ = ["Log", "NAMESPACE", "Sigmoid", "Tanh"]
+
+
+_LOG_ARCHS = "the high-level Log exists on A2/A3, 310P and the 950 (adv_api/math/log.h)"
+
+
+def Log(dst: LocalTensor, src: LocalTensor, count: int | None = None) -> None:
+    """``AscendC::Log(dst, src[, calCount])`` (adv_api/math/log.h): the natural logarithm, one ``Ln`` over
+    ``calCount`` elements (the whole of src when omitted); on the 950 its own loop, the same correctly rounded
+    result here. Not on Atlas training (910A), where the library compiles it to nothing."""
+    ctx = dst.ctx
+    if ctx.soc.npu_arch == NpuArch.DAV_1001:
+        sanitizer.check_api_dtype(ctx, "Log", ctx.current_tile, dst.dtype, _s(), _LOG_ARCHS)
+    _unary("Log", _f64(np.log), dst, src, src.size if count is None else count)
+
+
+def _stack_buffer(ctx: Any) -> LocalTensor:
+    """``PopStackBuffer<uint8_t, TPosition::LCM>``: the UB the TPipe has not allocated (from its 32-byte aligned top
+    to the end of UB less the SoC's reserve). UNCONFIRMED in its exact extent; it is not a buffer of the plan, so the
+    race checks do not see it."""
+    start = -(-ctx.ub_top // 32) * 32
+    end = ctx.ub.size - reserved_ub_bytes(ctx.soc)
+    return LocalTensor(ctx, np.uint8, start, max(end - start, 0), "stack buffer")
+
+
+def _vf_once(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, count: int) -> None:
+    """The 950's register loop: ``fn`` over float32 (each step rounded in float32), stored to T (RINT)."""
+    _check_local(api, dst, src)
+    dt = _same(api, dst, src)
+    ctx = dst.ctx
+    _check(ctx, api, _tile_of(dst, src), dt)
+    count = int(count)
+    x = _span(src, count, api, False).astype(_F)
+    with np.errstate(all="ignore"):
+        y = fn(x)
+    _span(dst, count, api, True)[...] = y if dt == _F else cast(y, dt, RoundMode.CAST_RINT)
+    _vector_done(ctx, api, dst, count, dt.itemsize, lambda: f"{dst.buffer} = {api}({src.buffer})", src)
+
+
+def _f32(fn: Any) -> Any:
+    """A float32 step whose exact result is rounded once to float32 (Exp, Div)."""
+    return lambda *a: fn(*(np.asarray(v, np.float64) for v in a)).astype(_F)
+
+
+_EXP32, _DIV32 = _f32(np.exp), _f32(np.divide)
+
+
+def _sigmoid32(x: np.ndarray) -> np.ndarray:
+    t = _EXP32(np.multiply(x, _F.type(-1)))
+    return _DIV32(np.ones_like(t), np.add(t, _F.type(1)))
+
+
+def _tanh32(x: np.ndarray) -> np.ndarray:
+    c = np.maximum(np.minimum(x, _F.type(8.8)), _F.type(-8.8))
+    e = _EXP32(np.multiply(c, _F.type(2)))
+    return _DIV32(np.add(e, _F.type(-1)), np.add(e, _F.type(1)))
+
+
+def _chunks(count: int, split: int) -> list[tuple[int, int]]:
+    return [(o, min(split, count - o)) for o in range(0, count, split)]
+
+
+def Sigmoid(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
+    """``Sigmoid(dst, src[, sharedTmpBuffer][, calCount])`` (adv_api/activation/sigmoid.h): 1 / (1 + e^-x).
+
+    A2/A3, 310P, 910A: the library's composition in T, over chunks of ``sharedTmpBuffer.GetSize() / sizeof(T)``
+    elements -- ``Muls(dst, src, -1)``, ``Exp(dst, dst)``, ``Adds(dst, dst, 1)``, ``Duplicate(tmp, 1)``,
+    ``Div(dst, tmp, dst)`` (sigmoid_impl.h) -- so a half Sigmoid rounds to half at every step. Without a
+    sharedTmpBuffer the library pops its stack buffer (the UB the TPipe left free). Ascend950: one float32 loop
+    (sigmoid_3510_impl.h), no temporary buffer."""
+    tmp, count = _tmp_and_count(src, args)
+    ctx = dst.ctx
+    if ctx.soc.npu_arch == NpuArch.DAV_3510:
+        _vf_once("Sigmoid", _sigmoid32, dst, src, count)
+        return
+    _check_local("Sigmoid", dst, src)
+    dt = _same("Sigmoid", dst, src)
+    _check(ctx, "Sigmoid", _tile_of(dst, src), dt)
+    buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(dt)
+    split = buf.size
+    if split == 0:
+        raise ValueError("Sigmoid: the temporary buffer holds no element of T (splitSize == 0: the library asserts)")
+    for off, n in _chunks(int(count), split):
+        d, s = dst[off], src[off]
+        Muls(d, s, -1.0, n)
+        Exp(d, d, n)
+        Adds(d, d, 1.0, n)
+        Duplicate(buf, 1.0, n)
+        Div(d, buf, d, n)
+
+
+def Tanh(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
+    """``Tanh(dst, src[, sharedTmpBuffer][, calCount])`` (adv_api/math/tanh.h): (e^2x - 1) / (e^2x + 1) with x
+    clipped to [-8.8, 8.8], in float32.
+
+    A2/A3, 310P, 910A: the library's composition (tanh_common_impl.h) over chunks of ``stackSize`` floats --
+    the temporary buffer (as float) halved for half (a float copy of the chunk, then the clip buffer), whole for
+    float, rounded down to 32-element multiples: [``Cast`` half->float,] ``Mins`` 8.8, ``Maxs`` -8.8, ``Muls`` 2,
+    ``Exp``, ``Adds`` -1 (to dst), ``Adds`` 1, ``Div`` [, ``Cast`` float->half]. Ascend950: one float32 loop, the
+    same formula (tanh_3510_impl.h, the default TanhConfig -- UNCONFIRMED which of its two algorithms that is)."""
+    tmp, count = _tmp_and_count(src, args)
+    ctx = dst.ctx
+    if ctx.soc.npu_arch == NpuArch.DAV_3510:
+        _vf_once("Tanh", _tanh32, dst, src, count)
+        return
+    _check_local("Tanh", dst, src)
+    dt = _same("Tanh", dst, src)
+    _check(ctx, "Tanh", _tile_of(dst, src), dt)
+    buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(_F)
+    half = dt.itemsize == 2
+    stack = buf.size // (2 if half else 1) // 32 * 32
+    if stack == 0:
+        raise ValueError("Tanh: the temporary buffer is too small (stackSize == 0: the library asserts)")
+    conv, clip = (buf, buf[stack]) if half else (None, buf)
+    for off, n in _chunks(int(count), stack):
+        d, s = dst[off], src[off]
+        if half:
+            Cast(conv, s, RoundMode.CAST_NONE, n)
+            d32, s32 = conv, conv
+        else:
+            d32, s32 = d, s
+        Mins(clip, s32, 8.8, n)
+        Maxs(clip, clip, -8.8, n)
+        Muls(clip, clip, 2.0, n)
+        Exp(clip, clip, n)
+        Adds(d32, clip, -1.0, n)
+        Adds(clip, clip, 1.0, n)
+        Div(d32, d32, clip, n)
+        if half:
+            Cast(d, conv, RoundMode.CAST_NONE, n)
+
+
+def _tmp_and_count(src: LocalTensor, args: tuple[Any, ...]) -> tuple[LocalTensor | None, int]:
+    """(sharedTmpBuffer, calCount) of the overloads ``(tmp)``, ``(tmp, count)``, ``(count)``, ``()``."""
+    tmp = next((a for a in args if isinstance(a, LocalTensor)), None)
+    counts = [a for a in args if not isinstance(a, LocalTensor)]
+    if len(args) > 2 or len(counts) > 1:
+        raise TypeError("takes (dst, src[, sharedTmpBuffer][, calCount])")
+    return tmp, int(counts[0]) if counts else src.size
+
+
+NAMESPACE: dict[str, Any] = {"Log": Log, "Sigmoid": Sigmoid, "Tanh": Tanh}
