@@ -3,6 +3,8 @@
 Accepted spellings: an ``aclDataType`` (or its int value), a numpy dtype or scalar type,
 ``ml_dtypes.bfloat16``, or a name such as ``"float16"``, ``"fp16"``, ``"half"``, ``"bf16"``,
 ``"ACL_FLOAT"``, ``"DT_BF16"``. Anything else raises ``TypeError``/``ValueError`` saying what is accepted.
+The reading itself is :func:`ascend_lab.acl.types.as_acl_dtype` (numpy-free, so the host tiling shares it);
+this module adds what needs numpy: the storage type of each ``aclDataType``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from .acl.types import DTYPE_ALIASES, aclDataType, parse_dtype
+from .acl.types import DTYPE_ALIASES, aclDataType, as_acl_dtype
 
 DT = aclDataType
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
@@ -34,8 +36,6 @@ _TO_NUMPY: dict[aclDataType, np.dtype] = {
     DT.ACL_COMPLEX64: np.dtype(np.complex64),
     DT.ACL_COMPLEX128: np.dtype(np.complex128),
 }
-_FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
-
 _ALIASES = DTYPE_ALIASES
 
 #: The dtypes the book's operators can meet (order used by tables and figures).
@@ -43,22 +43,6 @@ BOOK_DTYPES: tuple[aclDataType, ...] = (
     DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16, DT.ACL_INT8, DT.ACL_UINT8, DT.ACL_INT16,
     DT.ACL_INT32, DT.ACL_INT64, DT.ACL_BOOL, DT.ACL_DOUBLE,
 )
-
-
-def as_acl_dtype(value: Any) -> aclDataType:
-    """Normalise a dtype given in any accepted spelling to an ``aclDataType``."""
-    parsed = parse_dtype(value)              # names, ints and aclDataTypes (numpy-free, in acl.types)
-    if parsed is not None:
-        return parsed
-    try:
-        dt = np.dtype(value)
-    except TypeError:
-        raise TypeError(f"cannot interpret {value!r} as a dtype; pass a name like 'float16', "
-                        "a numpy dtype, ml_dtypes.bfloat16 or an acl.aclDataType") from None
-    if dt in _FROM_NUMPY:
-        return _FROM_NUMPY[dt]
-    raise ValueError(f"numpy dtype {dt} has no aclDataType in this simulator; supported: "
-                     f"{', '.join(str(d) for d in _TO_NUMPY.values())}")
 
 
 def to_numpy(dtype: Any) -> np.dtype:

@@ -7,6 +7,7 @@ The numbers matter: they are what a C++ sample passes to ``aclCreateTensor`` and
 from __future__ import annotations
 
 import numbers
+import sys
 from enum import IntEnum
 from typing import Any
 
@@ -119,15 +120,36 @@ def parse_dtype(value: Any) -> aclDataType | None:
 
 
 def as_acl_dtype(value: Any) -> aclDataType:
-    """:func:`ascend_lab.dtypes.as_acl_dtype` for code that must import without numpy (the host tiling):
-    names, ints and aclDataTypes here, anything else (a numpy dtype or type) through ``ascend_lab.dtypes``."""
+    """Normalise a dtype in any accepted spelling to an ``aclDataType`` -- the one door every dtype goes through.
+
+    Names, ints and aclDataTypes are read by :func:`parse_dtype`; a numpy dtype or scalar type (``np.float16``,
+    ``ml_dtypes.bfloat16``) by its numpy name. This module imports without numpy (the host tiling runs where
+    there is none): a numpy dtype exists only once numpy is loaded, so numpy is taken from ``sys.modules``."""
     dt = parse_dtype(value)
     if dt is not None:
         return dt
-    # Only a numpy dtype or scalar type gets here, and one exists only when numpy is loaded; importing
-    # ascend_lab.dtypes (which needs numpy) at the top would keep the host tiling from importing without it.
-    from ..dtypes import as_acl_dtype as numpy_as_acl_dtype
-    return numpy_as_acl_dtype(value)
+    try:
+        return _NUMPY_SEEN[value]          # np.dtype(...).name costs ~8 us; a dict hit ~0.1 us
+    except (KeyError, TypeError):          # not seen yet, or not hashable
+        pass
+    np = sys.modules.get("numpy")
+    try:
+        if np is None:
+            raise TypeError
+        npdt = np.dtype(value)
+    except TypeError:
+        raise TypeError(f"cannot interpret {value!r} as a dtype; pass a name like 'float16', "
+                        "a numpy dtype, ml_dtypes.bfloat16 or an acl.aclDataType") from None
+    found = DTYPE_ALIASES.get(npdt.name) if npdt.isnative else None
+    if found is None:
+        raise ValueError(f"numpy dtype {npdt} has no aclDataType in this simulator; supported: "
+                         f"{', '.join(sorted({d.short for d in DTYPE_ITEMSIZE}))}")
+    _NUMPY_SEEN[value] = found
+    return found
+
+
+#: numpy dtypes and scalar types already read by :func:`as_acl_dtype` (a handful: one per storage type)
+_NUMPY_SEEN: dict[Any, aclDataType] = {}
 
 
 def dtype_itemsize(value: Any) -> int:
