@@ -135,6 +135,13 @@ class Trace:
     def core_events(self, core: int, pipe: str | None = None) -> list[Event]:
         return [e for e in self.events if e.core == core and (pipe is None or e.pipe == pipe)]
 
+    def core_cycles(self, core: int) -> float:
+        """Estimated cycles of one core (its own end, not the launch's): its summary, else its last event."""
+        for c in self.cores:
+            if c.core == core:
+                return float(c.cycles)
+        return max((e.end for e in self.events if e.core == core), default=0.0)
+
     def to_chrome_trace(self, *, cores: list[int] | None = None, max_events: int | None = None,
                         ub_counter: bool = True) -> dict[str, Any]:
         """Chrome-trace JSON (chrome://tracing, Perfetto, the book's timeline viewer): one process per core,
