@@ -413,12 +413,15 @@ def test_a_kernel_whose_instruction_lost_its_cost_row_stops(monkeypatch):
 
 
 def test_every_vector_instruction_of_the_simulator_has_a_cost_row():
-    """The API names the instructions pass to the V pipe (``_vector_done``, ``_unary_scalar``, ``_binary``)."""
-    tree = ast.parse(Path(instructions.__file__).read_text(encoding="utf-8"))
+    """The API names the instructions pass to the V pipe (``vector_done``, ``_unary_scalar``, ``_binary``), in
+    ``instructions`` and the modules it re-exports from."""
+    folder = Path(instructions.__file__).parent
+    trees = [ast.parse((folder / f"{m}.py").read_text(encoding="utf-8"))
+             for m in ("instructions", "datacopy", "compare", "broadcast")]
     apis = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("_vector_done", "_unary_scalar", "_binary"):
-            pos = 1 if node.func.id == "_vector_done" else 0
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("vector_done", "_unary_scalar", "_binary"):
+            pos = 1 if node.func.id == "vector_done" else 0
             if isinstance(node.args[pos], ast.Constant):
                 apis.add(node.args[pos].value)
     assert {"Muls", "Adds", "Maxs", "Mins", "Mul", "Add", "Max", "Min", "Not", "Duplicate", "Cast", "CompareScalar",
