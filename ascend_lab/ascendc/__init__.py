@@ -40,7 +40,7 @@ from .instructions import (
     PipeBarrier,
     Select,
 )
-from .instructions_adv import Log, Sigmoid, Tanh
+from .instructions_adv import Erf, Log, Sigmoid, Tanh
 from .instructions_math import (
     Abs,
     And,
@@ -112,6 +112,6 @@ __all__ = [
     "Abs", "And", "Axpy", "Div", "Divs", "Exp", "LeakyRelu", "Ln", "Or", "Reciprocal", "Relu", "Rsqrt", "Sqrt", "Sub",
     "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag", "ReduceOrder", "WholeReduceMax", "WholeReduceMin",
     "WholeReduceSum", "Log", "Sigmoid", "Tanh", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum",
-    "MASK_PLACEHOLDER", "BinaryRepeatParams", "CopyRepeatParams", "MaskMode", "ResetMask", "SetMaskCount",
+    "Erf", "MASK_PLACEHOLDER", "BinaryRepeatParams", "CopyRepeatParams", "MaskMode", "ResetMask", "SetMaskCount",
     "SetMaskNorm", "SetVectorMask", "UnaryRepeatParams",
 ]

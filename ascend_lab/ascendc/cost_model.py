@@ -254,9 +254,10 @@ MATH_COST: dict[str, dict[str, tuple[float, float]]] = {
 #: transcendental of the vector unit), ``LeakyRelu`` like ``Muls`` (one source and a scalar, a multiply), ``Axpy``
 #: like ``Mul`` (two reads -- src and dst -- and a multiply), ``Subs`` like ``Adds``, ``Divs`` like ``Div``, the
 #: high-level ``Log`` (one ``Ln``) like ``Exp``, ``BlockReduceSum`` (GE-ATT fits only BlockReduceMax/Min) like
-#: ``BlockReduceMax``, the same per-block pass.
+#: ``BlockReduceMax``, the same per-block pass, and the 950's one-loop ``Erf`` (a clipped rational function in float,
+#: GE-ATT has no fit) like ``Tanh`` (a clip, a transcendental and a division in float).
 MATH_BORROWED: dict[str, str] = {"Ln": "Exp", "LeakyRelu": "Muls", "Axpy": "Mul", "Subs": "Adds", "Divs": "Div",
-                                 "Log": "Exp", "BlockReduceSum": "BlockReduceMax"}
+                                 "Log": "Exp", "BlockReduceSum": "BlockReduceMax", "Erf": "Tanh"}
 
 #: GE-ATT V1's ``Cast`` fits (k per element, b fixed) by direction, (source type, destination type) in GE-ATT's own
 #: type names -- all the conversions it has a fit for (``v1/perf_param_v1.cpp``, ``"Cast"``; ascendc_facts §2.5).

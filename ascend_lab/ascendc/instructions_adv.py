@@ -20,10 +20,16 @@ from . import sanitizer
 from .core import reserved_ub_bytes
 from .instructions import Adds, Cast, Duplicate, Maxs, Mins, Muls, _check_local, _span, _tile_of, _vector_done
 from .instructions_math import _F, Div, Exp, _check, _f64, _s, _same, _unary
+from .mask import BinaryRepeatParams as _BRP
+from .mask import Cast as _mcast
+from .mask import MaskMode, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
+from .mask import UnaryRepeatParams as _URP
+from .mask import binary as _mbin
+from .mask import with_scalar as _mscalar
 from .numerics import RoundMode, cast
 from .tensor import LocalTensor
 
-__all__ = ["Log", "NAMESPACE", "Sigmoid", "Tanh"]
+__all__ = ["Erf", "Log", "NAMESPACE", "Sigmoid", "Tanh"]
 
 
 _LOG_ARCHS = "the high-level Log exists on A2/A3, 310P and the 950 (adv_api/math/log.h)"
@@ -164,4 +170,90 @@ def _tmp_and_count(src: LocalTensor, args: tuple[Any, ...]) -> tuple[LocalTensor
     return tmp, int(counts[0]) if counts else src.size
 
 
-NAMESPACE: dict[str, Any] = {"Log": Log, "Sigmoid": Sigmoid, "Tanh": Tanh}
+# --- Erf (adv_api/math/erf.h): a rational approximation on the mask register ---------------------------------------
+#: P and Q of erf(x) ~ x P(x^2) / Q(x^2) on [-3.92, 3.92] (asc-devkit erf_common_impl.h / erf_3510_impl.h @ 82b89a15)
+_ERF_P = (0.29639384698e5, 0.50637915060e4, 0.13938061484e4, 0.10162808918e3, 0.75517016694e1, 0.053443748819)
+_ERF_Q = (0.26267224157e5, 0.13243365831e5, 0.30231248150e4, 0.39856963806e3, 0.31212858877e2)
+_ERF_CLIP = 3.92
+
+
+def _erf_steps(out: LocalTensor, src: LocalTensor, x: LocalTensor, t1: LocalTensor, t2: LocalTensor,
+               t3: LocalTensor) -> None:
+    """ErfClip, ErfComputeP, ErfComputeQ and the Div of erf_common_impl.h on float tensors, each an isSetMask=false
+    mask-form instruction (the count is the register's): ``src`` clipped into ``x`` (Q's partials overwrite it, as
+    in the library), ``out`` = P / Q."""
+    u, b = _URP(), _BRP()
+    _mscalar("Mins", t1, src, _ERF_CLIP, 0, 1, u, False)
+    _mscalar("Maxs", x, t1, -_ERF_CLIP, 0, 1, u, False)
+    _mbin("Mul", t1, x, x, 0, 1, b, False)                          # t1 = x^2
+    _mscalar("Muls", t2, t1, _ERF_P[5], 0, 1, u, False)
+    for p in _ERF_P[4:0:-1]:                                         # Horner in x^2: + P4 .. + P1, each * x^2
+        _mscalar("Adds", t3, t2, p, 0, 1, u, False)
+        _mbin("Mul", t2, t1, t3, 0, 1, b, False)
+    _mscalar("Adds", t3, t2, _ERF_P[0], 0, 1, u, False)
+    _mbin("Mul", t2, x, t3, 0, 1, b, False)                         # t2 = x P(x^2)
+    _mscalar("Adds", t3, t1, _ERF_Q[4], 0, 1, u, False)
+    for q in _ERF_Q[3::-1]:                                          # Q(x^2), in x's buffer as the library does
+        _mbin("Mul", x, t1, t3, 0, 1, b, False)
+        _mscalar("Adds", t3, x, q, 0, 1, u, False)
+    _mbin("Div", out, t2, t3, 0, 1, b, False)
+
+
+def _erf32(x: np.ndarray) -> np.ndarray:
+    """The same rational function in float32 registers (the 950's loop), every step rounded in float32."""
+    f = _F.type
+    x = np.maximum(np.minimum(x, f(_ERF_CLIP)), f(-_ERF_CLIP))
+    x2 = x * x
+    p = x2 * f(_ERF_P[5])
+    for c in _ERF_P[4:0:-1]:
+        p = x2 * (p + f(c))
+    p = x * (p + f(_ERF_P[0]))
+    q = x2 + f(_ERF_Q[4])
+    for c in _ERF_Q[3::-1]:
+        q = x2 * q + f(c)
+    return _DIV32(p, q)
+
+
+def Erf(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
+    """``Erf(dst, src[, sharedTmpBuffer][, calCount])`` (adv_api/math/erf.h): erf(x) ~ x P(x^2) / Q(x^2) with x
+    clipped to [-3.92, 3.92], in float (half through a float copy).
+
+    A2/A3, 310P (erf_common_impl.h): Counter mode over chunks of ``calSize`` elements -- the temporary buffer's
+    elements of T / 3 (float) or / 8 (half: four float buffers), rounded down to a multiple of 32 -- each chunk
+    ``[Cast half->float,] Mins, Maxs, Mul, Muls, (Adds, Mul) x4, Adds, Mul, Adds, (Mul, Adds) x4, Div [, Cast
+    float->half, CAST_ROUND on A2/A3, CAST_NONE on 310P]``, every instruction a mask-form call with isSetMask=false
+    (:mod:`.mask`). The mask register ends Normal, all ones. Ascend950 (erf_3510_impl.h, default PADE config --
+    UNCONFIRMED that it is this P/Q): one float32 loop, no temporary buffer. Not on Atlas training (910A)."""
+    tmp, count = _tmp_and_count(src, args)
+    ctx = dst.ctx
+    if ctx.soc.npu_arch == NpuArch.DAV_1001:
+        sanitizer.check_api_dtype(ctx, "Erf", ctx.current_tile, dst.dtype, _s(), "Erf exists on A2/A3, 310P, 950")
+    if ctx.soc.npu_arch == NpuArch.DAV_3510:
+        _vf_once("Erf", _erf32, dst, src, count)
+        return
+    _check_local("Erf", dst, src)
+    dt = _same("Erf", dst, src)
+    _check(ctx, "Erf", _tile_of(dst, src), dt)
+    buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(dt)
+    half = dt.itemsize == 2
+    cal = buf.size // (8 if half else 3) // 32 * 32
+    if cal == 0:
+        raise ValueError(f"Erf: the temporary buffer ({buf.size * dt.itemsize} bytes) is too small: calSize == 0 "
+                         f"(at least {(8 if half else 3) * 32 * dt.itemsize} bytes; the library asserts)")
+    f = buf.ReinterpretCast(_F)
+    t1, t2, t3, t4 = f, f[cal], f[2 * cal], f[3 * cal]
+    round_mode = RoundMode.CAST_ROUND if ctx.soc.npu_arch == NpuArch.DAV_2201 else RoundMode.CAST_NONE
+    SetMaskCount()
+    for off, n in _chunks(int(count), cal):
+        SetVectorMask(0, n, dtype=dt, mode=MaskMode.COUNTER)
+        if half:
+            _mcast(t4, src[off], RoundMode.CAST_NONE, 0, 1, _URP(1, 1, 8, 4), False)
+            _erf_steps(t1, t4, t4, t1, t2, t3)
+            _mcast(dst[off], t1, round_mode, 0, 1, _URP(1, 1, 4, 8), False)
+        else:
+            _erf_steps(dst[off], src[off], dst[off], t1, t2, t3)
+    SetMaskNorm()
+    ResetMask()
+
+
+NAMESPACE: dict[str, Any] = {"Erf": Erf, "Log": Log, "Sigmoid": Sigmoid, "Tanh": Tanh}

@@ -63,7 +63,7 @@ _HF = _s(_H, _F)
 _A2 = {"Sub": _s(_H, _F, _I16, _I32), "Div": _HF, "And": _s(_I16, _U16, _I32, _U32), "Or": _s(_I16, _U16, _I32, _U32),
        "Abs": _HF, "Exp": _HF, "Ln": _HF, "Sqrt": _HF, "Rsqrt": _HF, "Reciprocal": _HF, "Relu": _s(_H, _F, _I32),
        "LeakyRelu": _HF, "Axpy": _s((_H, _H), (_F, _F), (_F, _H)), "Subs": _s(), "Divs": _s(),
-       "Log": _HF, "Sigmoid": _HF, "Tanh": _HF}
+       "Log": _HF, "Sigmoid": _HF, "Tanh": _HF, "Erf": _HF}
 #: Ascend310P (``dav_m200``): as A2/A3, but And/Or of 16-bit types only.
 _310P = {**_A2, "And": _s(_I16, _U16), "Or": _s(_I16, _U16)}
 #: Ascend950 (``dav_3510``, count form; complex types are not modelled here, integer Reciprocal neither).
@@ -74,7 +74,7 @@ _950 = {"Sub": _s(_U8, _I8, _H, _U16, _I16, _BF, _U32, _I32, _F, _I64, _U64),
         "Relu": _s(_H, _F, _I32, _I64), "LeakyRelu": _HF,
         "Axpy": _s((_H, _H), (_F, _F), (_BF, _BF), (_F, _H), (_I64, _I64), (_U64, _U64)),
         "Subs": _s(_H, _BF, _F, _I16, _I32, _I64, _U64), "Divs": _s(_H, _F, _I64, _U64),
-        "Log": _HF, "Sigmoid": _HF, "Tanh": _HF}
+        "Log": _HF, "Sigmoid": _HF, "Tanh": _HF, "Erf": _HF}
 
 #: Element types each instruction's count form takes, by architecture (asc-devkit @ 82b89a15, see the module doc).
 #: Atlas training (910A, ``dav_c100``) has no dtype assert in its implementation: the 310P lists are used for it.

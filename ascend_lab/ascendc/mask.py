@@ -37,6 +37,7 @@ from .core import current
 from .instructions import _check_local, _show, _span, _vector_done
 from .instructions_math import _check as _math_check
 from .instructions_math import _divide, _f64
+from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
 from .tensor import LocalTensor
@@ -195,10 +196,13 @@ def _index(shape: tuple[int, int], itemsize: int, blk_stride: int, rep_stride: i
 
 def _run(api: str, fn: Any, dst: LocalTensor, srcs: list[tuple[LocalTensor, int, int]], dst_strides: tuple[int, int],
          mask: Any, repeat: int, is_set_mask: bool, text: str) -> None:
-    """Gather the selected lanes of each source, ``fn`` over them in dst's dtype, scatter into dst's lanes."""
+    """Gather the selected lanes of each source, ``fn`` over them in dst's dtype, scatter into dst's lanes. A repeat
+    holds 256 bytes of the widest operand (a Cast half -> float: 64 lanes)."""
     ctx = dst.ctx
     dt = dst.dtype
-    on = lanes(ctx, dt, mask, repeat, is_set_mask)
+    wide = max((s for s, _b, _r in srcs), key=lambda t: t.dtype.itemsize, default=dst).dtype
+    wide = wide if wide.itemsize > dt.itemsize else dt
+    on = lanes(ctx, wide, mask, repeat, is_set_mask)
     if not on.any():
         return
     vals = []
@@ -209,7 +213,7 @@ def _run(api: str, fn: Any, dst: LocalTensor, srcs: list[tuple[LocalTensor, int,
     with np.errstate(all="ignore"):
         out = fn(*vals)
     _span(dst, int(didx.max()) + 1, api, True)[didx] = out
-    _vector_done(ctx, api, dst, on.size, dt.itemsize,
+    _vector_done(ctx, api, dst, on.size, wide.itemsize,
                  lambda: f"{dst.buffer} = {text} ({on.shape[0]} repeats, {int(on.sum())} lanes)",
                  *[s for s, _b, _r in srcs], integer=dt.kind in "iu")
 
@@ -286,16 +290,28 @@ def Copy(dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, params: Cop
          (params.dstStride, params.dstRepeatSize), mask, repeat, is_set_mask, f"Copy({src.buffer})")
 
 
+def Cast(dst: LocalTensor, src: LocalTensor, round_mode: RoundMode, mask: Any, repeat: int, params: UnaryRepeatParams,
+         is_set_mask: bool = True) -> None:
+    """``Cast<U, T, isSetMask>(dst, src, roundMode, mask, repeatTime, UnaryRepeatParams)``: the count form's
+    conversion (:func:`.numerics.cast`) over the selected lanes; a repeat holds 256 bytes of the wider type."""
+    _check_local("Cast", dst, src)
+    mode = RoundMode(round_mode)
+    _run("Cast", lambda x: cast(x, dst.dtype, mode), dst, [(src, params.srcBlkStride, params.srcRepStride)],
+         (params.dstBlkStride, params.dstRepStride), mask, repeat, is_set_mask,
+         f"{mode.name}({src.buffer}: {src.dtype}->{dst.dtype})")
+
+
 #: Mask-form instructions by AscendC name: (kind, the repeat-params struct they take).
 MASK_FORMS: dict[str, tuple[str, str]] = {
     **{n: ("binary", "BinaryRepeatParams") for n in _BINARY}, **{n: ("scalar", "UnaryRepeatParams") for n in _SCALAR},
-    **{n: ("unary", "UnaryRepeatParams") for n in _UNARY}, "Copy": ("copy", "CopyRepeatParams")}
+    **{n: ("unary", "UnaryRepeatParams") for n in _UNARY}, "Copy": ("copy", "CopyRepeatParams"),
+    "Cast": ("cast", "UnaryRepeatParams")}
 
 
 def _bound(api: str) -> Any:
     kind = MASK_FORMS[api][0]
-    if kind == "copy":
-        return Copy
+    if kind in ("copy", "cast"):
+        return Copy if kind == "copy" else Cast
     fn = {"binary": binary, "scalar": with_scalar, "unary": unary}[kind]
     return lambda *a, **k: fn(api, *a, **k)
 

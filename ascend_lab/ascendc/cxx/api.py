@@ -72,6 +72,7 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "Log": [_ov("L", "L", "I"), _ov("L", "L")],
     "Sigmoid": [_ov("L", "L", "M", "I"), _ov("L", "L", "I"), _ov("L", "L", "M"), _ov("L", "L")],
     "Tanh": [_ov("L", "L", "M", "I"), _ov("L", "L", "I"), _ov("L", "L", "M"), _ov("L", "L")],
+    "Erf": [_ov("L", "L", "M", "I"), _ov("L", "L", "I"), _ov("L", "L", "M"), _ov("L", "L")],
     # mask/repeat form, continuous mask: (dst, src, mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride[, order])
     "WholeReduceSum": [_ov("L", "L", "I", "I", "I", "I", "I")],
     # BlockReduce*: (dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride) -- repeatTime first
@@ -94,7 +95,8 @@ FUNCTIONS: dict[str, list[Overload]] = {
     "SetVectorMask": [_ov("I"), _ov("U64", "U64")],
 }
 _REPEAT_FORM = {"binary": ("L", "L", "L", "MASK", "R", "BRP"), "scalar": ("L", "L", "S", "MASK", "R", "URP"),
-                "unary": ("L", "L", "MASK", "R", "URP"), "copy": ("L", "L", "MASK", "R", "CRP")}
+                "unary": ("L", "L", "MASK", "R", "URP"), "copy": ("L", "L", "MASK", "R", "CRP"),
+                "cast": ("M", "M", "E:RoundMode", "MASK", "R", "URP")}
 for _name, (_kind, _params) in MASK_FORMS.items():
     FUNCTIONS.setdefault(_name, []).append(_ov(*_REPEAT_FORM[_kind], note="mask"))
 
@@ -106,13 +108,13 @@ PYTHON_NAME: dict[str, str] = {"Compares": "CompareScalar"}
 SAME_T = {"Copy",
           "Muls", "Adds", "Maxs", "Mins", "Add", "Mul", "Max", "Min", "Not", "Select", "DataCopy", "DataCopyPad",
           "Sub", "Div", "And", "Or", "Subs", "Divs", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu",
-          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Log", "Sigmoid", "Tanh",
+          "LeakyRelu", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin", "Log", "Sigmoid", "Tanh", "Erf",
           "BlockReduceSum", "BlockReduceMax", "BlockReduceMin"}
 
 #: Real AscendC names the simulator does not model (yet): a call says so instead of "unknown".
 KNOWN_UNMODELLED = frozenset({
     "ShiftLeft", "ShiftRight",
-    "ReduceSum", "ReduceMax", "ReduceMin", "AllocEventID", "ReleaseEventID", "Erf", "Gelu", "FasterGelu", "Silu",
+    "ReduceSum", "ReduceMax", "ReduceMin", "AllocEventID", "ReleaseEventID", "Gelu", "FasterGelu", "Silu",
     "Swish", "Softmax", "Power",
     "Sin", "Cos", "Brcb", "Gather", "Scatter", "Transpose", "Mmad", "LoadData", "SetAtomicAdd", "SetAtomicNone",
     "DumpTensor", "printf", "PRINTF", "SyncAll", "GetSysWorkSpacePtr", "SetSysWorkspace", "CopyCubeIn", "Fixpipe",

@@ -429,8 +429,9 @@ class Calls:
                 raise self.err(node, "SetVectorMask needs its element type: SetVectorMask<float>(len)")
             mode = targs[1] if len(targs) > 1 else 0
             return [f"dtype={self.dtype(targs[0], node)}", f"mode=MaskMode({int(mode)})"]
-        if len(targs) > 1 and (chosen.note == "mask" or "Reduce" in name) and isinstance(targs[1], (bool, int)):
-            return [f"is_set_mask={bool(targs[1])}"]
+        at = 2 if name == "Cast" else 1                    # Cast<U, T, isSetMask>
+        if len(targs) > at and (chosen.note == "mask" or "Reduce" in name) and isinstance(targs[at], (bool, int)):
+            return [f"is_set_mask={bool(targs[at])}"]
         return []
 
     def _kind_ok(self, kind: str, v: E | None) -> bool:
