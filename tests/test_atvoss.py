@@ -9,15 +9,16 @@ and with a plain-numpy formula written here.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import re
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-import ascend_lab as al
-from ascend_lab import acl, atvoss, golden
+from ascend_lab import acl, golden
 from ascend_lab.ascendc import KernelError
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import (
@@ -39,6 +40,8 @@ from ascend_lab.atvoss import (
     broadcast_base_tiling,
     broadcast_sch,
     dimension_collapse,
+    emit,
+    plan,
     pool_bytes,
     sch_mode_of,
     schedule,
@@ -460,7 +463,7 @@ def test_ub_broadcast_schedule_runs(device):
     assert_bits(out, golden.relu_grad_main950(g, x), "RG 102")
 
 
-# --- the instantiation: the generated tile body against the interpreter ---------------------------------------
+# --- the instantiation: the generated tile body is what runs ---------------------------------------------------
 def _fingerprint(run, out: np.ndarray) -> dict:
     """Everything a launch leaves: output bits, every field of every event (snapshots as bytes), cycles, the cores'
     summaries, warnings with their lines, the UB layouts."""
@@ -475,22 +478,18 @@ def _fingerprint(run, out: np.ndarray) -> dict:
             "layout": {c: [dataclasses.astuple(b) for b in bs] for c, bs in tr.ub_layout.items()}}
 
 
-def _interpreted_and_generated(monkeypatch, launch_once) -> tuple[dict, dict]:
-    got = {}
-    for interpret in (True, False):
-        monkeypatch.setattr(schedule, "_INTERPRET", interpret)
-        got[interpret] = _fingerprint(*launch_once())
-    return got[True], got[False]
+def _traced_and_untraced(launch_once) -> dict:
+    """The launch untraced and traced: recording changes no output bit, cycle or warning (the trace only watches);
+    returns the traced run's fingerprint."""
+    plain, traced = _fingerprint(*launch_once(False)), _fingerprint(*launch_once(True))
+    assert traced["events"] and not plain["events"]
+    for key in ("out", "cycles", "cores", "warnings", "layout"):
+        assert plain[key] == traced[key], key
+    return traced
 
 
-def _assert_same(ref: dict, got: dict) -> None:
-    for key in ref:
-        if key == "events":
-            assert len(got[key]) == len(ref[key])
-            bad = next((k for k, (a, b) in enumerate(zip(ref[key], got[key], strict=True)) if a != b), None)
-            assert bad is None, f"event {bad}: interpreted {ref[key][bad][:11]} generated {got[key][bad][:11]}"
-        else:
-            assert got[key] == ref[key], key
+def _tiles_of_core0(fp: dict) -> set[int]:
+    return {e[3] for e in fp["events"] if e[0] == 0 and e[3] is not None}
 
 
 SOC4 = make_soc(SOC, core_num=4)          # several tiles per core at small sizes: odd and even, a tail
@@ -498,25 +497,33 @@ ONE_DIM = [("threshold_grad_v2_d", dt) for dt in (F32, F16, BF16, I32, I8)] + \
           [("relu_grad", dt) for dt in (F32, F16, I8, I64)]
 
 
+def _want(op: str, g: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return golden.threshold_grad_v2_d_main950(g, x, 0.5) if op == "threshold_grad_v2_d" else \
+        golden.relu_grad_main950(g, x)
+
+
 @pytest.mark.parametrize("op, dt", ONE_DIM, ids=[f"{o}-{d}" for o, d in ONE_DIM])
-def test_instantiation_one_dim_is_the_interpreter(monkeypatch, op, dt):
-    """201 (TG) / 202 (RG): the generated body makes the interpreter's calls -- same bits, every event field,
-    cycles, warnings -- untraced, traced and with snapshots."""
+def test_one_dim_tiles_bit_exact_traced_or_not(op, dt):
+    """201 (TG) / 202 (RG) with odd and even tiles and a tail on each core: the golden's bits untraced, traced and
+    with snapshots; a snapshot adds values to the events and changes nothing else."""
     n = 250003
     if dt.kind == "f":
         g, x = _grads(dt, n, 3), np.linspace(-3, 3, n, dtype=np.float32).astype(dt)
     else:
         g, x = (np.arange(n) % 97 - 40).astype(dt), (np.arange(n) % 11 - 5).astype(dt)
-    for record, snapshot in ((False, False), (True, False), (True, True)):
-        ref, got = _interpreted_and_generated(monkeypatch, lambda record=record, snapshot=snapshot: run_kernel(
-            op, g, x, threshold=0.5, soc=SOC4, kernel="main", record=record, snapshot=snapshot))
-        _assert_same(ref, got)
-    assert max(e[3] for e in got["events"] if e[3] is not None) >= 3          # odd and even tiles past the first two
-    assert sch_mode_of(run_kernel(op, g[:10], x[:10], soc=SOC4, kernel="main", record=False)[0].tiling.tilingKey) \
-        == (201 if op == "threshold_grad_v2_d" else 202)
-    want = golden.threshold_grad_v2_d_main950(g, x, 0.5) if op == "threshold_grad_v2_d" else \
-        golden.relu_grad_main950(g, x)
-    assert_bits(np.frombuffer(got["out"][2], dt), want)
+
+    def once(record, snapshot=False):
+        return run_kernel(op, g, x, threshold=0.5, soc=SOC4, kernel="main", record=record, snapshot=snapshot)
+
+    traced = _traced_and_untraced(once)
+    snap = _fingerprint(*once(True, True))
+    values = [f.name for f in dataclasses.fields(once(True)[0].trace.events[0])].index("values")
+    assert [e[:values] + e[values + 1:] for e in snap["events"]] == \
+        [e[:values] + e[values + 1:] for e in traced["events"]]
+    assert any(e[values] is not None for e in snap["events"]) and all(e[values] is None for e in traced["events"])
+    assert max(_tiles_of_core0(traced)) >= 3                                  # odd and even tiles past the first two
+    assert sch_mode_of(once(False)[0].tiling.tilingKey) == (201 if op == "threshold_grad_v2_d" else 202)
+    assert_bits(np.frombuffer(traced["out"][2], dt), _want(op, g, x))
 
 
 def _launch_on(op: str, g: np.ndarray, x: np.ndarray, record: bool, soc=SOC4, thr: float = 0.5):
@@ -551,30 +558,26 @@ SHAPED = [
 
 
 @pytest.mark.parametrize("op, dt, gs, xs, mode", SHAPED, ids=[f"{m}-{o}-{d}-{g}x{x}" for o, d, g, x, m in SHAPED])
-def test_instantiation_shaped_is_the_interpreter(monkeypatch, device, op, dt, gs, xs, mode):
+def test_shaped_schedules_bit_exact(device, op, dt, gs, xs, mode):
     """Scalar inputs (Duplicate on tiles 0 and 1 only), NDDMA (in_copy) and UB-broadcast (in_copy + expand, the
-    persistent slots): same bits, events, cycles and warnings as the interpreter, traced and untraced."""
+    persistent slots): the golden's bits on the expected schedule, traced or not, with no warning."""
     rng = np.random.default_rng(5)
     g = (rng.standard_normal(gs) * 20).astype(dt)
     x = (rng.standard_normal(xs) * 3).astype(dt)
-    for record in (False, True):
-        ref, got = _interpreted_and_generated(monkeypatch, lambda record=record: _launch_on(op, g, x, record))
-        _assert_same(ref, got)
+    got = _traced_and_untraced(lambda record: _launch_on(op, g, x, record))
     run, out = _launch_on(op, g, x, False)
-    assert sch_mode_of(run.tiling.tilingKey) == mode
-    want = golden.threshold_grad_v2_d_main950(g, x, 0.5) if op == "threshold_grad_v2_d" else \
-        golden.relu_grad_main950(g, x)
-    assert_bits(out, want)
+    assert sch_mode_of(run.tiling.tilingKey) == mode and not got["warnings"]
+    assert_bits(out, _want(op, g, x))
     if mode in (201, 202):                     # a scalar input: Duplicate-d into its slot on tiles 0 and 1 only
         tiles = [e[3] for e in got["events"] if e[2] == "Duplicate" and e[0] == 0]
-        assert max(e[3] for e in got["events"] if e[0] == 0 and e[3] is not None) >= 2
+        assert max(_tiles_of_core0(got)) >= 2
         per_tile = {t: tiles.count(t) for t in set(tiles)}
         assert per_tile[0] == per_tile[1] == per_tile[2] + 1
 
 
-def test_instantiation_findings_are_the_interpreter(monkeypatch):
-    """A finding made inside the generated body reads as the interpreter's: the gm-padding warning of a short output
-    (no line: library code), and the same finding turned into an error by a strict policy."""
+def test_findings_inside_the_tile_body_name_no_line():
+    """A finding made inside the generated body is library code's: the gm-padding warning of a short output has no
+    line, and a strict policy turns the same finding into a KernelError without one."""
     spec = registry.get("relu_grad")
     k = spec.kernel("main")
     soc = get_soc(SOC)
@@ -582,23 +585,19 @@ def test_instantiation_findings_are_the_interpreter(monkeypatch):
     g = np.linspace(-1, 1, n, dtype=np.float32)
     td = k.tiling(n, g.dtype, soc.vector_core_num, soc.ub_size)
 
-    def once(strict=None):
+    def once(record=True, strict=None):
         args = [gm_from_array(g, k.args[0]), gm_from_array(g, k.args[1]),
                 gm_from_array(None, k.args[2], nbytes=(n - 5) * 4)]
-        run = launch(k.entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=True, strict=strict,
+        run = launch(k.entry, td.blockDim, args, td.to_bytes(), soc, outputs=(2,), record=record, strict=strict,
                      kernel_name=spec.op_type, tiling_data=td, **k.template(td, g.dtype, k.buffer_num))
         return run, args[2].ptr.allocation.buffer[:(n - 5) * 4].view(np.float32)
 
-    ref, got = _interpreted_and_generated(monkeypatch, once)
-    _assert_same(ref, got)
+    got = _traced_and_untraced(once)
     assert [w[0][3] for w in got["warnings"]] == ["gm-padding"] and got["warnings"][0][1] == "None"
-    errors = []
-    for interpret in (True, False):
-        monkeypatch.setattr(schedule, "_INTERPRET", interpret)
-        with pytest.raises(KernelError) as info:
-            once(strict=lambda w: "no padding here")
-        errors.append((str(info.value), info.value.kind, info.value.line))
-    assert errors[0] == errors[1] and errors[0][1] == "gm-padding" and errors[0][2] is None
+    assert_bits(np.frombuffer(got["out"][2], F32), golden.relu_grad_main950(g, g)[:n - 5])
+    with pytest.raises(KernelError) as info:
+        once(strict=lambda w: "no padding here")
+    assert info.value.kind == "gm-padding" and info.value.line is None and "no padding here" in str(info.value)
 
 
 def test_instantiation_source():
@@ -629,16 +628,41 @@ def test_instantiation_source():
         schedule.instantiation(tg.dag(F32), 301)
 
 
+LISTINGS = Path(__file__).parent / "data" / "atvoss"
+#: Golden listings of the tile body: (file, DAG module, dtype, schMode, scalar inputs). One per schedule family
+#: and step kind (copy-in, scalar input, NDDMA in_copy, UB-broadcast expand), so that a change to the emitted code
+#: shows in review. An intended change: write ``instantiation(...)`` to the file and commit it with the change.
+GOLDEN_LISTINGS = [("tg_float32_201.txt", tg, F32, 201, ()), ("tg_float16_201_scalar_in0.txt", tg, F16, 201, (0,)),
+                   ("rg_int8_nddma.txt", rg, I8, 1, ()), ("tg_float16_ub_broadcast.txt", tg, F16, 102, ())]
+
+
+@pytest.mark.parametrize("name, mod, dt, mode, scalars", GOLDEN_LISTINGS, ids=[g[0] for g in GOLDEN_LISTINGS])
+def test_instantiation_matches_its_golden_listing(name, mod, dt, mode, scalars):
+    want = (LISTINGS / name).read_text(encoding="utf-8")
+    got = schedule.instantiation(mod.dag(dt), mode, scalars)
+    diff = "\n".join(difflib.unified_diff(want.splitlines(), got.splitlines(), name, "instantiation", lineterm=""))
+    assert got == want, f"the emitted tile body changed (tests/data/atvoss/{name}):\n{diff}"
+
+
+def test_every_node_kind_has_an_emitter():
+    """Each compute node a DAG may declare has its instruction emitter; an unknown one is refused by name."""
+    assert set(emit.INSTRUCTIONS) == {"Cast", "Duplicate", "Compare", "Select", "Mul"}
+    d = tg.dag(F32)
+    bad = dataclasses.replace(plan.walk(d, plan.pool_layout(d, frozenset(), False), frozenset())[1],
+                              node=dataclasses.replace(d.funlist[1], op="Abs"))
+    with pytest.raises(NotImplementedError, match="node Abs"):
+        emit.generate(d, "one-dim", plan.pool_layout(d, frozenset(), False), [bad])
+
+
 @pytest.mark.parametrize("shapes, out_shape, mode", [
     ([(50000,), (1,), (50000,)], (50000,), 201),              # In1 a scalar input
     ([(1,), (90000,), (90000,)], (90000,), 201),              # In0 a scalar input, read by two casts
     ([(300, 200), (300, 1), (1, 200)], (300, 200), 1),        # NDDMA, two broadcast inputs
     ([(64, 512), (1, 512), (64, 512)], (64, 512), 102),       # UB-broadcast
 ])
-def test_instantiation_of_a_dag_with_two_outputs(monkeypatch, shapes, out_shape, mode):
+def test_instantiation_of_a_dag_with_two_outputs(shapes, out_shape, mode):
     """A DAG of three inputs (half, half, float) and two outputs -- a Mul cast back to half, a Compare GT/Select
-    against a Var -- on each schedule family: the generated body is the interpreter's (bits, events, cycles)
-    and computes what numpy does."""
+    against a Var -- on each schedule family computes what numpy does, traced or not."""
     a, b, c = CopyInBrc(In(0, F16)), CopyInBrc(In(1, F16)), CopyInBrc(In(2, F32))
     af = Cast(F32, a)
     prod = Cast(F16, Mul(af, Cast(F32, b)), CAST_RINT)
@@ -659,41 +683,8 @@ def test_instantiation_of_a_dag_with_two_outputs(monkeypatch, shapes, out_shape,
         out = np.concatenate([args[3].ptr.allocation.buffer[:n * 2], args[4].ptr.allocation.buffer[:n * 4]])
         return run, out
 
-    for record in (False, True):
-        ref, got = _interpreted_and_generated(monkeypatch, lambda record=record: once(record))
-        _assert_same(ref, got)
+    got = _traced_and_untraced(once)
     ab, bb, cb = (np.broadcast_to(x, out_shape).astype(np.float32).reshape(-1) for x in arrs)
     out = np.frombuffer(got["out"][2], np.uint8)
     assert_bits(out[:n * 2].view(F16), (ab * bb).astype(F16))
     assert_bits(out[n * 2:].view(F32), np.where(ab > cb, np.float32(0.25), cb))
-
-
-def test_interpreted_switches_to_the_walker_for_the_block_only():
-    """``atvoss.interpreted()``: inside the block the interpreter runs (same bits and cycles as the instantiation);
-    the flag comes back as it was, also after an exception and when nested."""
-    rng = np.random.default_rng(7)
-    g, x = rng.standard_normal((2, 20_001)).astype(np.float32)
-    walked = []
-    tile = schedule._Walker.tile
-
-    def spy(self, *args, **kwargs):
-        walked.append(1)
-        return tile(self, *args, **kwargs)
-
-    schedule._Walker.tile = spy
-    try:
-        generated = al.threshold_backward(g, x, 0.5, soc="Ascend950PR", kernel="main")
-        assert not walked
-        with atvoss.interpreted():
-            with atvoss.interpreted():
-                pass
-            assert schedule._INTERPRET
-            interpreted = al.threshold_backward(g, x, 0.5, soc="Ascend950PR", kernel="main")
-        assert walked and not schedule._INTERPRET
-        with pytest.raises(RuntimeError), atvoss.interpreted():
-            raise RuntimeError("inside")
-        assert not schedule._INTERPRET
-    finally:
-        schedule._Walker.tile = tile
-    assert np.array_equal(generated.out.view(np.uint32), interpreted.out.view(np.uint32))
-    assert generated.cycles == interpreted.cycles

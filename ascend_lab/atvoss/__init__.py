@@ -9,7 +9,10 @@ but a *DAG of nodes* handed to a generic template (kernel_flavours.md §3):
 * :mod:`.tiling` -- ``BroadcastBaseTiling``: dimension collapse, the one-dim schedules 201/202, the general
   NDDMA / UB-broadcast tiling, the tiling key, the TilingData structs and the 16 MiB workspace;
 * :mod:`.schedule` -- ``BroadcastSch``: the kernel entry that runs any such DAG on the simulated cores with
-  ping/pong copy slots, recorded in the trace like any AscendC kernel.
+  ping/pong copy slots, recorded in the trace like any AscendC kernel; the tile body it runs is the DAG's
+  *instantiation*, planned (:mod:`.plan`), written out (:mod:`.emit`) and compiled (:mod:`.instance`) once.
+
+``ARCHITECTURE.md`` in this folder is the one-screen map.
 
 An operator built on the template declares its DAG per dtype and calls :func:`broadcast_base_tiling` from
 its host tiling and :func:`broadcast_sch` as its kernel entry (see ``ops/threshold_grad_v2_d/op_kernel/main.py``).
@@ -33,7 +36,7 @@ from .dag import (
     Select,
     Var,
 )
-from .schedule import broadcast_sch, instantiation, interpreted
+from .schedule import broadcast_sch, instantiation
 from .tiling import (
     DEFAULT_TILING_WORKSPACE_SIZE,
     SCH_MODES,
@@ -51,7 +54,7 @@ from .tiling import (
 
 __all__ = [
     "CAST_NONE", "CAST_RINT", "CMP_LE", "SEL_TENSOR", "Cast", "Compare", "Const", "CopyInBrc", "CopyOut", "Dag",
-    "Duplicate", "In", "Mul", "Node", "Select", "Var", "broadcast_sch", "instantiation", "interpreted",
+    "Duplicate", "In", "Mul", "Node", "Select", "Var", "broadcast_sch", "instantiation",
     "DEFAULT_TILING_WORKSPACE_SIZE", "SCH_MODES", "BroadcastBaseTilingData", "BroadcastOneDimTilingData",
     "BroadcastOneDimTilingDataAdvance", "advance_split", "broadcast_base_tiling", "dimension_collapse",
     "pool_bytes", "sch_mode_of", "tiling_key", "workspace_size",

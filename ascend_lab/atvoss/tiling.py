@@ -141,8 +141,7 @@ class _CharTail(TilingData):
     def scalar(self, index: int = 0, dtype: Any = "float32") -> Any:
         """The ``index``-th scalar of ``dtype`` in scalarData (``SetScalar`` packs them back to back), as the
         numpy scalar the kernel computes with."""
-        # Only the kernel reads scalars back, and it runs on numpy; the tiling above must import without it.
-        import numpy as np
+        import numpy as np  # deferred: only the kernel reads scalars back; the tiling imports without numpy
         dt = np.dtype(dtype)
         return np.frombuffer(self.scalarData, dt, count=1, offset=index * dt.itemsize)[0]
 
