@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from ascend_lab import acl
+from ascend_lab.acl import memory, pool
 from ascend_lab.acl import runtime as rt
 from ascend_lab.base import log as oplog
 
@@ -283,9 +284,9 @@ def test_get_mem_info_needs_a_context():
 
 def test_malloc_beyond_what_the_host_can_back_is_refused_before_allocating(dev, monkeypatch):
     allocated = []
-    real = rt._pooled_buffer
-    monkeypatch.setattr(rt, "_pooled_buffer", lambda n: allocated.append(n) or real(n))
-    monkeypatch.setattr(rt, "_host_available", lambda: rt.HOST_RESERVE_BYTES + (64 << 20))
+    real = pool.take
+    monkeypatch.setattr(pool, "take", lambda n: allocated.append(n) or real(n))
+    monkeypatch.setattr(memory, "_host_available", lambda: rt.HOST_RESERVE_BYTES + (64 << 20))
     with oplog.capture() as recs:
         ret, p = acl.aclrtMalloc(65 << 20, acl.ACL_MEM_MALLOC_HUGE_FIRST)   # fits the device, not the host
     assert (ret, p) == (207001, None) and allocated == []
@@ -300,7 +301,7 @@ def test_malloc_beyond_what_the_host_can_back_is_refused_before_allocating(dev, 
 def test_malloc_host_memory_error_is_a_code(dev, monkeypatch):
     def no_memory(n):
         raise MemoryError
-    monkeypatch.setattr(rt, "_pooled_buffer", no_memory)
+    monkeypatch.setattr(pool, "take", no_memory)
     with oplog.capture():
         assert acl.aclrtMalloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST) == (207001, None)
     assert rt._state.allocated == 0

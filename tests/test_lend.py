@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ascend_lab as al
+from ascend_lab.acl import pool
 from ascend_lab.acl import runtime as rt
 from ascend_lab.ascendc import (
     VECIN,
@@ -129,7 +130,7 @@ def test_freeing_a_lent_allocation_never_pools_the_callers_array():
     alloc.lend(host.view(np.uint8))
     alloc.release("aclrtFree")
     assert alloc.released and not alloc.lent
-    for bucket in rt._POOL.values():
+    for bucket in pool._POOL.values():
         assert all(not np.shares_memory(buf, host) for buf in bucket)
 
 
