@@ -14,10 +14,12 @@ not ask it. ``kernel=`` picks a kernel flavour of the op (default: its first).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from .base import platform
 from .opdev.tiling_data import TilingError
 from .ops import registry
 from .ops.spec import OpSpec
@@ -43,7 +45,20 @@ def compute(op: str, n: int, dtype: Any, core_num: int | None = None, ub_size: i
     n = check_n(spec.n_name, n)
     spec.op_def.require_dtype(dtype)
     core_num, ub_size = resolve_platform(core_num, ub_size, soc)
-    return k.tiling(n, dtype, core_num, ub_size, **attrs)
+    with platform_in_force(soc):
+        return k.tiling(n, dtype, core_num, ub_size, **attrs)
+
+
+@contextlib.contextmanager
+def platform_in_force(soc: Any) -> Iterator[None]:
+    """Run a tiling with ``soc`` (a name or SocInfo) in force, as CANN runs a tiling on the platform it tiles for: a
+    TBE kernel's tiling reads the compile info of the binary built for that SoC (``tbe.schedule.compile_target``).
+    Anything else (None, a mapping of core count and UB) leaves the SoC in force as it is."""
+    if isinstance(soc, (str, platform.SocInfo)):
+        with platform.soc(platform.get_soc(soc).name):
+            yield
+    else:
+        yield
 
 
 def _front_door(spec: OpSpec) -> Callable[..., Any]:

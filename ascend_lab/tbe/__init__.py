@@ -6,16 +6,18 @@ compute descriptions: Python functions that describe the result with DSL calls, 
 
 * :mod:`.dsl` -- placeholders, the elementwise operations those kernels use and TBE's dtype rules; a
   description is a small graph (:class:`~.dsl.Compute`);
-* :mod:`.schedule` -- the elementwise schedule: a *modelled* compile-time count (``coexist``, ``maxUb``) and
-  the public run-time tiling of ``elewise_v3.cc`` (block split, UB split, double buffering, tiling key); for
-  inputs that broadcast (``ELEWISE_WITH_BROADCAST``) a *modelled* tiling of the output, with the inputs'
-  fused dims in the struct (``op_tiling_shapes``);
+* :mod:`.storage_bound` -- the schedules' compile-time walk (CANN 8.1.RC1 ``elewise_schedule.py`` and
+  ``broadcast_schedule.py``): how many tensors coexist in UB and the extra UB their instructions need;
+* :mod:`.schedule` -- the compile info (``maxUb``, ``maxUbDb``) from that walk and the ini's UB, and the public
+  run-time tiling of ``elewise_v3.cc`` (block split, UB split, double buffering, tiling key); for inputs that
+  broadcast (``ELEWISE_WITH_BROADCAST``) a *modelled* tiling of the output, with the inputs' fused dims in the
+  struct (``op_tiling_shapes``);
 * :mod:`.lowering` -- the description as vector instructions of the simulated AI Core in a CopyIn/Compute/
   CopyOut kernel, so a TBE run has a trace, a UB layout and a cost estimate like an AscendC run; a
   broadcasting input is read per tile with a modelled strided, repeating GM copy (``broadcast_copy``).
 """
 
-from . import dsl, lowering, schedule
+from . import dsl, lowering, schedule, storage_bound
 from .dsl import Compute, Tensor, compile_for
 from .lowering import Program, build, interpreted, make_entry
 from .schedule import SCHEDULE_LABEL, CompileInfo, TbeElewiseTilingData, compile_info, core_ranges, elewise_tiling
@@ -23,5 +25,5 @@ from .schedule import SCHEDULE_LABEL, CompileInfo, TbeElewiseTilingData, compile
 __all__ = [
     "SCHEDULE_LABEL", "CompileInfo", "Compute", "Program", "TbeElewiseTilingData", "Tensor", "build",
     "compile_for", "compile_info", "core_ranges", "dsl", "elewise_tiling", "interpreted", "lowering", "make_entry",
-    "schedule",
+    "schedule", "storage_bound",
 ]

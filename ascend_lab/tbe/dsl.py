@@ -41,6 +41,7 @@ import numpy as np
 from ..ascendc.numerics import scalar as _const
 from ..base.platform import SocInfo, get_soc
 from ..dtypes import bfloat16
+from .storage_bound import storage_bound
 
 __all__ = [
     "DSL_CHECK_SUPPORT", "DTYPES", "TBE_FAMILIES", "Compute", "Tensor", "after_v200", "api_check_support", "broadcast",
@@ -531,14 +532,18 @@ def register_operator_compute(op_type: str, op_mode: str = "dynamic", support_fu
 class Compute:
     """A compute description: its placeholders (in argument order) and its result.
 
-    ``nodes`` lists every node once, operands before users (placeholders first, in order). The schedule reads
-    ``coexist``/``max_dtype_bytes`` from it, the lowering its ``nodes``."""
+    ``nodes`` lists every node once, operands before users (placeholders first, in order). The schedule walks
+    it (:mod:`.storage_bound`), the lowering reads its ``nodes``."""
     name: str
     inputs: tuple[Tensor, ...]
     output: Tensor
     nodes: tuple[Tensor, ...] = ()
+    #: the SoC the description was built for (:func:`compile_for`), None outside it
+    soc: SocInfo | None = None
 
     def __post_init__(self) -> None:
+        if self.soc is None:
+            self.soc = _compile_soc.get()
         for t in self.inputs:
             if t.op != "placeholder":
                 raise TypeError(f"{self.name}: inputs must be placeholders, got {t!r}")
@@ -563,7 +568,7 @@ class Compute:
 
     @property
     def fp32_cast_live(self) -> bool:
-        """Whether a narrower input is cast up to fp32 (the PROPOSAL's +1 in ``coexist``)."""
+        """Whether a narrower input is cast up to fp32 somewhere in the description."""
         return any(t.op == "cast" and t.dtype == "float32" and t.inputs[0].dtype != "float32" for t in self.nodes)
 
     @property
@@ -573,8 +578,9 @@ class Compute:
 
     @property
     def coexist(self) -> int:
-        """PROPOSAL (§5.5): #inputs + #outputs + 1, +1 when a cast to fp32 is live."""
-        return len(self.inputs) + 1 + 1 + (1 if self.fp32_cast_live else 0)
+        """The elementwise schedule's ``_coexisting_quantity`` for this description, on the SoC it was built for
+        (:func:`ascend_lab.tbe.storage_bound.storage_bound`; Ascend910B4 when built outside :func:`compile_for`)."""
+        return storage_bound(self, self.soc or get_soc("Ascend910B4")).coexist
 
     def describe(self) -> str:
         """The description as text, one line per node (for the book)."""

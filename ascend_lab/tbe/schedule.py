@@ -2,39 +2,36 @@
 
 A TBE kernel's tiling happens in two places (``kernel_flavours.md`` §5.5):
 
-* **at compile time** the elementwise schedule counts how many tile-sized tensors live at once
-  (``coexist``) and writes ``_base_info = [core, maxDtypeBytes, maxUb, maxUbDb]`` into the compile info;
+* **at compile time** the schedule counts how many tile-sized tensors live at once (``coexist``) and the UB its
+  instructions need besides (``extra``), and writes ``_base_info = [core, maxDtypeBytes, maxUb, maxUbDb]`` into the
+  compile info. The schedules ship as Python in the CANN 8.1.RC1 toolkit (``python/site-packages/tbe/dsl/
+  unify_schedule/vector/elewise/elewise_schedule.py`` and ``broadcast/broadcast_schedule.py``); their walk is
+  :mod:`.storage_bound`, and :func:`compile_info_of` turns it into ``maxUb``/``maxUbDb`` as
+  ``elewise_tilingcase.calc_elewise_base_info`` does, from ``UB_SIZE`` of the SoC's ini (``util.get_ub_size``:
+  196608 on A2/A3, 262144 on 910A/310P) less twice the extra UB;
 * **at run time** ``op_tiling/elewise_v3.cc`` (canndev mirror @01e6dc6c) turns the element count into a
   block split, a UB split and a double-buffer decision, and hands the kernel ``blockDim``, a tiling key and
-  the variables ``[dim, blockFactor, ubFactor]``.
+  the variables ``[dim, blockFactor, ubFactor]``; reproduced exactly by :func:`elewise_tiling`.
 
-The run-time rules are public and reproduced exactly (:func:`elewise_tiling`, citing ``elewise_v3.cc``
-lines). The compile-time count is **still a model**. The shipping schedule is public in the CANN 8.1.RC1 toolkit
-(``python/site-packages/tbe/dsl/unify_schedule/vector/elewise/elewise_schedule.py``): it walks the graph for the
-peak number of coexisting nodes, adds 32-byte temporaries for ``vcmp``/``vsel``/``vcmpsel`` operands it must
-materialise (``_correct_ub_size_by_cmp_sel``), and computes ``maxUb = ((UB - extra) // coexist) // 32 * 32 //
-maxDtypeBytes`` (``maxUbDb`` with ``(UB - 2 * extra) // 2``) from ``UB = get_soc_spec("UB_SIZE")``, the ini's
-whole UB (196608 on A2/A3). The simulator has not been moved onto that walk yet (issue 24 item 4): ``coexist``
-follows §5.5's PROPOSAL -- ``#inputs + #outputs + 1``, ``+1`` when a cast to fp32 is live -- with ``maxUb =
-floor(floor(UB / coexist) / 32) * 32 / maxDtypeBytes`` (``maxUbDb`` the same with UB / 2) and no extra bytes, and
-UB is the ``ub_size`` the caller passes: every caller in the package (the aclnn path's L0 node,
-``ops.standalone``, the live tiling page) passes ``GetCoreMemSize(UB)`` (``SocInfo.core_mem_size_ub``: 262144 on
-910A/310P, 196352 on A2/A3, where CANN's platform layer keeps 256 B back), not the schedule's 196608. The UI
-labels it "TBE (modelled schedule)".
+The compile info belongs to the binary built for one SoC, so a tiling compiles its description for the SoC in force
+(:func:`compile_target`; ``tiling.compute`` and ``ops.standalone.tiling_for`` put the SoC they tile for in force, as
+the aclnn path does). Every caller passes ``ub_size`` as to every host tiling, ``GetCoreMemSize(UB)`` (256 B short
+of the ini on 910B/910_93); the schedule adds that back (:func:`ub_reserve`).
 
 **Broadcasting** (ThresholdGradV2D and ReluGrad are classified ``ELEWISE_WITH_BROADCAST``, §5.2/§5.3): the
 real run-time tiling is ``op_tiling/broadcast_v3.cc`` (canndev mirror @0231fcc2). Its ``BroadcastTiling``
 right-aligns the input shapes, checks that they broadcast, hands a call with no broadcast axis (and an empty
-output, key INT32_MAX) to the elewise tiling above, and otherwise fuses continuous axes with the same
-broadcast state (``MulFusionContinuousAxis``), writes each input's fused dims as the variables ``_dim_j_i``
-and cuts a block axis and a UB axis of the N-D output (``DoBlockTiling``/``DoUbTiling``), keyed from
+output, key INT32_MAX) to the elewise tiling above -- whose compile info the elementwise schedule wrote
+(``broadcast_tilingcase._pre_build`` keeps elementwise patterns' base info) --, and otherwise fuses continuous axes
+with the same broadcast state (``MulFusionContinuousAxis``), writes each input's fused dims as the variables
+``_dim_j_i`` and cuts a block axis and a UB axis of the N-D output (``DoBlockTiling``/``DoUbTiling``), keyed from
 ``BASE_KEY_NUM`` = 200000000. The model keeps the first half -- the check, the elewise hand-off, the axis
-fusion and the per-input dims in the struct (:func:`broadcast_tiling_class`) -- and replaces the N-D split
-with the elewise rules above applied to the **output** element count, fused to one dimension
-(:func:`op_tiling_shapes`): the block and UB factors count output elements, and the kernel's copy-in reads,
-per tile, the input elements that tile needs (:mod:`.lowering`). Key 200000000 (+10000 double-buffered);
-the pattern and axis digits the real key carries are not modelled, nor is the extra UB the real schedule
-spends on un-broadcast copies (``coexist`` is the elementwise count).
+fusion and the per-input dims in the struct (:func:`broadcast_tiling_class`) -- and the broadcast schedule's
+compile-time count (:mod:`.storage_bound`, general case), and replaces the N-D split with the elewise rules above
+applied to the **output** element count, fused to one dimension (:func:`op_tiling_shapes`): the block and UB factors
+count output elements, and the kernel's copy-in reads, per tile, the input elements that tile needs
+(:mod:`.lowering`). Key 200000000 (+10000 double-buffered); the pattern and axis digits the real key carries are
+not modelled.
 """
 
 from __future__ import annotations
@@ -48,8 +45,10 @@ from typing import TYPE_CHECKING, Any
 from ..acl.types import as_acl_dtype
 from ..acl.types import dtype_itemsize as itemsize
 from ..opdev.tiling_data import TilingData, TilingError, block_factor_ranges, ceil_div, int32, require_count
+from .storage_bound import storage_bound
 
 if TYPE_CHECKING:
+    from ..base.platform import SocInfo
     from .dsl import Compute
 
 # The run-time half of this module (elewise_tiling, core_ranges, compile_info_of) imports without numpy: the live
@@ -62,8 +61,12 @@ __all__ = [
     "fuse_broadcast_shapes", "is_broadcast", "op_tiling", "op_tiling_shapes",
 ]
 
-#: How the book and UI name this schedule: the compile-time half is a model, not the shipping code.
+#: How the book and UI name this schedule.
 SCHEDULE_LABEL = "TBE (modelled schedule)"
+#: The TBE SoC a tiling compiles for when the SoC in force has no TBE kernels (:func:`compile_target`).
+REPRESENTATIVE_SOC = "Ascend910B4"
+#: ``dsl.TBE_FAMILIES`` without numpy.
+_TBE_FAMILIES = ("ascend910", "ascend910b", "ascend910_93", "ascend310p")
 #: ``SPLIT_FACTORS`` (elewise_v3.cc:32-37): the most elements one UB tile may hold, by maxDtypeBytes.
 SPLIT_FACTORS: dict[int, int] = {1: 32767, 2: 32767, 4: 16383, 8: 8191}
 #: ``ELEWISE_REPEAT_NUMS`` (:38): block and UB factors are multiples of 128 elements.
@@ -92,7 +95,9 @@ def _storage_itemsize(name: str) -> int:
 
 @dataclass(frozen=True)
 class CompileInfo:
-    """What the compile step hands the run-time tiling (``_base_info``) plus how it was counted."""
+    """What the compile step hands the run-time tiling (``_base_info``) plus how it was counted: ``ub_size`` is the
+    UB the schedule divides (the ini's ``UB_SIZE``), ``extra_ub`` the bytes it takes off first (twice: see
+    :func:`compile_info_of`)."""
     core_num: int
     ub_size: int
     coexist: int
@@ -100,6 +105,8 @@ class CompileInfo:
     max_ub: int          # elements per tile, single buffer
     max_ub_db: int       # elements per tile, double buffer
     out_dtype: str
+    extra_ub: int = 0
+    ub_reserve: int = 0  # ub_size - the caller's GetCoreMemSize(UB)
 
     @property
     def base_info(self) -> list[int]:
@@ -107,37 +114,70 @@ class CompileInfo:
         return [self.core_num, self.max_dtype_bytes, self.max_ub, self.max_ub_db]
 
 
-def compile_info(compute: Compute, core_num: int, ub_size: int) -> CompileInfo:
-    """The compile info of ``compute`` for ``core_num`` cores and ``ub_size`` bytes of UB (the MODEL above)."""
-    return compile_info_of(compute.coexist, compute.max_dtype_bytes, compute.output.dtype, core_num, ub_size)
+def compile_target(soc: Any = None) -> SocInfo:
+    """The SoC a TBE kernel is compiled for: ``soc`` when given, else the SoC in force when it runs TBE kernels,
+    else Ascend910B4 (a what-if TBE tiling on a SoC without TBE kernels)."""
+    from ..base.platform import current_soc, get_soc  # deferred: keeps the run-time half importable alone
+    info = get_soc(soc) if soc is not None else current_soc()
+    return info if info.family in _TBE_FAMILIES else get_soc(REPRESENTATIVE_SOC)
 
 
-def compile_counts(describe: Callable[[str], Compute], dtype_name: str) -> dict[str, Any]:
-    """What the compile step counts in an op's description for one dtype (built for a representative TBE SoC:
-    ``coexist`` and ``maxDtypeBytes`` count inputs, outputs, casts to fp32 and dtypes, which every per-SoC path of
-    these kernels shares): ``{"coexist", "max_dtype_bytes", "out_dtype"}``, the arguments of :func:`compile_info_of`."""
-    # The DSL needs numpy; the run-time tiling in this module must import without it (see the top).
-    from .dsl import compile_for
-    with compile_for("Ascend910B4"):
-        compute = describe(dtype_name)
-    return {"coexist": compute.coexist, "max_dtype_bytes": compute.max_dtype_bytes, "out_dtype": compute.output.dtype}
+def ub_reserve(soc: SocInfo) -> int:
+    """What the caller's ``ub_size`` lacks of the ini's ``UB_SIZE``: every caller passes ``GetCoreMemSize(UB)``, as to
+    every host tiling, which keeps 256 B back on 910B and 910_93 (``SocInfo.core_mem_size_ub``); the TBE schedule
+    divides ``get_soc_spec("UB_SIZE")`` (``util.get_ub_size``), the whole UB."""
+    return soc.ub_size - soc.core_mem_size_ub
 
 
-def compile_info_of(coexist: int, max_dtype_bytes: int, out_dtype: str, core_num: int, ub_size: int) -> CompileInfo:
-    """The compile info from a description's counts (:func:`compile_counts`) for ``core_num`` cores and
-    ``ub_size`` bytes of UB."""
+def compile_info(compute: Compute, core_num: int, ub_size: int, soc: Any = None) -> CompileInfo:
+    """The compile info of ``compute`` for ``core_num`` cores and ``ub_size`` bytes of UB (``GetCoreMemSize(UB)``),
+    compiled for ``soc`` (default: :func:`compile_target`)."""
+    target = compile_target(soc if soc is not None else compute.soc)
+    bound = storage_bound(compute, target)
+    return compile_info_of(bound.coexist, bound.max_dtype_bytes, compute.output.dtype, core_num, ub_size,
+                           extra_ub=bound.extra_ub, ub_reserve=ub_reserve(target))
+
+
+def compile_counts(describe: Callable[..., Compute], dtype_name: str, soc: Any = None,
+                   shapes: Sequence[Sequence[int]] | None = None) -> dict[str, Any]:
+    """What the compile step counts in an op's description for one dtype, compiled for ``soc`` (default:
+    :func:`compile_target`): ``{"coexist", "max_dtype_bytes", "out_dtype", "extra_ub", "ub_reserve"}``, the
+    arguments of :func:`compile_info_of`. With ``shapes`` (the inputs' own shapes, which broadcast) the broadcast
+    schedule counts the description built for them; otherwise the elementwise schedule counts."""
+    from .dsl import compile_for  # deferred: the DSL needs numpy; the run-time half imports without it (live page)
+    target = compile_target(soc)
+    with compile_for(target):
+        compute = describe(dtype_name, shapes=tuple(shapes)) if shapes is not None else describe(dtype_name)
+    bound = storage_bound(compute, target, "broadcast" if shapes is not None else "elewise")
+    return {"coexist": bound.coexist, "max_dtype_bytes": bound.max_dtype_bytes, "out_dtype": compute.output.dtype,
+            "extra_ub": bound.extra_ub, "ub_reserve": ub_reserve(target)}
+
+
+def compile_info_of(coexist: int, max_dtype_bytes: int, out_dtype: str, core_num: int, ub_size: int,
+                    extra_ub: int = 0, ub_reserve: int = 0) -> CompileInfo:
+    """The compile info from a description's counts (:func:`compile_counts`) for ``core_num`` cores and ``ub_size``
+    bytes of UB (``GetCoreMemSize(UB)``; the schedule divides ``ub_size + ub_reserve``, the ini's ``UB_SIZE``).
+
+    The dynamic kernel has two schedules, single- and double-buffered (``elewise_tilingcase.py`` all-fuse cases,
+    keys 210000000 and 210010000). Each takes its extra UB off the UB it records, once single-buffered and twice
+    double-buffered (``_do_storage_bound``, elewise_schedule.py:906-913); ``calc_elewise_base_info``
+    (elewise_tilingcase.py:134-154) turns each into ``maxUb = ((UB // coexist) // 32 * 32) // maxDtypeBytes`` and
+    ``maxUbDb`` the same with ``UB // 2``, and keeps the smaller of the two schedules' numbers for the pattern they
+    share: both come from ``UB_SIZE - 2 * extra_ub``."""
     core_num = require_count("core_num", core_num)
-    ub_size = require_count("ub_size", ub_size)
+    ub_size = require_count("ub_size", ub_size) + ub_reserve
     if core_num == 0:
         raise TilingError("TBE elementwise tiling: core_num is 0; need at least one core")
-    width = max_dtype_bytes
-    if ub_size // coexist < _BLOCK_BYTES:
-        raise TilingError(f"TBE elementwise tiling: a UB of {ub_size} B gives each of the {coexist} tensors that "
-                          f"coexist in it {ub_size // coexist} B, less than one {_BLOCK_BYTES}-byte block; "
-                          f"it needs at least {coexist * _BLOCK_BYTES} B")
-    max_ub = (ub_size // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // width
-    max_ub_db = (ub_size // 2 // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // width
-    return CompileInfo(core_num, ub_size, coexist, width, max_ub, max_ub_db, out_dtype)
+    room = ub_size - 2 * extra_ub
+    if room // coexist < _BLOCK_BYTES:
+        raise TilingError(f"TBE elementwise tiling: a UB of {ub_size} B, less {2 * extra_ub} B of temporaries, gives "
+                          f"each of the {coexist} tensors that coexist in it {max(room, 0) // coexist} B, less than "
+                          f"one {_BLOCK_BYTES}-byte block; it needs ub_size >= "
+                          f"{coexist * _BLOCK_BYTES + 2 * extra_ub - ub_reserve} B")
+    max_ub = (room // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // max_dtype_bytes
+    max_ub_db = (room // 2 // coexist) // _BLOCK_BYTES * _BLOCK_BYTES // max_dtype_bytes
+    return CompileInfo(core_num, ub_size, coexist, max_dtype_bytes, max_ub, max_ub_db, out_dtype, extra_ub,
+                       ub_reserve)
 
 
 class TbeElewiseTilingData(TilingData):
@@ -194,14 +234,20 @@ def elewise_tiling(n: int, info: CompileInfo, cls: type[TbeElewiseTilingData] = 
                 if ub_factor > limit:
                     ub_factor = adjust // ALIGN * ALIGN
             if limit <= 0 or ub_factor == 0:           # limit < ALIGN: no tile of whole ALIGN-element units fits
-                per = info.ub_size // (2 if db else 1) // info.coexist
-                raise TilingError(f"TBE elementwise tiling: a UB of {info.ub_size} B leaves each of the "
-                                  f"{info.coexist} coexisting tensors {per} B{' per buffer' if db else ''}, "
-                                  f"{limit} elements of {info.max_dtype_bytes} B, fewer than the {ALIGN} a "
-                                  f"tile is cut in; it needs at least "
-                                  f"{ALIGN * info.max_dtype_bytes * info.coexist * (2 if db else 1)} B")
+                _refuse_tile(info, db, limit)
     key = COMMON_TILING_KEY + (DB_TILING_KEY if db else 0)
     return cls(dim0=n, blockFactor=block_factor, ubFactor=ub_factor, blockDim=block_dim, tilingKey=key, **extra)
+
+
+def _refuse_tile(info: CompileInfo, db: bool, limit: int) -> None:
+    """TilingError: the slices are too small for one tile of :data:`ALIGN` elements (ubFactor would be 0)."""
+    buffers = 2 if db else 1
+    per = (info.ub_size - 2 * info.extra_ub) // buffers // info.coexist
+    need = ALIGN * info.max_dtype_bytes * info.coexist * buffers + 2 * info.extra_ub - info.ub_reserve
+    raise TilingError(f"TBE elementwise tiling: a UB of {info.ub_size} B, less {2 * info.extra_ub} B of "
+                      f"temporaries, leaves each of the {info.coexist} coexisting tensors {per} B"
+                      f"{' per buffer' if db else ''}, {limit} elements of {info.max_dtype_bytes} B, fewer than "
+                      f"the {ALIGN} a tile is cut in; it needs ub_size >= {need} B")
 
 
 def core_ranges(td: TilingData, dtype: Any = None, n: int | None = None, *,
@@ -218,15 +264,13 @@ def core_ranges(td: TilingData, dtype: Any = None, n: int | None = None, *,
     return block_factor_ranges(total, factor, ub_factor, td.blockDim, size, tiles)
 
 
-def op_tiling(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence[str], n: int, dtype: Any,
+def op_tiling(op_type: str, describe: Callable[..., Compute], dtypes: Sequence[str], n: int, dtype: Any,
               core_num: int, ub_size: int, cls: type[TbeElewiseTilingData] = TbeElewiseTilingData,
-              **extra: Any) -> TbeElewiseTilingData:
-    """An operator's TBE tiling: its description's compile info, then :func:`elewise_tiling`.
-
-    ``describe(dtype_name)`` is built for a representative TBE SoC: ``coexist`` and ``maxDtypeBytes`` count
-    inputs, outputs, casts to fp32 and dtypes, which every per-SoC path of these kernels shares."""
+              soc: Any = None, **extra: Any) -> TbeElewiseTilingData:
+    """An operator's TBE tiling: the elementwise schedule's compile info of its description, compiled for ``soc``
+    (default: :func:`compile_target`, the SoC in force), then :func:`elewise_tiling`."""
     name = check_dtype(op_type, dtypes, dtype)
-    counts = compile_counts(describe, name)
+    counts = compile_counts(describe, name, soc)
     return elewise_tiling(n, compile_info_of(**counts, core_num=core_num, ub_size=ub_size), cls, **extra)
 
 
@@ -307,17 +351,18 @@ def broadcast_dims(td: TilingData) -> tuple[list[int], list[list[int]]]:
     return [max(col) for col in zip(*ins, strict=True)], ins
 
 
-def op_tiling_shapes(op_type: str, describe: Callable[[str], Compute], dtypes: Sequence[str],
+def op_tiling_shapes(op_type: str, describe: Callable[..., Compute], dtypes: Sequence[str],
                      shapes: Sequence[Sequence[int]], out_shape: Sequence[int], dtype: Any, core_num: int,
                      ub_size: int, cls: type[TbeElewiseTilingData] = TbeElewiseTilingData,
-                     **extra: Any) -> TbeElewiseTilingData:
+                     soc: Any = None, **extra: Any) -> TbeElewiseTilingData:
     """An ELEWISE_WITH_BROADCAST operator's tiling from its inputs' own shapes (the MODEL above).
 
     As broadcast_v3.cc's ``BroadcastTiling``: the shapes must broadcast to ``out_shape``; an empty output, or
     inputs that all have the output's element count (no broadcast axis), take the elewise tiling of
     :func:`op_tiling`, struct and key unchanged. Otherwise the elewise rules run on the output's element
     count into :func:`broadcast_tiling_class`'s struct, with the fused dims of every input and key
-    ``BROADCAST_TILING_KEY`` (+10000 double-buffered)."""
+    ``BROADCAST_TILING_KEY`` (+10000 double-buffered), from the broadcast schedule's count of the description
+    built for these shapes."""
     shapes = [tuple(require_count("a dim", d) for d in s) for s in shapes]
     out = tuple(require_count("a dim", d) for d in out_shape)
     try:
@@ -329,13 +374,14 @@ def op_tiling_shapes(op_type: str, describe: Callable[[str], Compute], dtypes: S
                           f"not to the output shape {list(out)}")
     n = math.prod(out)
     if n == 0 or all(math.prod(s) == n for s in shapes):
-        return op_tiling(op_type, describe, dtypes, n, dtype, core_num, ub_size, cls, **extra)
+        return op_tiling(op_type, describe, dtypes, n, dtype, core_num, ub_size, cls, soc, **extra)
     out_dims, in_dims = fuse_broadcast_shapes(shapes, out)
     if len(out_dims) > MAX_DIMS:
         raise TilingError(f"TBE {op_type}: {len(out_dims)} axes after fusion; the model carries at most {MAX_DIMS}")
     fields: dict[str, int] = {"shapeLen": len(out_dims)}
     for i, dims in enumerate(in_dims):
         fields.update({f"inputDims[{i}][{j}]": dims[j] if j < len(dims) else 1 for j in range(MAX_DIMS)})
-    td = op_tiling(op_type, describe, dtypes, n, dtype, core_num, ub_size,
-                   broadcast_tiling_class(cls, len(shapes)), **extra, **fields)
+    counts = compile_counts(describe, check_dtype(op_type, dtypes, dtype), soc, shapes)
+    info = compile_info_of(**counts, core_num=core_num, ub_size=ub_size)
+    td = elewise_tiling(n, info, broadcast_tiling_class(cls, len(shapes)), **extra, **fields)
     return td.replace(tilingKey=BROADCAST_TILING_KEY + (DB_TILING_KEY if double_buffered(td) else 0))
