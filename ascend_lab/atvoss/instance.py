@@ -55,31 +55,33 @@ class Instance:
                                    f"{sorted(scalar_inputs)}", {"__name__": f"{__name__}.instance", **names})
         self.factory = namespace["BroadcastSch"]
         self.duplicates = [s for s in self.steps if isinstance(s, Compute) and s.node.op == "Duplicate"]
-        self._values: tuple[Any, dict[int, Any]] | None = None    # the last tiling's Duplicate values
+        self._values_of: Any = None                     # the last tiling and its Duplicate values
+        self._values: dict[int, Any] = {}
+        # what each step binds, worked out once (a launch binds every core): its ping/pong queues; its cache, its
+        # ping/pong scalar TBufs or its temp TBuf
+        self._queues = [(s.step, Key(id(s.node)), Key(id(s.node), 1)) for s in self.steps
+                        if isinstance(s, (CopyIn, CopyBrc)) or (isinstance(s, Compute) and s.queued)]
+        self._caches = [(s.step, id(s.node)) for s in self.steps if isinstance(s, CopyBrc)]
+        self._pairs = [(s.step, Key(id(s.node)), Key(id(s.node), 1)) for s in self.steps if isinstance(s, ScalarIn)]
+        self._temps = [(s.step, Key(id(s.node))) for s in self.steps if isinstance(s, Compute) and not s.queued]
 
     def bind(self, slot_bytes: int, ins: list[GlobalTensor], outs: list[GlobalTensor], td: Any) -> Any:
         """This core's tile body: its pool laid out, the factory called with the pool and GM tensors."""
         pool = Pool(self.layout, slot_bytes)
-        que: dict[int, tuple[TQue, TQue]] = {}
-        buf: dict[int, Any] = {}
-        for s in self.steps:
-            nid = id(s.node)
-            if isinstance(s, (CopyIn, CopyBrc)) or (isinstance(s, Compute) and s.queued):
-                que[s.step] = (pool.ques[Key(nid)], pool.ques[Key(nid, 1)])
-            if isinstance(s, CopyBrc):
-                buf[s.step] = pool.cache[nid]
-            elif isinstance(s, ScalarIn):
-                buf[s.step] = (pool.bufs[Key(nid)], pool.bufs[Key(nid, 1)])
-            elif isinstance(s, Compute) and not s.queued:
-                buf[s.step] = pool.bufs[Key(nid)]
+        ques, bufs = pool.ques, pool.bufs
+        que = {k: (ques[ping], ques[pong]) for k, ping, pong in self._queues}
+        buf: dict[int, Any] = {k: pool.cache[node] for k, node in self._caches}
+        buf.update((k, (bufs[ping], bufs[pong])) for k, ping, pong in self._pairs)
+        buf.update((k, bufs[key]) for k, key in self._temps)
         return self.factory(current(), ins, outs, que, buf, self.values(td))
 
     def values(self, td: Any) -> dict[int, Any]:
         """Each Duplicate step's value as ``Duplicate`` converts it (``T(value)``), a ``Var`` read from the
         tiling's scalarData. Every core of a launch reads the same struct, so the last one is kept."""
-        if self._values is None or self._values[0] is not td:
-            self._values = (td, {s.step: typed_scalar(s.node.dtype, _value(s.node, td)) for s in self.duplicates})
-        return self._values[1]
+        if self._values_of is not td:
+            self._values = {s.step: typed_scalar(s.node.dtype, _value(s.node, td)) for s in self.duplicates}
+            self._values_of = td
+        return self._values
 
 
 def _value(node: Node, td: Any) -> Any:

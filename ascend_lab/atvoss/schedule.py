@@ -126,7 +126,8 @@ def _one_dim(dag: Dag, td: Any, ins: list[GlobalTensor], outs: list[GlobalTensor
     else:
         split = advance_split(td)
         tile, bf, bt, ub_tail = td.tileNum, split["blockFormer"], split["blockTail"], split["ubTail"]
-    scalars = frozenset(i for i in range(dag.input_size) if td.scalarFlag >> i & 1)
+    flags = td.scalarFlag
+    scalars = frozenset({i for i in range(dag.input_size) if flags >> i & 1})
     body = instance(dag, "one-dim", scalars).bind(tile * dag.max_dtype_bytes, ins, outs, td)
     last_core = core == td.blockNum - 1
     n_tiles = bt if last_core else bf
