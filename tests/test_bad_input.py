@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import ascend_lab as al
-from ascend_lab import cli, tiling
+from ascend_lab import cli, cli_run, tiling
+from ascend_lab.ops import registry
 
 G = np.linspace(-4, 4, 16, dtype=np.float32)
 
@@ -52,11 +53,12 @@ def test_ub_beyond_every_catalogued_soc_is_refused():
         tiling.relu_grad(10, "float32", core_num=4, ub_size=biggest + 1)
 
 
-@pytest.mark.parametrize("op", ["hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad"])
+@pytest.mark.parametrize("op", [spec.key for spec in registry.ops()])
 def test_every_op_takes_the_int64_range(op):
-    assert getattr(tiling, op)(2**63 - 1, "float32", soc="Ascend910B4").blockDim >= 1
+    dtype = registry.get(op).dtypes[0]
+    assert tiling.compute(op, 2**63 - 1, dtype, soc="Ascend910B4").blockDim >= 1
     with pytest.raises(ValueError, match="int64"):
-        getattr(tiling, op)(2**63, "float32", soc="Ascend910B4")
+        tiling.compute(op, 2**63, dtype, soc="Ascend910B4")
 
 
 # --- the CLI ----------------------------------------------------------------------------------------------
@@ -80,7 +82,7 @@ def test_cli_bad_run_arguments_exit_2_with_one_line(capsys, argv, needle):
 
 
 def test_cli_refuses_a_run_larger_than_memory(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "_available_memory", lambda: 10 * 2**20)
+    monkeypatch.setattr(cli_run, "_available_memory", lambda: 10 * 2**20)
     code, _, err = run_cli(capsys, "run", "hardsigmoid_backward", "--shape", "1000000")
     assert code == 2 and "GiB of host memory" in err
 
