@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import sanitizer
+from .arith_dtypes import check_arith
 from .broadcast import Broadcast, GetBroadCastMaxMinTmpSize
 from .compare import CMPMODE, SELMODE, Compare, CompareScalar, Select
 from .core import current
@@ -50,6 +51,9 @@ def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar:
     dt = dst.dtype
     if src.dtype is not dt and src.dtype != dt:
         raise TypeError(f"{api}: dst is {dst.dtype} but src is {src.dtype}; they must match")
+    ctx = dst.ctx
+    if ("arith", api, dt) not in ctx.api_checked:
+        check_arith(ctx, api, tile_of(dst, src), dt)
     s = _scalar(dt, scalar)
     fn(ub_operand(src, count, api, False), s, out=ub_operand(dst, count, api, True))
     vector_done(dst.ctx, api, dst, count, dt.itemsize,
@@ -81,6 +85,9 @@ def _binary(api: str, fn: Any, dst: LocalTensor, a: LocalTensor, b: LocalTensor,
         check_local(api, dst, a, b)
     if not (a.dtype == b.dtype == dst.dtype):
         raise TypeError(f"{api}: operands must share one dtype, got {dst.dtype}, {a.dtype}, {b.dtype}")
+    ctx = dst.ctx
+    if ("arith", api, dst.dtype) not in ctx.api_checked:
+        check_arith(ctx, api, tile_of(dst, a, b), dst.dtype)
     fn(ub_operand(a, count, api, False), ub_operand(b, count, api, False), out=ub_operand(dst, count, api, True))
     vector_done(dst.ctx, api, dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {a.buffer} {api} {b.buffer}",
                  a, b)
@@ -120,6 +127,9 @@ def Duplicate(dst: LocalTensor, scalar: Any, count: int) -> None:
     """Fill the first ``count`` elements of dst with the scalar (converted to dst's dtype)."""
     if dst.__class__ is not LocalTensor:
         check_local("Duplicate", dst)
+    ctx = dst.ctx
+    if ("arith", "Duplicate", dst.dtype) not in ctx.api_checked:
+        check_arith(ctx, "Duplicate", dst.tile, dst.dtype)
     s = scalar if type(scalar) is dst.dtype.type else _scalar(dst.dtype, scalar)
     ub_operand(dst, count, "Duplicate", True).fill(s)          # (fill: cheaper than [...] = s for a tile)
     vector_done(dst.ctx, "Duplicate", dst, count, dst.dtype.itemsize, lambda: f"{dst.buffer} = {show(s)}")

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..base.platform import NpuArch
 from . import sanitizer
+from .arith_dtypes import check_arith
 from .core import current
 from .instructions import _check_local, _show, _span, _vector_done
 from .instructions_math import _check as _math_check
@@ -226,12 +227,16 @@ def _same(api: str, *ts: LocalTensor) -> np.dtype:
     return dt
 
 
+_ARITH = {"Add", "Mul", "Max", "Min", "Adds", "Muls", "Maxs", "Mins"}
 _MATH = {"Sub", "Div", "And", "Or", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "LeakyRelu"}
 
 
 def _checked(api: str, dst: LocalTensor, dt: np.dtype) -> None:
+    """The count form's dtype list for this architecture (:mod:`.instructions_math`, :mod:`.arith_dtypes`)."""
     if api in _MATH:
         _math_check(dst.ctx, api, dst.tile, dt)
+    elif api in _ARITH:
+        check_arith(dst.ctx, api, dst.tile, dt)
 
 
 _BINARY = {"Add": lambda x, y, dt: np.add(x, y), "Sub": lambda x, y, dt: np.subtract(x, y),
