@@ -8,9 +8,11 @@ and with a plain-numpy formula written here.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import functools
+import inspect
 import re
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascend_lab import acl, golden
+from ascend_lab import acl, atvoss, golden
 from ascend_lab.ascendc import KernelError
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import (
@@ -645,7 +647,8 @@ def test_instantiation_matches_its_golden_listing(name, mod, dt, mode, scalars):
 
 
 def test_every_node_kind_has_an_emitter():
-    """Each compute node a DAG may declare has its instruction emitter; an unknown one is refused by name."""
+    """Each kind of step and each compute node a DAG may declare has its emitter; an unknown one is refused by name."""
+    assert set(emit.EMITTERS) == {plan.CopyIn, plan.ScalarIn, plan.CopyBrc, plan.Compute, plan.CopyOut}
     assert set(emit.INSTRUCTIONS) == {"Cast", "Duplicate", "Compare", "Select", "Mul"}
     d = tg.dag(F32)
     bad = dataclasses.replace(plan.walk(d, plan.pool_layout(d, frozenset(), False), frozenset())[1],
@@ -688,3 +691,15 @@ def test_instantiation_of_a_dag_with_two_outputs(shapes, out_shape, mode):
     out = np.frombuffer(got["out"][2], np.uint8)
     assert_bits(out[:n * 2].view(F16), (ab * bb).astype(F16))
     assert_bits(out[n * 2:].view(F32), np.where(ab > cb, np.float32(0.25), cb))
+
+
+def test_package_stays_small():
+    """Issue 21: no function of the package over 60 lines, no module over ~600, and each emitter small."""
+    root = Path(atvoss.__file__).parent
+    for path in sorted(root.glob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        assert src.count("\n") <= 600, path.name
+        for fn in (n for n in ast.walk(ast.parse(src)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            assert fn.end_lineno - fn.lineno < 60, f"{path.name}:{fn.lineno} {fn.name}"
+    for fn in [*emit.EMITTERS.values(), *emit.INSTRUCTIONS.values()]:
+        assert len(inspect.getsource(fn).splitlines()) <= 22, fn.__name__     # ~15 lines of code and a docstring

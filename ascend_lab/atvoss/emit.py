@@ -29,7 +29,7 @@ from .dag import Dag, Node
 from .plan import Buffer, Cache, Compute, CopyBrc, CopyIn, CopyOut, Key, Queue, ScalarIn, Step
 from .primitives import gm_value, widen
 
-__all__ = ["INSTRUCTIONS", "generate"]
+__all__ = ["EMITTERS", "INSTRUCTIONS", "Listing", "Names", "generate"]
 
 #: The arguments each family's tile body takes after ``(i, length, out_offset)``, and the schMode values it runs.
 _ARGS = {"one-dim": "", "nddma": ", in_copy", "ub-broadcast": ", in_copy, expand"}
@@ -76,7 +76,9 @@ def _same_dtype(a: Any, b: Any) -> bool:
 class Listing:
     """The module being written, and what the head needs to know of the steps."""
     family: str
-    where: dict[Key | tuple[str, int], str]             # pool key -> the buffer's name ("slot3 temp")
+    funlist: list[Node]
+    where: dict[Key, str]                               # pool key -> the buffer's name ("slot3 temp")
+    caches: dict[int, str]                              # id(CopyInBrc) -> its broadcast slot's name
     names: Names = field(default_factory=Names)
     init: list[str] = field(default_factory=list)
     body: list[str] = field(default_factory=list)
@@ -108,7 +110,7 @@ def _copy_in(out: Listing, s: CopyIn) -> None:
 def _copy_brc(out: Listing, s: CopyBrc) -> None:
     out.queue(s.step, s.node)
     k, dt = s.step, out.names.dtype(s.node)
-    out.init.append(line(f"    x{k} = buf[{k}].Get({dt})", f"{out.where[('cache', id(s.node))]}: kept across tiles"))
+    out.init.append(line(f"    x{k} = buf[{k}].Get({dt})", f"{out.caches[id(s.node)]}: kept across tiles"))
     n = out.names.bind(f"n{k}", s.node)
     out.body += [f"        brc = expand({n})",
                  line("        if brc is not None:", f"else x{k} still holds this tile"),
@@ -132,15 +134,15 @@ def _scalar_in(out: Listing, s: ScalarIn) -> None:
                  f"            Duplicate(x{k}, s{k}, length)"]
 
 
-def _copy_out(out: Listing, s: CopyOut, funlist: list[Node]) -> None:
-    j, source = s.source, funlist[s.source]
+def _copy_out(out: Listing, s: CopyOut) -> None:
+    j, source = s.source, out.funlist[s.source]
     out.sizes.add(source.dtype.itemsize)
     out.body += [f"        t = q{j}.DeQue({out.names.dtype(source)})",
                  f"        DataCopyPad(out{s.output}[out_offset], t, p{source.dtype.itemsize})",
                  f"        q{j}.FreeTensor(t)"]
 
 
-def _compute(out: Listing, s: Compute, funlist: list[Node]) -> None:
+def _compute(out: Listing, s: Compute) -> None:
     """The instruction between its bookkeeping: DeQue the copy-ins read first, take the destination (a queue's
     AllocTensor, or the temp TBuf's tensor from Init), EnQue it for the CopyOut, free the copy-ins read last."""
     k, node = s.step, s.node
@@ -149,7 +151,7 @@ def _compute(out: Listing, s: Compute, funlist: list[Node]) -> None:
         raise NotImplementedError(f"the template has no kernel code for node {node.op}")
     if s.queued:
         out.queue(k, node)
-    out.body += [line(f"        x{j} = q{j}.DeQue({out.names.dtype(funlist[j])})", "V waits for MTE2")
+    out.body += [line(f"        x{j} = q{j}.DeQue({out.names.dtype(out.funlist[j])})", "V waits for MTE2")
                  for j in s.deques]
     if s.queued:
         out.body.append(f"        x{k} = q{k}.AllocTensor({out.names.dtype(node)})")
@@ -197,11 +199,15 @@ def _mul(out: Listing, k: int, node: Node, x: list[str]) -> None:
 INSTRUCTIONS: dict[str, Callable[[Listing, int, Node, list[str]], None]] = {
     "Duplicate": _duplicate, "Compare": _compare, "Select": _select, "Cast": _cast, "Mul": _mul}
 
+#: One emitter per kind of step (:mod:`.plan`).
+EMITTERS: dict[type, Callable[[Listing, Any], None]] = {
+    CopyIn: _copy_in, ScalarIn: _scalar_in, CopyBrc: _copy_brc, Compute: _compute, CopyOut: _copy_out}
+
 
 # --- the module -------------------------------------------------------------------------------------------------
 def generate(dag: Dag, family: str, layout: list[Queue | Cache | Buffer], steps: list[Step]) -> tuple[str, Names]:
     """(text, names) of the module defining ``BroadcastSch`` for ``dag`` on a schedule ``family``."""
-    out = Listing(family, _where(layout))
+    out = Listing(family, dag.funlist, _where(layout), {b.node: b.name for b in layout if isinstance(b, Cache)})
     out.init += [f"# BroadcastSch<schMode {_MODES[family]}, {text(dag.name)}>, instantiated "
                  "(ascend_lab.atvoss.schedule.instantiation)",
                  "def BroadcastSch(ctx, In, Out, que, buf, value):",
@@ -213,27 +219,17 @@ def generate(dag: Dag, family: str, layout: list[Queue | Cache | Buffer], steps:
     for s in steps:
         node = s.node
         out.body.append(f"        # {s.step}: {text(node.label())}" + (f" ({text(node.name)})" if node.name else ""))
-        if isinstance(s, Compute):
-            _compute(out, s, dag.funlist)
-        elif isinstance(s, CopyOut):
-            _copy_out(out, s, dag.funlist)
-        else:
-            _STEPS[type(s)](out, s)
+        EMITTERS[type(s)](out, s)
     out.init.append(line("    params = {}", "DataCopyParams by tile length"))
     return "\n".join([*out.init, "", *_head(out), *out.body, "", "    return tile", ""]), out.names
 
 
-_STEPS: dict[type, Callable[[Listing, Any], None]] = {CopyIn: _copy_in, CopyBrc: _copy_brc, ScalarIn: _scalar_in}
-
-
-def _where(layout: list[Queue | Cache | Buffer]) -> dict[Key | tuple[str, int], str]:
-    where: dict[Key | tuple[str, int], str] = {}
+def _where(layout: list[Queue | Cache | Buffer]) -> dict[Key, str]:
+    where: dict[Key, str] = {}
     for b in layout:
         if isinstance(b, Queue):
             where[b.key] = b.name
-        elif isinstance(b, Cache):
-            where[("cache", b.node)] = b.name
-        else:
+        elif isinstance(b, Buffer):
             where.update(dict.fromkeys(b.keys, b.name))
     return where
 
