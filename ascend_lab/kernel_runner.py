@@ -429,15 +429,7 @@ def run(kernel: Any, spec: RunSpec, out: Callable[[str], None] = print) -> int:
         report_error(exc, out)
         return 1
     trace = result.trace
-    if trace.warnings:
-        kinds: dict[str, int] = {}
-        for w in trace.warnings:
-            kinds[w.kind] = kinds.get(w.kind, 0) + 1
-        out(f"findings: {len(trace.warnings)} warning{'s' if len(trace.warnings) != 1 else ''} ("
-            + ", ".join(f"{k} {c}" for k, c in sorted(kinds.items())) + ")")
-        report_warnings(trace.warnings, out)
-    else:
-        out("findings: none")
+    _report_findings(trace, out)
     out(f"cycles: {trace.cycles:.1f} estimated, {trace.microseconds:.3f} us at {trace.clock_mhz} MHz")
     report_ub(trace, out)
     o = args[out_index]
@@ -445,13 +437,30 @@ def run(kernel: Any, spec: RunSpec, out: Callable[[str], None] = print) -> int:
     o.array = gm[out_index].ptr.allocation.buffer[:nbytes].view(o.array.dtype).reshape(o.array.shape).copy()
     report_output(o, out)
     if spec.trace is not None:
-        try:
-            trace.save_chrome_trace(spec.trace)
-        except OSError as exc:
-            raise RunError(f"could not write the trace to {spec.trace!r}: {exc.strerror or exc}") from None
-        out(f"trace: wrote {len(trace.events)} events to {spec.trace} (open in https://ui.perfetto.dev or "
-            "chrome://tracing)")
+        _save_trace(trace, spec.trace, out)
     return 0
+
+
+def _report_findings(trace: Any, out: Callable[[str], None]) -> None:
+    """The warnings of a kernel that ran to the end, counted by kind and then each at its line ("none" if none)."""
+    if not trace.warnings:
+        out("findings: none")
+        return
+    kinds: dict[str, int] = {}
+    for w in trace.warnings:
+        kinds[w.kind] = kinds.get(w.kind, 0) + 1
+    out(f"findings: {len(trace.warnings)} warning{'s' if len(trace.warnings) != 1 else ''} ("
+        + ", ".join(f"{k} {c}" for k, c in sorted(kinds.items())) + ")")
+    report_warnings(trace.warnings, out)
+
+
+def _save_trace(trace: Any, path: str, out: Callable[[str], None]) -> None:
+    """Write the Chrome trace; a write that fails is a RunError."""
+    try:
+        trace.save_chrome_trace(path)
+    except OSError as exc:
+        raise RunError(f"could not write the trace to {path!r}: {exc.strerror or exc}") from None
+    out(f"trace: wrote {len(trace.events)} events to {path} (open in https://ui.perfetto.dev or chrome://tracing)")
 
 
 def default_template(kernel: Any, given: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:

@@ -170,43 +170,8 @@ class Trace:
         """
         keep = list(range(self.block_dim)) if cores is None else sorted(set(cores))
         wanted = set(keep)
-        tid = {p: i for i, p in enumerate(PIPES)}
-        events = [e for e in self.events if e.core in wanted]
-        dropped = 0
-        cut = float("inf")
-        if max_events is not None:
-            if max_events < 1:
-                raise ValueError(f"max_events must be at least 1, got {max_events}")
-            if len(events) > max_events:
-                cut = sorted(e.start for e in events)[max_events - 1]
-                kept = [e for e in events if e.start <= cut][:max_events]
-                dropped = len(events) - len(kept)
-                events = kept
-        out: list[dict[str, Any]] = []
-        for c in keep:
-            out.append({"ph": "M", "name": "process_name", "pid": c, "tid": 0, "args": {"name": f"core {c}"}})
-            out.append({"ph": "M", "name": "process_sort_index", "pid": c, "tid": 0, "args": {"sort_index": c}})
-            for p, t in tid.items():
-                out.append({"ph": "M", "name": "thread_name", "pid": c, "tid": t, "args": {"name": p}})
-                out.append({"ph": "M", "name": "thread_sort_index", "pid": c, "tid": t, "args": {"sort_index": t}})
-        mhz = self.clock_mhz
-        calls: dict[tuple[int, float], list[Event]] = {}     # (core, cycle) -> its queue calls, in issue order
-        for e in events:
-            if e.pipe == "S" and e.end <= e.start:
-                calls.setdefault((e.core, e.start), []).append(e)
-                continue
-            args: dict[str, Any] = {"instruction": e.instr, "tile": e.tile, "bytes": e.nbytes, "count": e.count,
-                                    "detail": e.detail}
-            if e.bank_conflicts:
-                args["bank conflicts (beats)"] = e.bank_conflicts
-            if e.ub is not None:
-                args["ub"] = list(e.ub)
-                args["buffer"] = e.buffer
-            out.append({"ph": "X", "name": e.instr, "cat": e.pipe, "pid": e.core, "tid": tid[e.pipe],
-                        "ts": e.start / mhz, "dur": max(e.end - e.start, 0.0) / mhz, "args": args})
-        for (core, start), group in calls.items():
-            out.append({"ph": "i", "s": "t", "name": _call_names(group), "cat": "S", "pid": core, "tid": tid["S"],
-                        "ts": start / mhz, "args": {"queue calls": [_call_args(e) for e in group]}})
+        events, cut, dropped = _window([e for e in self.events if e.core in wanted], max_events)
+        out = _track_names(keep) + _slices(events, self.clock_mhz)
         if ub_counter:
             out.extend(self._ub_counter(keep, cut))
         other: dict[str, Any] = {"kernel": self.kernel, "soc": self.soc, "blockDim": self.block_dim,
@@ -262,3 +227,57 @@ class Trace:
     def save_chrome_trace(self, path: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(self.to_chrome_trace(), fh)
+
+
+#: Chrome-trace thread id of each pipe (one thread per pipe, in this order).
+_TID = {p: i for i, p in enumerate(PIPES)}
+
+
+def _window(events: list[Event], max_events: int | None) -> tuple[list[Event], float, int]:
+    """(the events kept, the time cut, how many dropped): with ``max_events``, the earliest ``max_events`` events
+    that start before one time cut, so every kept core shows the same window."""
+    if max_events is None:
+        return events, float("inf"), 0
+    if max_events < 1:
+        raise ValueError(f"max_events must be at least 1, got {max_events}")
+    if len(events) <= max_events:
+        return events, float("inf"), 0
+    cut = sorted(e.start for e in events)[max_events - 1]
+    kept = [e for e in events if e.start <= cut][:max_events]
+    return kept, cut, len(events) - len(kept)
+
+
+def _track_names(cores: list[int]) -> list[dict[str, Any]]:
+    """Metadata events: one process per core, one thread per pipe, named and sorted."""
+    out: list[dict[str, Any]] = []
+    for c in cores:
+        out.append({"ph": "M", "name": "process_name", "pid": c, "tid": 0, "args": {"name": f"core {c}"}})
+        out.append({"ph": "M", "name": "process_sort_index", "pid": c, "tid": 0, "args": {"sort_index": c}})
+        for p, t in _TID.items():
+            out.append({"ph": "M", "name": "thread_name", "pid": c, "tid": t, "args": {"name": p}})
+            out.append({"ph": "M", "name": "thread_sort_index", "pid": c, "tid": t, "args": {"sort_index": t}})
+    return out
+
+
+def _slices(events: list[Event], mhz: float) -> list[dict[str, Any]]:
+    """One complete event ("X") per instruction, then one instant event per core and cycle holding that cycle's
+    zero-time queue calls (see :meth:`Trace.to_chrome_trace`)."""
+    out: list[dict[str, Any]] = []
+    calls: dict[tuple[int, float], list[Event]] = {}     # (core, cycle) -> its queue calls, in issue order
+    for e in events:
+        if e.pipe == "S" and e.end <= e.start:
+            calls.setdefault((e.core, e.start), []).append(e)
+            continue
+        args: dict[str, Any] = {"instruction": e.instr, "tile": e.tile, "bytes": e.nbytes, "count": e.count,
+                                "detail": e.detail}
+        if e.bank_conflicts:
+            args["bank conflicts (beats)"] = e.bank_conflicts
+        if e.ub is not None:
+            args["ub"] = list(e.ub)
+            args["buffer"] = e.buffer
+        out.append({"ph": "X", "name": e.instr, "cat": e.pipe, "pid": e.core, "tid": _TID[e.pipe],
+                    "ts": e.start / mhz, "dur": max(e.end - e.start, 0.0) / mhz, "args": args})
+    for (core, start), group in calls.items():
+        out.append({"ph": "i", "s": "t", "name": _call_names(group), "cat": "S", "pid": core, "tid": _TID["S"],
+                    "ts": start / mhz, "args": {"queue calls": [_call_args(e) for e in group]}})
+    return out
