@@ -19,11 +19,11 @@ compute descriptions: Python functions that describe the result with DSL calls, 
 
 from . import dsl, lowering, schedule, storage_bound
 from .dsl import Compute, Tensor, compile_for
-from .lowering import Program, build, interpreted, make_entry
+from .lowering import Program, build, make_entry
 from .schedule import SCHEDULE_LABEL, CompileInfo, TbeElewiseTilingData, compile_info, core_ranges, elewise_tiling
 
 __all__ = [
     "SCHEDULE_LABEL", "CompileInfo", "Compute", "Program", "TbeElewiseTilingData", "Tensor", "build",
-    "compile_for", "compile_info", "core_ranges", "dsl", "elewise_tiling", "interpreted", "lowering", "make_entry",
+    "compile_for", "compile_info", "core_ranges", "dsl", "elewise_tiling", "lowering", "make_entry",
     "schedule", "storage_bound",
 ]

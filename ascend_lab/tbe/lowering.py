@@ -18,8 +18,8 @@ not the caller, decides double buffering. Each tile buffer holds ``roundUp(ubFac
 The plan's instructions are :class:`Step` records (an instruction and its operands). The kernel does not loop over
 them per tile: each program's **tile body** -- CopyIn, Compute and CopyOut with every call written out -- is
 generated once and compiled, as TBE's compiler emits one binary per program, and the kernel calls it per tile
-(``print(program.kernel_source())`` shows it). ``TbeElewiseKernel``'s own CopyIn/Compute/CopyOut interpret the
-same steps one by one; the tests hold the tile body to them (same values, trace, cycles and findings).
+(``print(program.kernel_source())`` shows it). It is the only way a TBE kernel runs: the tests hold it to the
+oracles, the trace and cost checks and a golden listing.
 
 ============================  ================================================================================
 DSL node                      instructions
@@ -67,12 +67,11 @@ upper bound).
 from __future__ import annotations
 
 import builtins
-import contextlib
 import enum
 import keyword
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -177,13 +176,10 @@ N = Length()
 @dataclass(frozen=True)
 class Step:
     """One instruction of the plan: ``fn(*args)`` per tile, each arg an :class:`Operand`, a :class:`Length` or a
-    constant (a scalar already converted to the instruction's dtype, a mode). Calling a step with the operand
-    list and ``n`` runs it -- the interpreter; :meth:`Program.kernel_source` writes the same calls out as code."""
+    constant (a scalar already converted to the instruction's dtype, a mode). :meth:`Program.kernel_source` writes
+    the calls out as code."""
     fn: Callable[..., None]
     args: tuple[Any, ...]
-
-    def __call__(self, bufs: list[Any], n: int) -> None:
-        self.fn(*[bufs[a.at] if type(a) is Operand else a.of(n) if type(a) is Length else a for a in self.args])
 
 
 @dataclass
@@ -716,32 +712,10 @@ def _distinct(rel: np.ndarray, span: int) -> int:
 
 
 # --- the kernel ------------------------------------------------------------------------------------------
-#: Run the program's steps one by one (the methods CopyIn / Compute / CopyOut below) instead of its generated
-#: tile body: the reference the tests hold the tile body to (same bits, events, cycles and findings). Set it
-#: with :func:`interpreted`.
-_INTERPRET = False
-
-
-@contextlib.contextmanager
-def interpreted() -> Iterator[None]:
-    """Inside this block a TBE kernel runs its program's steps one by one instead of the generated tile body
-    (``Program.kernel_source``): the reference the tile body is held to, for a reader who wants to see the two
-    agree (same output bits, trace events, cycles and findings)."""
-    global _INTERPRET
-    previous, _INTERPRET = _INTERPRET, True
-    try:
-        yield
-    finally:
-        _INTERPRET = previous
-
-
 class TbeElewiseKernel:
-    """The kernel TBE's elementwise schedule produces, as CopyIn/Compute/CopyOut over queues.
-
-    The methods ``CopyIn``, ``Compute`` and ``CopyOut`` interpret the program (a loop over inputs, then over
-    its steps). ``Process`` runs the program's *tile body* instead (:meth:`Program.kernel_source`): the same
-    calls written out as straight-line Python, generated and compiled once per program -- as TBE's compiler
-    emits one binary -- which spares the per-tile loops, lookups and per-step closures."""
+    """The kernel TBE's elementwise schedule produces, as CopyIn/Compute/CopyOut over queues: ``Process`` runs the
+    program's *tile body* (:meth:`Program.kernel_source`) per tile -- the plan's calls written out as straight-line
+    Python, generated and compiled once per program, as TBE's compiler emits one binary."""
 
     def __init__(self, program: Program, buffer_num: int):
         self.program = program
@@ -785,15 +759,12 @@ class TbeElewiseKernel:
         for buf, s in zip(self.tmpBufs, slots[self.program.n_inputs + 1:], strict=True):
             self.pipe.InitBuffer(buf, _round_up(capacity // 8, 32) if s.kind == "mask" else capacity * s.itemsize)
             self.temps.append(buf.Get(s.dtype))
-        # the steps' operands: the slots' tensors, then the views (Program.views, last first: view k is at -1 - k);
-        # a temporary's views are made here once, a queue block's every tile (its tensor is new every tile)
+        # the temporaries' views (Program.views, last first: view k is at -1 - k), made here once; the tile body
+        # makes a queue block's views every tile (its tensor is new every tile)
         n_fixed = self.program.n_inputs + 1
         self.bufs: list[Any] = [None] * n_fixed + self.temps + [None] * len(self.program.views)
-        self.tile_views: list[tuple[int, int, np.dtype]] = []
         for k, (loc, dt) in enumerate(self.program.views):
-            if loc < n_fixed:
-                self.tile_views.append((-1 - k, loc, dt))
-            else:
+            if loc >= n_fixed:
                 self.bufs[-1 - k] = _view(self.bufs[loc], dt)
         self.params: dict[int, list[DataCopyParams]] = {}     # by tile length: one per input, then the output's
         return True
@@ -801,13 +772,6 @@ class TbeElewiseKernel:
     def Process(self) -> None:
         ub = self.ubFactor
         loops = -(-self.blockLength // ub)
-        if _INTERPRET:
-            for i in range(loops):
-                n = ub if i < loops - 1 else self.blockLength - ub * i
-                self.CopyIn(i, n)
-                self.Compute(n)
-                self.CopyOut(i, n)
-            return
         copy_in, compute, copy_out = self.program._body(self.broadcasts)[1](self)
         tail = self.blockLength - ub * (loops - 1)
         p, p_tail = self._params(ub), self._params(tail)
@@ -825,37 +789,6 @@ class TbeElewiseKernel:
         if p is None:
             p = self.params[n] = [DataCopyParams(1, n * gm.dtype.itemsize, 0, 0) for gm in self.gms]
         return p
-
-    def CopyIn(self, i: int, n: int) -> None:
-        off = i * self.ubFactor
-        for q, gm, brc, p in zip(self.inQueues, self.gms, self.brc, self._params(n), strict=False):
-            t = q.AllocTensor(gm.dtype)
-            if brc is None:
-                DataCopyPad(t, gm[off], p)
-            else:
-                broadcast_copy(t, gm, brc[0], brc[1], self.blockOffset + off, n)
-            q.EnQue(t)
-
-    def Compute(self, n: int) -> None:
-        bufs = self.bufs
-        k = 0
-        for q, gm in zip(self.inQueues, self.gms, strict=False):
-            bufs[k] = q.DeQue(gm.dtype)
-            k += 1
-        out = bufs[k] = self.outQueue.AllocTensor(self.gms[-1].dtype)
-        for at, loc, dt in self.tile_views:
-            bufs[at] = bufs[loc].ReinterpretCast(dt)
-        for step in self.program.steps:
-            step(bufs, n)
-        self.outQueue.EnQue(out)
-        for j, q in enumerate(self.inQueues):
-            q.FreeTensor(bufs[j])
-
-    def CopyOut(self, i: int, n: int) -> None:
-        out_dt = self.gms[-1].dtype
-        out = self.outQueue.DeQue(out_dt)
-        DataCopyPad(self.gms[-1][i * self.ubFactor], out, self._params(n)[-1])
-        self.outQueue.FreeTensor(out)
 
 
 def template_args(td: TilingData, dtype: Any, buffer_num: int | None = None) -> dict[str, Any]:
