@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from ascend_lab import acl, atvoss, golden
-from ascend_lab.ascendc import KernelError
+from ascend_lab.ascendc import Abs, KernelError
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import (
     CAST_RINT,
@@ -36,6 +36,7 @@ from ascend_lab.atvoss import (
     Duplicate,
     In,
     Mul,
+    Node,
     Select,
     Var,
     advance_split,
@@ -692,6 +693,30 @@ def test_instantiation_of_a_dag_with_two_outputs(shapes, out_shape, mode):
     assert_bits(out[:n * 2].view(F16), (ab * bb).astype(F16))
     assert_bits(out[n * 2:].view(F32), np.where(ab > cb, np.float32(0.25), cb))
 
+
+def test_a_node_kind_is_its_emitter_and_its_call(monkeypatch):
+    """ARCHITECTURE.md's recipe: an ``Abs`` node, taught to the template by one emitter and its call alone, is
+    planned (slots, DeQue/FreeTensor), emitted and run on every schedule family -- numpy's bits, no warning."""
+    def emit_abs(out, k, node, x):
+        out.body.append(f"        Abs(x{k}, {x[0]}, length)")
+
+    monkeypatch.setitem(emit.INSTRUCTIONS, "Abs", emit_abs)
+    monkeypatch.setitem(emit.CALLS, "Abs", Abs)
+    for shapes, out_shape, mode in (([(100003,), (1,)], (100003,), 202), ([(300, 200), (300, 1)], (300, 200), 1),
+                                    ([(64, 512), (1, 512)], (64, 512), 102)):
+        a, b = CopyInBrc(In(0, F16)), CopyInBrc(In(1, F16))
+        dag = Dag([CopyOut(0, Mul(Node("Abs", F16, (a,)), b))], "AbsMul")
+        td = broadcast_base_tiling(dag, shapes, out_shape, SOC4.vector_core_num, SOC4.ub_size, dtype_id=1)
+        assert sch_mode_of(td.tilingKey) == mode
+        assert "Abs(x1, x0, length)" in schedule.instantiation(dag, mode)
+        rng = np.random.default_rng(2)
+        xa, xb = ((rng.standard_normal(s) * 3).astype(F16) for s in shapes)
+        n = int(np.prod(out_shape))
+        args = [gm_from_array(xa, "in0"), gm_from_array(xb, "in1"), gm_from_array(None, "out0", nbytes=n * 2)]
+        entry = functools.partial(broadcast_sch, dag=dag, sch_mode=mode, tiling_class=type(td))
+        run = launch(entry, td.blockDim, args, td.to_bytes(), SOC4, outputs=(2,), record=True, tiling_data=td)
+        assert not run.trace.warnings and any(e.instr == "Abs" for e in run.trace.events)
+        assert_bits(args[2].ptr.allocation.buffer[:n * 2].view(F16).reshape(out_shape), np.abs(xa) * xb)
 
 def test_package_stays_small():
     """Issue 21: no function of the package over 60 lines, no module over ~600, and each emitter small."""

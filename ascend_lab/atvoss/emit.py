@@ -10,7 +10,7 @@ core's buffers; a TBuf's tensor is got once here), ``head`` (the top of ``tile``
 the DataCopyParams of this length) and ``body`` (one commented block per node of ``funlist``).
 
 To teach the template a new compute node, add its emitter to :data:`INSTRUCTIONS` (the AscendC call, in one or a
-few lines of the body) and the call's name to :class:`Names`.
+few lines of the body) and the call to :data:`CALLS`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .dag import Dag, Node
 from .plan import Buffer, Cache, Compute, CopyBrc, CopyIn, CopyOut, Key, Queue, ScalarIn, Step
 from .primitives import gm_value, widen
 
-__all__ = ["EMITTERS", "INSTRUCTIONS", "Listing", "Names", "generate"]
+__all__ = ["CALLS", "EMITTERS", "INSTRUCTIONS", "Listing", "Names", "generate"]
 
 #: The arguments each family's tile body takes after ``(i, length, out_offset)``, and the schMode values it runs.
 _ARGS = {"one-dim": "", "nddma": ", in_copy", "ub-broadcast": ", in_copy, expand"}
@@ -47,12 +47,17 @@ def line(code: str, comment: str = "") -> str:
     return f"{code.ljust(_COL - 1)} # {text(comment)}" if comment else code
 
 
+#: The calls the generated code makes, by the name it calls them (an instruction's emitter writes that name).
+CALLS: dict[str, Any] = {"DataCopyPad": DataCopyPad, "DataCopyParams": DataCopyParams, "Duplicate": Duplicate,
+                         "Compare": Compare, "Select": Select, "Cast": Cast, "Mul": Mul, "_widen": widen,
+                         "gm_value": gm_value}
+
+
 class Names(dict[str, Any]):
-    """The names the generated code reads: the AscendC calls, then dtypes, modes and nodes as they are named."""
+    """The names the generated code reads: the calls (:data:`CALLS`), then dtypes, modes and nodes as named."""
 
     def __init__(self) -> None:
-        super().__init__(DataCopyPad=DataCopyPad, DataCopyParams=DataCopyParams, Duplicate=Duplicate,
-                         Compare=Compare, Select=Select, Cast=Cast, Mul=Mul, _widen=widen, gm_value=gm_value)
+        super().__init__(CALLS)
 
     def bind(self, name: str, value: Any) -> str:
         """``name`` bound to ``value`` (a dtype, an enum member, a node); another name if taken."""
