@@ -36,7 +36,7 @@ from .dtypes import as_acl_dtype, to_numpy
 from .opdev.errno import describe
 from .opdev.executor import L0Node
 from .ops import registry
-from .ops.l0_kernel import requested_kernel
+from .ops.l0_kernel import find_kernel_node, requested_kernel
 
 
 class _Null:
@@ -80,7 +80,7 @@ class Run:
     def kernel_node(self) -> L0Node | None:
         """The graph's node that launched the operator's kernel (its attrs: the tiling, the SoC, the kernel flavour
         and the op's tiling attributes); None when no kernel node was built (an error, an empty tensor)."""
-        return next((n for n in self.nodes if "kernel" in n.attrs), None)
+        return find_kernel_node(self.nodes)
 
     @property
     def cycles(self) -> float:

@@ -14,6 +14,7 @@ import numpy as np
 from ascend_lab import acl
 from ascend_lab.opdev.executor import aclOpExecutor
 from ascend_lab.ops import registry
+from ascend_lab.ops.l0_kernel import find_kernel_node
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -58,9 +59,10 @@ def device(device_id: int = 0) -> Iterator[Any]:
 
 
 def oracle_of(run: Any) -> tuple[str, Any]:
-    """("module:function", callable(grad, x)) -- the oracle of the kernel the run's graph chose, with the kernel
-    node's attributes bound (alpha/beta, threshold, soc): what that flavour must produce, bit for bit."""
-    return _oracle(run.kernel_node)
+    """("module:function", callable(grad, x)) -- the oracle of the kernel the run's graph chose (a Run, or an
+    aclOpExecutor whose graph was built), with the kernel node's attributes bound (alpha/beta, threshold, soc): what
+    that flavour must produce, bit for bit."""
+    return _oracle(find_kernel_node(run.nodes))
 
 
 def _oracle(node: Any) -> tuple[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..acl.tensor import aclTensor
@@ -29,7 +29,7 @@ from ..opdev.errno import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
 from ..opdev.executor import L0Node, aclOpExecutor
 from .spec import FLAVOURS, KernelSpec, OpSpec
 
-__all__ = ["dispatch", "kernel_node", "requested_kernel", "stock_flavour"]
+__all__ = ["dispatch", "find_kernel_node", "kernel_node", "requested_kernel", "stock_flavour"]
 
 #: The largest element count CANN's shapes can describe (``GetShapeSize`` is an int64).
 INT64_MAX = 2**63 - 1
@@ -117,3 +117,9 @@ def kernel_node(spec: OpSpec, inputs: Sequence[aclTensor], out: aclTensor, attrs
     executor.add(node)
     executor.alloc_kernel_workspace(workspace, node)
     return node
+
+
+def find_kernel_node(nodes: Iterable[L0Node]) -> L0Node | None:
+    """The node of a graph that launches an operator's kernel (the one :func:`kernel_node` records: its attrs name
+    the kernel flavour), or None when the graph has none (an empty tensor, a failed phase 1)."""
+    return next((n for n in nodes if "kernel" in n.attrs), None)

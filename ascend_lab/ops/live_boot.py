@@ -15,11 +15,13 @@ import os
 import sys
 
 
-def install(root: str) -> list[str]:
-    """Register ``ascend_lab`` and every sub-folder of ``root/ascend_lab`` as packages with unexecuted
-    ``__init__`` files; returns their names. A package already imported is left as it is."""
+def install(root: str, package: str = "ascend_lab") -> list[str]:
+    """Register ``package`` and every sub-folder of ``root/package`` as packages with unexecuted ``__init__``
+    files; returns their names. A package already imported is left as it is. Another ``package`` than
+    ``ascend_lab`` is for operators registered from outside it (``tests/fixture_ops``: ``install(root, "tests")``),
+    whose numpy-free host tiling the page then imports the same way."""
     names = []
-    base = os.path.join(root, "ascend_lab")
+    base = os.path.join(root, package)
     for dirpath, dirnames, _ in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         name = os.path.relpath(dirpath, root).replace(os.sep, ".")

@@ -81,10 +81,13 @@ def tiling_for(op: str, n: int, dtype: Any, soc: SocInfo, kernel: str | None = N
     """The TilingData the op's host tiling computes for ``n`` elements on ``soc`` (any SoC: a what-if study),
     with the UB as the tiling sees it (``GetCoreMemSize(UB)``: 256 B less than the UB on A2/A3).
 
-    ``attrs`` (or keywords such as ``threshold=``) are tiling attributes, filtered by :func:`op_attrs`."""
+    ``attrs`` (or keywords such as ``threshold=``) are tiling attributes, filtered by :func:`op_attrs`; the ones
+    not given take the defaults the spec declares for this kernel (``OpSpec.check_attrs``), as the aclnn path and
+    ``ascend_lab.tiling`` do."""
     spec, k = _kernel(op, kernel)
+    values = spec.check_attrs(op_attrs(spec, attrs, **named), k.flavour)
     with platform.soc(soc.name):          # a TBE tiling reads the compile info of the binary built for ``soc``
-        return k.tiling(n, dtype, soc.vector_core_num, soc.core_mem_size_ub, **op_attrs(spec, attrs, **named))
+        return k.tiling(n, dtype, soc.vector_core_num, soc.core_mem_size_ub, **values)
 
 
 def kernel_entry(op: str, td: Any, dtype: Any, buffer_num: int = 2,
