@@ -20,8 +20,10 @@ end refuses (the compiler-style message with file:line:column and a caret on std
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .base.platform import DEFAULT_SOC
@@ -31,8 +33,6 @@ __all__ = ["add_kernel_parser", "cmd_kernel_run", "cmd_kernel_show"]
 
 
 def _compile(args: argparse.Namespace) -> Any:
-    from pathlib import Path
-
     from .ascendc import cxx  # deferred: tree-sitter loads only for the kernel commands
     from .kernel_runner import RunError, np_dtype, parse_pairs  # deferred: with the front end
     path = _entry_file(Path(args.file))
@@ -67,8 +67,6 @@ def _entry_file(path: Any) -> Any:
 
 def _dtype_macros(path: Any) -> list[str]:
     """The ``DTYPE_<INPUT>`` names the kernel's folder uses (the build defines one per input of the op)."""
-    import re
-
     names: set[str] = set()
     for f in path.parent.rglob("*"):
         if f.suffix in (".cpp", ".h", ".hpp"):

@@ -132,7 +132,7 @@ def _progress(total: int, progress: Any) -> Any:
     """A tqdm bar (the notebook widget under Jupyter), or a stand-in when ``progress`` is False or tqdm is missing."""
     if progress is not False:
         try:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # deferred: optional progress bar
         except ImportError:                        # tqdm is a dependency; a trimmed install still sweeps
             pass
         else:
@@ -150,7 +150,7 @@ def _progress(total: int, progress: Any) -> Any:
 def _table(rows: list[dict[str, Any]], frame: bool | None) -> Any:
     if frame is not False:
         try:
-            import pandas as pd
+            import pandas as pd  # deferred: optional, only a DataFrame needs it
         except ImportError:
             if frame:
                 raise ValueError("frame=True needs pandas (pip install pandas); frame=None returns a list of dicts "

@@ -18,7 +18,7 @@ CASES = (("hard_sigmoid_grad", "float16", 10**6, 2), ("threshold_grad_v2_d", "fl
 
 def bench_explorer_update(repeats: int = 10) -> dict[str, Any]:
     """Median, spread and every time (ms) of ``repeats`` live tiling-explorer updates."""
-    from ascend_lab.viz.explorers import TilingView
+    from ascend_lab.explore import TilingView
     view = TilingView()
     view.update()
     view.png()

@@ -6,9 +6,9 @@ import ipywidgets as widgets
 import pytest
 
 from ascend_lab.book import widgets_of
+from ascend_lab.explore import kernel_buffer_num
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental
 from ascend_lab.viz import tiling_explorer
-from ascend_lab.viz.explorers import kernel_buffer_num
 
 
 def test_kernel_buffer_num_is_the_kernels_constant(monkeypatch):

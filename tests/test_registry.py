@@ -14,11 +14,10 @@ import pytest
 
 import ascend_lab as al
 from ascend_lab import cli, tiling
+from ascend_lab import explore as E
 from ascend_lab.ops import registry
 from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.spec import FLAVOURS, LIVE_KINDS, KernelSpec, LiveTiling
-from ascend_lab.viz import data as D
-from ascend_lab.viz import explorers as E
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -99,7 +98,7 @@ def test_new_operator_is_one_folder_plus_one_line(mul_grad, capsys):
     assert ("MulGrad", "mul_grad") in [(v, k) for k, v in E.op_names().items()]
     state = E.TilingView().update(op="mul_grad", dtype="float32", soc="Ascend910B4", n=50_000, max_tiles=2)
     assert "error" not in state and state["tiling"].blockDim == 40 and state["lanes"].bars
-    tm = D.tile_map(run)
+    tm = E.tile_map(run)
     assert tm.op == "MulGrad" and tm.n == 5000 and sum(s.length for s in tm.segments) == 5000
 
 

@@ -30,8 +30,8 @@ from ascend_lab.ascendc.cost_model import without_bank_conflicts
 from ascend_lab.ascendc.options import current as current_options
 from ascend_lab.base import context
 from ascend_lab.base import log as oplog
+from ascend_lab.explore import tile_maps
 from ascend_lab.ops import standalone
-from ascend_lab.viz import data as vdata
 
 THREADS = 8
 CALLS = 500
@@ -120,7 +120,7 @@ def mixed_calls(seed: int, n: int) -> list[tuple[str, Callable[[], Any]]]:
             def f(op=op, dt=dt, count=count, soc=soc) -> Any:
                 try:
                     td = tiling.compute(op, count, dt, soc=soc)
-                    return repr(vdata.tile_map(td, dt, count))
+                    return repr(tile_maps.tile_map(td, dt, count))
                 except (ValueError, TypeError) as exc:
                     return f"{type(exc).__name__}: {exc}"
             calls.append(("tile_map", f))

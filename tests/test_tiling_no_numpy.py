@@ -26,10 +26,10 @@ from ascend_lab import tiling
 from ascend_lab.acl.types import DTYPE_ITEMSIZE, aclDataType
 from ascend_lab.base.platform import socs
 from ascend_lab.dtypes import to_numpy
+from ascend_lab.explore import tile_maps
 from ascend_lab.opdev.tiling_data import float32_text, to_float32
 from ascend_lab.ops import live_tiling, registry
 from ascend_lab.ops.tile_map import tile_map_parts
-from ascend_lab.viz import data as viz_data
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = (0, 1, 100_003, 3_000_000_017)
@@ -125,13 +125,13 @@ def test_default_kernel_is_what_a_stock_cann_runs(facts: tuple[dict, Path]) -> N
 
 
 def test_the_page_and_the_tile_map_share_one_assignment(facts: tuple[dict, Path]) -> None:
-    """The segments the page draws are the matplotlib tile map's (viz.data.tile_map -> ops.tile_map)."""
+    """The segments the page draws are the matplotlib tile map's (explore.tile_maps.tile_map -> ops.tile_map)."""
     f, _ = facts
     for op, dtype, soc in [("hard_sigmoid_grad", "float16", "Ascend910B4"),
                            ("threshold_grad_v2_d", "int8", "Ascend950PR"), ("relu_grad", "float32", "Ascend950PR")]:
         r = live_tiling.compute(f, op, 250_001, dtype, soc, 5, 16384)
         td = tiling.compute(op, 250_001, dtype, 5, 16384, soc=soc, kernel=r["kernel"])
-        tm = viz_data.tile_map(td, dtype, 250_001)
+        tm = tile_maps.tile_map(td, dtype, 250_001)
         assert [[s.core, s.tile, s.start, s.end, s.tail] for s in tm.segments] == r["segments"]
         assert tm.title == r["title"] and tm.labels == r["labels"]
         assert len({s[0] for s in r["segments"]}) == td.blockDim

@@ -26,7 +26,7 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.opdev.tiling_data import TilingData, int64
 from ascend_lab.ops import standalone as sa
-from ascend_lab.viz import explorers as E
+from ascend_lab.viz import stepper as E
 from ascend_lab.viz import style as S
 
 

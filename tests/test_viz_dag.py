@@ -16,6 +16,7 @@ from matplotlib.text import Text
 import ascend_lab as al
 from ascend_lab import viz
 from ascend_lab.atvoss import CopyInBrc, CopyOut, Dag, Duplicate, In, Mul
+from ascend_lab.explore import tile_maps
 from ascend_lab.ops import registry
 from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.relu_grad.op_kernel import main as rg
@@ -100,7 +101,7 @@ def test_template_tile_map_covers_the_output(case: tuple) -> None:
     kernel = tg if op == "threshold_grad_v2_d" else rg
     td = kernel.tiling_for_shapes(shapes, out, dtype, 64, 253952)
     n = int(np.prod(out))
-    tm = vd.template_tile_map(td, op, dtype, n)
+    tm = tile_maps.template_tile_map(td, op, dtype, n)
     assert f"schMode {mode}" in tm.title
     covered = np.zeros(n, np.int32)
     for s in tm.segments:
@@ -110,7 +111,7 @@ def test_template_tile_map_covers_the_output(case: tuple) -> None:
     full = {s.length for s in tm.segments if not s.tail}
     assert full == {tm.tile_elems}
     assert all(s.length < tm.tile_elems for s in tm.segments if s.tail)
-    assert png_bytes(vd.plot_template_tile_map(td, op, dtype, n))[:4] == b"\x89PNG"
+    assert png_bytes(tile_maps.plot_template_tile_map(td, op, dtype, n))[:4] == b"\x89PNG"
 
 
 def _assert_tiles_in_order(run: Any, counts: list[int]) -> None:

@@ -15,12 +15,14 @@ from ascend_lab import golden, tiling
 from ascend_lab.acl.types import aclDataType as DT
 from ascend_lab.base import platform
 from ascend_lab.dtypes import as_acl_dtype
+from ascend_lab.explore import tile_maps as TM
 from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
 from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.hard_sigmoid_grad import op_api as hs_api
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.threshold_grad_v2_d import op_api as th_api
 from ascend_lab.ops.threshold_grad_v2_d import op_host as tg_host
+from ascend_lab.ops.tile_map import TileSegment
 from ascend_lab.viz import data as D
 
 UB_A2 = 196608
@@ -29,7 +31,7 @@ RESERVED_A2 = UB_A2 - TMP_UB_OFFSET_A2  # 8192 B a plan of a kernel issuing such
 
 
 # --- tile map ---------------------------------------------------------------------------------------------------
-def _contiguous(segments: list[D.TileSegment]) -> tuple[int, int]:
+def _contiguous(segments: list[TileSegment]) -> tuple[int, int]:
     segs = sorted(segments, key=lambda s: s.start)
     for a, b in zip(segs, segs[1:], strict=False):
         assert a.end == b.start, f"gap or overlap between {a} and {b}"
@@ -40,7 +42,7 @@ def test_tile_map_hard_sigmoid_grad_small_last_core():
     # N = 100 fp32 on 8 cores: blockFactor = ceil(100/8) = 13, blockDim = ceil(100/13) = 8, the last core
     # gets 100 - 7*13 = 9; ubFactor = FloorAlign((196608 // 4) // 8, 32) = 6144, so one (tail) tile per core
     td = tiling.hard_sigmoid_grad(100, "float32", core_num=8, ub_size=UB_A2)
-    tm = D.tile_map(td)
+    tm = TM.tile_map(td)
     assert (td.blockFactor, td.blockDim, td.ubFactor) == (13, 8, 6144)
     assert len(tm.segments) == sum(len(c["tiles"]) for c in hs_host.core_ranges(td)) == 8
     assert _contiguous(tm.segments) == (0, 100)
@@ -54,7 +56,7 @@ def test_tile_map_hard_sigmoid_grad_small_last_core():
 
 def test_tile_map_hard_sigmoid_grad_many_tiles_matches_core_ranges():
     td = tiling.hard_sigmoid_grad(1_000_003, "float16", core_num=40, ub_size=UB_A2)
-    tm = D.tile_map(td)
+    tm = TM.tile_map(td)
     ranges = hs_host.core_ranges(td)
     assert len(tm.segments) == sum(c["tile_num"] for c in ranges)
     assert _contiguous(tm.segments) == (0, 1_000_003)
@@ -68,19 +70,19 @@ def test_tile_map_threshold_padding_past_the_end():
     # N = 1000 fp16: 2000 B -> 2048 B = 8 blocks of 256 B; a tile of (768 // 7) = 109 blocks holds all:
     # one core reads and writes 1024 elements, 24 = 48 B past the logical end
     td = tiling.threshold_grad_v2_d(1000, "float16", core_num=4, ub_size=UB_A2)
-    tm = D.tile_map(td, "float16", 1000)
+    tm = TM.tile_map(td, "float16", 1000)
     assert td.blockDim == 1 and tm.padded_end == 1024
     assert tm.padding == (1000, 1024)
     assert "24 elements = 48 B" in tm.labels["padding"]
     with pytest.raises(ValueError, match="dtype"):
-        D.tile_map(td)
+        TM.tile_map(td)
 
 
 def test_tile_map_threshold_big_and_small_cores():
     # N = 300001 int8: ceil(300001 / 256) = 1172 blocks over 40 cores: e = 29, tailBlockNum = 12 big cores
     # of 30 blocks (7680 elements), 28 small ones of 29 blocks (7424); the end is padded to 300032
     td = tiling.threshold_grad_v2_d(300_001, "int8", core_num=40, ub_size=UB_A2)
-    tm = D.tile_map(td, "int8", 300_001)
+    tm = TM.tile_map(td, "int8", 300_001)
     kinds = [c["kind"] for c in tm.cores]
     assert kinds.count("big") == 12 == td.tailBlockNum and kinds.count("small") == 28
     assert {c["data_num"] for c in tm.cores if c["kind"] == "big"} == {7680}
@@ -103,7 +105,7 @@ def test_tile_map_from_a_run_takes_dtype_and_n(kernel, padding):
     x = np.linspace(-3, 3, 1000).astype(np.float16)
     run = al.threshold_backward(x, x, 0.5, soc="Ascend910B4", kernel=kernel)
     assert run.kernel == (kernel or "tbe")
-    tm = D.tile_map(run)
+    tm = TM.tile_map(run)
     assert tm.dtype == "float16" and tm.n == 1000 and tm.padding == padding
 
 
@@ -294,7 +296,7 @@ def test_promote_and_cancast_matrices():
 
 def test_support_table_follows_get_dtype_support_list():
     before = (platform.current_soc().name, th_api.thresholdVal_)
-    table = D.support_table()
+    table = TM.support_table()
     assert table["socs"] == platform.socs()
     for i, soc in enumerate(table["socs"]):
         with platform.soc(soc):

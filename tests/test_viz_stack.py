@@ -12,8 +12,8 @@ from matplotlib.patches import Rectangle
 
 import ascend_lab as al
 from ascend_lab import viz
+from ascend_lab.explore import stack
 from ascend_lab.ops import registry
-from ascend_lab.viz import stack
 from ascend_lab.viz.style import PIPE_COLORS
 
 #: chapter 1's call (the experimental kernel where its package registers it) and the stock kernels of two SoCs

@@ -104,7 +104,7 @@ class GlobalTensor:
         try:
             g._start = self._start + off * dt.itemsize
         except AttributeError:                      # no SetGlobalBuffer yet: the sanitizer's gm-unset
-            from .core import _current
+            from .core import _current  # deferred: core imports this module (a cycle, listed in test_layers)
             raise sanitizer.gm_unset(_current.get(), "GlobalTensor::operator[]", None) from None
         g._arg_start = self._arg_start
         g._arg_nbytes = self._arg_nbytes

@@ -57,7 +57,7 @@ __all__ = [
 
 def glue(name: str, value: Any) -> Any:
     """Glue ``value`` (numpy scalars become plain int/float/bool) for ``{glue:text}`name``` and return it."""
-    # myst-nb is the book builder, not a runtime dependency of the package: imported only when a page glues
+    # deferred: myst-nb is the book builder, not a runtime dependency of the package: imported only when a page glues
     from myst_nb import glue as _glue
     if isinstance(value, np.generic):
         value = value.item()
@@ -75,7 +75,7 @@ def table_html(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
 
 def table(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> Any:
     """A small HTML table (IPython ``HTML`` object); every cell is escaped text."""
-    # IPython is the notebook's display layer; imported here so `import ascend_lab.book` works without it
+    # deferred: IPython is the notebook's display layer; imported here so `import ascend_lab.book` works without it
     from IPython.display import HTML
     return HTML(table_html(header, rows))
 

@@ -150,7 +150,7 @@ def torch_version() -> str | None:
     """``torch.__version__`` if torch can be imported, else None."""
     if importlib.util.find_spec("torch") is None:
         return None
-    import torch  # optional: torch is not a dependency, only used when installed
+    import torch  # deferred: optional, torch is not a dependency, only used when installed
     return str(torch.__version__)
 
 
@@ -169,7 +169,7 @@ def eval_golden(op: str, g: np.ndarray, s: np.ndarray, thr: float | None) -> np.
 
 
 def _to_torch(a: np.ndarray) -> Any:
-    import torch  # optional: torch is not a dependency, only used when installed
+    import torch  # deferred: optional, torch is not a dependency, only used when installed
     a = np.ascontiguousarray(a)
     if a.dtype == bfloat16:
         return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
@@ -177,7 +177,7 @@ def _to_torch(a: np.ndarray) -> Any:
 
 
 def _from_torch(t: Any) -> np.ndarray:
-    import torch  # optional: torch is not a dependency, only used when installed
+    import torch  # deferred: optional, torch is not a dependency, only used when installed
     t = t.contiguous()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(bfloat16).copy()
@@ -186,7 +186,7 @@ def _from_torch(t: Any) -> np.ndarray:
 
 def eval_torch(op: str, g: np.ndarray, s: np.ndarray, thr: float | None) -> np.ndarray:
     """Real PyTorch on the CPU (``torch.ops.aten``), called with a Python-float threshold as autograd does."""
-    import torch  # optional: torch is not a dependency, only used when installed
+    import torch  # deferred: optional, torch is not a dependency, only used when installed
     tg, ts = _to_torch(g), _to_torch(s)
     if op == "hardsigmoid_backward":
         return _from_torch(torch.ops.aten.hardsigmoid_backward(tg, ts))

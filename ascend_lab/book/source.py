@@ -30,7 +30,7 @@ def source_markdown(*objs: Any) -> str:
 
 def show_source(*objs: Any) -> None:
     """Display the objects' current source as a highlighted block (a notebook's Markdown output)."""
-    # IPython is the notebook's display layer; imported here so `import ascend_lab.book` works without it
+    # deferred: IPython is the notebook's display layer; imported here so `import ascend_lab.book` works without it
     from IPython.display import Markdown, display
     display(Markdown(source_markdown(*objs)))
 
@@ -66,6 +66,7 @@ class CxxListing:
         return f"{what}<code>{html.escape(self.name)}</code>, {span}"
 
     def _repr_html_(self) -> str:
+        # deferred: pygments colours a listing only when a notebook shows it as HTML
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import CppLexer, PythonLexer
@@ -142,7 +143,7 @@ def _definitions(text: str) -> list[tuple[str, int, int]]:
     """(name, first line, last line) of every function, class and struct definition in C++ text.
 
     A definition's lines include its ``template <...>`` head and an ``extern "C"`` around it."""
-    from tree_sitter import Parser
+    from tree_sitter import Parser  # deferred: the C++ parser loads only when a C++ listing is cut
 
     from ..ascendc.cxx.syntax import LANGUAGE  # deferred: tree-sitter loads only for a C++ listing
     blanked = _QUALIFIERS.sub(lambda m: " " * len(m.group()), text)
@@ -291,7 +292,7 @@ def show_cxx(source: Any, symbol: str | None = None, lines: tuple[int, int] | No
     ``lines=(first, last)`` narrows to file lines. ``python=dict(schMode=0)`` adds, collapsed under "What the
     simulator executes", the translated Python of the shown lines for that instantiation (``kernel=`` names the
     kernel when ``source`` is a header)."""
-    # IPython is the notebook's display layer; imported here so `import ascend_lab.book` works without it
+    # deferred: IPython is the notebook's display layer; imported here so `import ascend_lab.book` works without it
     from IPython.display import display
     display(cxx_listing(source, symbol, lines, python=python, kernel=kernel))
 
@@ -299,12 +300,13 @@ def show_cxx(source: Any, symbol: str | None = None, lines: tuple[int, int] | No
 def show_translation(kernel: Any, symbol: str | None = None, **template: Any) -> None:
     """Display, collapsed, what the simulator executes for one instantiation: the Python the C++ front end made
     (all of it, or only ``symbol``'s), each line tagged with its C++ file and line."""
-    from IPython.display import HTML, display
+    from IPython.display import HTML, display  # deferred: IPython only in a notebook
     if symbol is not None:
         listing = cxx_listing(kernel, symbol, python=template)
         text, what = listing.python, f" {symbol}"
     else:
         text, what = translation_text(kernel, **template), ""
+    # deferred: pygments colours the translation only when a notebook shows it
     from pygments import highlight
     from pygments.formatters import HtmlFormatter
     from pygments.lexers import PythonLexer

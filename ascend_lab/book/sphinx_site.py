@@ -69,7 +69,7 @@ def png_description(path: str | Path) -> str | None:
 
 def figure_alt_text(app: Any, doctree: Any, docname: str) -> None:
     """An image with no alt text of its own (docutils would print its path) takes its PNG's Description."""
-    from docutils import nodes
+    from docutils import nodes  # deferred: docutils comes with Sphinx, only the book build has it
 
     for node in doctree.findall(nodes.image):
         uri = node.get("uri", "")

@@ -27,6 +27,7 @@ from .errno import (
     ACLNN_SUCCESS,
 )
 from .executor import KernelLaunchError, UnsupportedDtypeError, aclOpExecutor
+from .tiling_data import TilingError
 
 
 class _OutPointer:
@@ -80,7 +81,6 @@ def guard_phase1(api: str) -> Callable:
                 OP_LOGE(api, f"an L0 op returned nullptr: {exc}")
                 return ACLNN_ERR_INNER_NULLPTR, 0, None
             except Exception as exc:  # the C API cannot throw: anything unexpected is an inner error
-                from ..opdev.tiling_data import TilingError
                 if isinstance(exc, TilingError):
                     OP_LOGE(api, f"tiling failed: {exc}")
                     return ACLNN_ERR_INNER_TILING_ERROR, 0, None

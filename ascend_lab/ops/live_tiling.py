@@ -123,9 +123,9 @@ def build_facts() -> dict[str, Any]:
     docstring). Runs with the whole package at book build; the page loads the result as JSON."""
     # These three need numpy (the dtype table, the registry's kernels, the dispatch's aclTensors); this half runs
     # at book build only, and the module must import without numpy for the browser:
-    from ..dtypes import BOOK_DTYPES  # (numpy: see above)
-    from . import registry  # (numpy: see above)
-    from .l0_kernel import stock_flavour  # (numpy: see above)
+    from ..dtypes import BOOK_DTYPES  # deferred: numpy (see above)
+    from . import registry  # deferred: numpy (see above)
+    from .l0_kernel import stock_flavour  # deferred: numpy (see above)
 
     catalogue = [get_soc(name) for name in socs()]
     ops = [facts for spec in registry.ops() if (facts := _op_facts(spec, catalogue, stock_flavour)) is not None]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.animation import FuncAnimation
+from matplotlib.colors import to_rgb
 
 from . import data as D
 from . import figures as F
@@ -124,7 +125,6 @@ def animate_ub(source: Any, core: int = 0, frames: int = 40, interval: int = 150
 
 
 def _pale(color: str) -> tuple[float, float, float]:
-    from matplotlib.colors import to_rgb
     r, g, b = to_rgb(color)
     return (1 - 0.35 * (1 - r), 1 - 0.35 * (1 - g), 1 - 0.35 * (1 - b))
 

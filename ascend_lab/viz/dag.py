@@ -9,16 +9,15 @@ run that the generic figures cannot give (tiles of a ping/pong schedule, the tem
 * :func:`template_lanes` / :func:`plot_template_pipeline` -- the MTE2 / V / MTE3 lanes of a template run,
   each instruction coloured by the tile it belongs to (the trace's own tile index: the walker numbers its
   ping/pong queues' tiles by its loop index, as a hand-written kernel's loop does), titled with the schedule;
-* :func:`template_tile_map` / :func:`plot_template_tile_map` -- a :class:`.data.TileMap` of a
-  ``BroadcastBaseTiling`` result from the op's ``core_ranges`` (one-dim 201/202 and the general broadcast
-  schedules), drawn by the ordinary tile-map figure.
 
-Nothing here launches a kernel: the caller hands over a DAG, a finished run or a tiling.
+The template's tile map (``template_tile_map``, ``plot_template_tile_map``) asks the registered op for its
+``core_ranges``, so it lives in :mod:`ascend_lab.explore.tile_maps` (``viz.template_tile_map`` is that).
+
+Nothing here launches a kernel or asks the registry: the caller hands over a DAG or a finished run.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,15 +29,11 @@ from matplotlib.patches import Patch
 
 from ..ascendc.launcher import KernelRun
 from ..atvoss.dag import Dag
-from ..atvoss.tiling import advance_split, sch_mode_of
-from ..dtypes import as_acl_dtype, itemsize
-from ..ops import registry
 from . import data as D
 from . import style as S
-from .figures import _legend, draw_lanes, tile_map_figure, wrap
+from .figures import add_legend, draw_lanes, wrap
 
-__all__ = ["DagGraph", "DagNode", "dag_graph", "plot_dag", "plot_template_pipeline", "plot_template_tile_map",
-           "template_lanes", "template_tile_map"]
+__all__ = ["DagGraph", "DagNode", "dag_graph", "plot_dag", "plot_template_pipeline", "template_lanes"]
 
 #: The pipe that fills a node's buffer: copy-in MTE2, copy-out MTE3, every compute node the vector unit.
 _PIPE_OF = {"CopyInBrc": "MTE2", "CopyOut": "MTE3"}
@@ -147,7 +142,7 @@ def draw_dag(g: DagGraph, ax: Axes, own: bool = False) -> None:
                (("MTE2", "CopyIn: MTE2 fills a ping/pong slot"), ("V", "compute: a vector instruction"),
                 ("MTE3", "CopyOut: MTE3 drains a ping/pong slot"))]
     if own:
-        _legend(ax.figure, own, ax, handles, ncols=3)
+        add_legend(ax.figure, own, ax, handles, ncols=3)
 
 
 # --- a template run's lanes -------------------------------------------------------------------------------------
@@ -180,49 +175,3 @@ def plot_template_pipeline(source: Any, cores: Sequence[int] | None = None, note
         ax = fig.add_subplot()
         draw_lanes(ln, ax, note=note, own=True)
     return fig
-
-
-# --- a template tiling's tile map -------------------------------------------------------------------------------
-def template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> D.TileMap:
-    """The tile map of a ``BroadcastBaseTiling`` result of ``op`` (a registered op on the template): one segment
-    per tile of the **output**, from the op's own ``core_ranges``. A tile is ``ubFormer`` (201) or ``tileNum``
-    (202) elements, or for the general broadcast schedules ``ubFormer`` rows of the split axis times the
-    output's inner dims; the tail is ``ubTail`` of the same."""
-    spec = registry.get(op)
-    kernel = spec.kernel("main")
-    dt = as_acl_dtype(dtype).short
-    cores = kernel.core_ranges(td, dt)
-    mode = sch_mode_of(td.tilingKey)
-    if mode == 201:
-        field, tile, bf, bt, tail = "ubFormer", td.ubFormer, td.blockFormer, td.blockTail, td.ubTail
-    elif mode == 202:
-        sp = advance_split(td)
-        field, tile, bf, bt, tail = "tileNum", td.tileNum, sp["blockFormer"], sp["blockTail"], sp["ubTail"]
-    else:
-        rank = td.shapeLen
-        inner = math.prod(td.array("outputDims")[td.ubSplitAxis + 1:rank])
-        field = f"ubFormer x {inner}" if inner != 1 else "ubFormer"
-        tile, bf, bt, tail = td.ubFormer * inner, td.blockFormer, td.blockTail, td.ubTail * inner
-    segments = []
-    for c in cores:
-        for i, start, length in c["tiles"]:
-            segments.append(D.TileSegment(c["core"], c["kind"], i, start, start + length, length < tile))
-    end = max((c["padded_end"] for c in cores), default=0)
-    big = [c["core"] for c in cores if c["kind"] == "big"]
-    small = [c["core"] for c in cores if c["kind"] == "small"]
-    labels = {"big": f"cores {D._span(big)}: blockFormer = {bf} tile{'s' if bf != 1 else ''} each" if big else "",
-              "small": (f"core {D._span(small)}: blockTail = {bt} tile{'s' if bt != 1 else ''}, the last one "
-                        f"{tail:,} elements" if small else ""),
-              "tail": f"tail tile: ubTail = {tail:,} elements"}
-    count = f"{n:,}" if n is not None else f"{end:,}"
-    title = (f"{spec.op_type} (atvoss schMode {mode}) tiling of N = {count} {dt} output elements: blockDim = "
-             f"{td.blockDim} core{'s' if td.blockDim != 1 else ''}, {field} = {tile:,} elements "
-             f"({tile * itemsize(dt):,} B) per tile")
-    fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
-    return D.TileMap(spec.op_type, dt, itemsize(dt), n, end, field, tile, cores, segments, None, fields, title,
-                     labels)
-
-
-def plot_template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> Figure:
-    """:func:`template_tile_map` drawn by the ordinary tile-map figure (cores on top, each core's tiles below)."""
-    return tile_map_figure(template_tile_map(td, op, dtype, n))

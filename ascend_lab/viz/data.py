@@ -1,9 +1,10 @@
-"""The numbers behind every figure, as plain functions of a tiling, a UB plan, a trace or a run.
+"""The numbers behind every figure, as plain functions of a UB plan, a trace or a run handed to them.
 
 Figures only draw what these functions return, so the tests (and the book's hidden assert cells) can
-check a figure by checking its data against the simulator: a tile map has one segment per tile that
-``core_ranges`` lists, a pipeline lane has one bar per MTE2/V/MTE3 event, the occupancy curve is the sum
-of the blocks between AllocTensor and FreeTensor plus the TBufs. Nothing here imports matplotlib.
+check a figure by checking its data against the simulator: a pipeline lane has one bar per MTE2/V/MTE3
+event, the occupancy curve is the sum of the blocks between AllocTensor and FreeTensor plus the TBufs.
+A :class:`TileMap` is a plain record too; :mod:`ascend_lab.explore` fills it from the registered op's
+``core_ranges`` (viz asks no registry). Nothing here imports matplotlib.
 """
 
 from __future__ import annotations
@@ -16,22 +17,19 @@ from typing import Any
 import numpy as np
 
 from ..acl.types import aclDataType
+from ..ascendc.instructions import REPEAT_BYTES
 from ..ascendc.launcher import KernelRun
 from ..ascendc.trace import Event, Trace, UBBuffer
-from ..base import platform
 from ..dtypes import as_acl_dtype
 from ..opdev.data_type_utils import PROMOTE_DTYPES, CanCast, PromoteType
 from ..opdev.errno import describe
-from ..ops import registry
-from ..ops import standalone as sa
-from ..ops.tile_map import REPEAT_BYTES, TileSegment, span, tile_map_parts
 
 LANE_PIPES = ("MTE2", "V", "MTE3")
 
 __all__ = [
-    "LaneBar", "Lanes", "MaskRow", "Occupancy", "TileMap", "TileSegment", "UBBar", "UBInterval", "UBSegment",
-    "cancast_matrix", "l0_graph", "lanes", "mask_steps", "occupancy", "promote_matrix", "support_table",
-    "tile_map", "ub_bar",
+    "LaneBar", "Lanes", "MaskRow", "Occupancy", "TileMap", "UBBar", "UBInterval", "UBSegment",
+    "cancast_matrix", "clean_detail", "core_span", "l0_graph", "lanes", "mask_steps", "occupancy", "promote_matrix",
+    "ub_bar",
 ]
 
 
@@ -46,67 +44,18 @@ class TileMap:
     tile_field: str                     # "ubFactor" / "tileDataNum"
     tile_elems: int
     cores: list[dict[str, Any]]         # op_host.core_ranges(...)
-    segments: list[TileSegment]
+    segments: list[Any]                 # ops.tile_map.TileSegment rows: core, kind, tile, start, end, tail
     padding: tuple[int, int] | None     # [n, padded_end) read and written past the logical end
     fields: dict[str, Any]              # the TilingData fields, blockDim and tilingKey
     title: str
     labels: dict[str, str]              # legend text: "big", "small", "tail", "padding"
 
 
-def _tiling_of(source: Any) -> Any:
-    """A TilingData, or something carrying one (a ``Run``, a ``KernelRun``, a ``ub_plan`` dict)."""
-    if isinstance(source, dict) and "tiling" in source:
-        return source["tiling"]
-    td = getattr(source, "tiling", None)
-    if td is not None and hasattr(td, "as_dict"):
-        return td
-    if hasattr(source, "as_dict") and hasattr(source, "blockDim"):
-        return source
-    raise TypeError(f"need a TilingData (or a run/plan carrying one), got {type(source).__name__}")
-
-
-def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: list[dict[str, Any]] | None = None,
-             tile_field: str | None = None) -> TileMap:
-    """Per-core tile assignment of a tiling: one segment per tile, from the op's ``core_ranges``.
-
-    The registry finds the op from the TilingData's class. Some tilings know their dtype (HardSigmoidGrad's
-    tilingKey) and N (totalLength); others need ``dtype`` (for bytes) and ``n`` (to show the padding past
-    the logical end); a ``Run`` supplies both. For a tiling of an op that is not registered (a learner's),
-    pass its per-core ``ranges`` (``core_ranges`` rows) and the ``tile_field`` naming the tile size.
-    """
-    td = _tiling_of(source)
-    if ranges is not None:
-        return _tile_map_from(td, dtype, n, ranges, tile_field or "ubFactor",
-                              type(td).__name__.removesuffix("TilingData"))
-    node = getattr(source, "kernel_node", None)
-    if node is not None:                  # a Run says which op and kernel made the tiling (a struct may be shared)
-        spec = registry.get(node.op)
-        kernel = spec.kernel(node.attrs["kernel"])
-    else:
-        spec, kernel = registry.op_for_tiling(td)
-    out = getattr(source, "out", None)
-    if dtype is None and out is not None:
-        dtype = out.dtype
-    if dtype is None:
-        dtype = kernel.tiling_dtype(td)
-    if dtype is None:
-        raise ValueError(f"{spec.op_type} tilings do not record their dtype: pass dtype= (and n= for the padding)")
-    dt = as_acl_dtype(dtype).short
-    if n is None and out is not None:
-        n = int(out.size)
-    if n is None:
-        n = getattr(td, "totalLength", None)
-    cores = kernel.core_ranges(td, dt, n)
-    field = kernel.tile_field if hasattr(td, kernel.tile_field) else None
-    return _tile_map_from(td, dt, n, cores, field, spec.op_type)
-
-
-def _tile_map_from(td: Any, dtype: Any, n: int | None, cores: list[dict[str, Any]], tile_field: str | None,
-                   op: str) -> TileMap:
-    return TileMap(**tile_map_parts(td, dtype, n, cores, tile_field, op))
-
-
-_span = span
+def core_span(ids: list[int]) -> str:
+    """``0-3`` for cores 0 to 3 (a title's core range), ``5`` for one core, ``none`` for none."""
+    if not ids:
+        return "none"
+    return str(ids[0]) if len(ids) == 1 else f"{ids[0]}-{ids[-1]}"
 
 
 # --- UB address bar ----------------------------------------------------------------------------------------
@@ -224,7 +173,7 @@ def occupancy(source: Any, core: int = 0) -> Occupancy:
     open_: dict[str, tuple[Event, int | None]] = {}
     intervals: list[UBInterval] = []
     kinds = {b.name: b.kind for b in bar.buffers}
-    end_time = sa.core_cycles(trace, core)
+    end_time = trace.core_cycles(core)
     for e in trace.events:
         if e.core != core or e.pipe != "S" or e.ub is None:
             continue
@@ -303,12 +252,12 @@ def lanes(source: Any, cores: Sequence[int] | None = None) -> Lanes:
             if e.pipe in LANE_PIPES:
                 bars.append(LaneBar(c, e.pipe, e.start, e.end, tile, e.instr, e.buffer, e.ub))
                 busy[(c, e.pipe)] = busy.get((c, e.pipe), 0.0) + (e.end - e.start)
-    makespan = {c: sa.core_cycles(trace, c) for c in cores}
+    makespan = {c: trace.core_cycles(c) for c in cores}
     tiles = 1 + max((b.tile for b in bars if b.tile is not None), default=-1)
     bn = trace.meta.get("bufferNum")
     span = max(makespan.values(), default=0.0)
     title = (f"{trace.kernel} on {trace.soc}: pipes of core{'s' if len(cores) > 1 else ''} "
-             f"{_span(list(cores))}, {tiles} tile{'s' if tiles != 1 else ''}{' per core' if len(cores) > 1 else ''}"
+             f"{core_span(list(cores))}, {tiles} tile{'s' if tiles != 1 else ''}{' per core' if len(cores) > 1 else ''}"
              + (f", BUFFER_NUM = {bn}" if bn is not None else "") + f": {span:,.0f} cycles")
     return Lanes(bars, list(cores), makespan, busy, tiles, bn, title)
 
@@ -386,31 +335,6 @@ def cancast_matrix(dtypes: Sequence[Any] | None = None) -> tuple[list[str], np.n
     return [d.short for d in dts], np.array([[CanCast(a, b) for b in dts] for a in dts], dtype=bool)
 
 
-SUPPORT_DTYPES = ("float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64")
-
-
-def support_table(socs: Sequence[str] | None = None) -> dict[str, Any]:
-    """The dtype support list of every registered aclnn API on each SoC, from the ops' own ``GetDtypeSupportList``.
-
-    One entry per API, keyed by its name without ``aclnn`` (``"HardsigmoidBackward"``). An API whose list does
-    not depend on its scalars gives bool [soc, dtype]; one with several ``support_cases`` (ThresholdBackward:
-    threshold 1 and threshold 0) gives int [soc, dtype] = the number of cases that accept the dtype, so for
-    ThresholdBackward 2 = any threshold, 1 = only when the threshold is 0 (ReluGrad; int64 on the 950).
-    """
-    names = list(socs or platform.socs())
-    dts = [as_acl_dtype(d) for d in SUPPORT_DTYPES]
-    out: dict[str, Any] = {"socs": names, "dtypes": [d.short for d in dts], "apis": []}
-    for _, api in registry.aclnn_apis():
-        table = np.zeros((len(names), len(dts)), dtype=int)
-        for i, name in enumerate(names):
-            with platform.soc(name):
-                lists = [api.dtype_support(**case) for case in api.support_cases]
-            for j, d in enumerate(dts):
-                table[i, j] = sum(d in lst for lst in lists)
-        out[api.name] = table.astype(bool) if len(api.support_cases) == 1 else table
-        out["apis"].append({"name": api.name, "api": api.api, "cases": len(api.support_cases),
-                            "partial": api.partial_support})
-    return out
 # --- L0 graph ------------------------------------------------------------------------------------------------------
 def _tensor_text(t: Any) -> str:
     return f"{t.dtype.short}{list(t.view_dims)}"

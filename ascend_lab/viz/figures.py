@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,8 +27,8 @@ from . import data as D
 from . import style as S
 
 __all__ = [
-    "plot_buffer_num", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline", "plot_support",
-    "plot_tile_map", "plot_ub_layout", "plot_ub_occupancy",
+    "plot_buffer_num", "plot_dtype_tables", "plot_l0_graph", "plot_mask_steps", "plot_pipeline", "plot_ub_layout",
+    "plot_ub_occupancy", "support_figure", "tile_map_figure",
 ]
 
 
@@ -104,7 +105,7 @@ def wrap(text: str, width_in: float = S.PAGE_WIDTH - 0.4, fontsize: float = S.FO
     return textwrap.fill(text, max(int(width_in * 72 / (fontsize * 0.55)), 20), break_long_words=False)
 
 
-def _legend(fig: Figure, own: bool, ax: Axes, handles: list[Any], ncols: int = 3) -> None:
+def add_legend(fig: Figure, own: bool, ax: Axes, handles: list[Any], ncols: int = 3) -> None:
     """Below the figure when the figure is ours (constrained layout makes room), else inside ``ax``."""
     if not handles:
         return
@@ -139,20 +140,9 @@ MAX_DRAWN_TILES = 3000
 
 
 # --- tile map --------------------------------------------------------------------------------------------------
-def plot_tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: list[dict[str, Any]] | None = None,
-                  tile_field: str | None = None) -> Figure:
-    """Per-core tile assignment: the flat tensor split into cores (top) and each core's tiles (bottom), big vs
-    small cores, the tail tile and (ThresholdGradV2D) the padding past the logical end.
-
-    ``source`` is a TilingData (or a Run / KernelRun / ub_plan dict carrying one); ThresholdGradV2D needs
-    ``dtype`` and ``n`` for bytes and padding (a Run supplies both). ``ranges``/``tile_field``: see
-    :func:`.data.tile_map` (a tiling of an op that is not registered).
-    """
-    return tile_map_figure(D.tile_map(source, dtype, n, ranges=ranges, tile_field=tile_field))
-
-
 def tile_map_figure(tm: D.TileMap) -> Figure:
-    """A figure of its own for a tile map's data (cores on top, each core's tiles below), whoever computed it."""
+    """A figure of its own for a tile map's data (cores on top, each core's tiles below), whoever computed it
+    (``viz.plot_tile_map`` -- :func:`ascend_lab.explore.tile_maps.plot_tile_map` -- asks the registry for it)."""
     with S.rc():
         fig = S.new_figure(S.PAGE_WIDTH, 3.2 + min(len(tm.cores), 48) * 0.05)
         top, bottom = fig.subplots(2, 1, height_ratios=[1, 3.4])
@@ -191,8 +181,8 @@ def draw_tile_map(tm: D.TileMap, top: Axes, bottom: Axes, own: bool = False) -> 
         last = {}
         for seg in segs:
             last[seg.core] = seg
-        segs = [D.TileSegment(c["core"], c["kind"], -1, c["offset"], last[c["core"]].start, False) for c in cores
-                if last[c["core"]].start > c["offset"]] + list(last.values())
+        segs = [replace(last[c["core"]], tile=-1, start=c["offset"], end=last[c["core"]].start, tail=False)
+                for c in cores if last[c["core"]].start > c["offset"]] + list(last.values())
     offset = {c["core"]: c["offset"] for c in cores}
     nrows = len(cores)
     max_len = max((c["data_num"] for c in cores), default=1)
@@ -233,7 +223,7 @@ def draw_tile_map(tm: D.TileMap, top: Axes, bottom: Axes, own: bool = False) -> 
         handles.append(Patch(facecolor=_veiled("#888888"), edgecolor="black", lw=0.9, label=tm.labels["tail"]))
     if tm.padding is not None:
         handles.append(Patch(facecolor="white", edgecolor=S.OVERFLOW, hatch="////", label=tm.labels["padding"]))
-    _legend(bottom.figure, own, bottom, handles if own else [], ncols=1)
+    add_legend(bottom.figure, own, bottom, handles if own else [], ncols=1)
 
 
 # --- UB layout -----------------------------------------------------------------------------------------------
@@ -251,7 +241,7 @@ def _ub_source(source: Any, core: int) -> tuple[Any, int]:
     return source, core
 
 
-def _needs_zoom(bar: D.UBBar, width_in: float) -> bool:
+def needs_zoom(bar: D.UBBar, width_in: float) -> bool:
     """Would a buffer be drawn too narrow to read on a bar of the whole UB?"""
     sizes = [b.size for b in bar.buffers if b.size > 0]
     if not sizes or bar.overflow:
@@ -279,7 +269,7 @@ def plot_ub_layout(source: Any, core: int = 0) -> Figure:
     """
     source, core = _ub_source(source, core)
     bar = D.ub_bar(source, core)
-    zoom = _needs_zoom(bar, S.PAGE_WIDTH - 0.5)
+    zoom = needs_zoom(bar, S.PAGE_WIDTH - 0.5)
     with S.rc():
         fig = S.new_figure(S.PAGE_WIDTH, 4.6 if zoom else 2.9)
         if zoom:
@@ -357,7 +347,7 @@ def draw_ub_bar(bar: D.UBBar, ax: Axes, own: bool = False, highlight: tuple[int,
     if over:
         handles.append(Patch(facecolor=S.OVERFLOW, label=f"over capacity: {bar.overflow:,} B"))
     if own and legend:
-        _legend(ax.figure, own, ax, handles, ncols=3)
+        add_legend(ax.figure, own, ax, handles, ncols=3)
 
 
 def _fit_titles(fig: Figure, axes: Sequence[Axes], pad_px: float = 4.0) -> None:
@@ -626,7 +616,7 @@ def draw_occupancy(occ: D.Occupancy, ax: Axes, own: bool = False, now: float | N
     ax.set_ylabel("UB in use (bytes)")
     ax.set_title(wrap(occ.title, _ax_width_in(ax)), fontsize=S.FONT, loc="left")
     if own:
-        _legend(ax.figure, own, ax, ax.get_legend_handles_labels()[0], ncols=3)
+        add_legend(ax.figure, own, ax, ax.get_legend_handles_labels()[0], ncols=3)
 
 
 def _binary_step(top: float, most: int) -> int:
@@ -697,7 +687,7 @@ def draw_lanes(ln: D.Lanes, ax: Axes, note: str = "", own: bool = False, upto: f
         handles = [Patch(facecolor=S.tile_color(i), edgecolor=S.EDGE, label=f"tile {i}") for i in range(shown)]
         if ln.tiles > 9:
             handles.append(Patch(facecolor="white", label=f"colours repeat every 9 of the {ln.tiles} tiles"))
-        _legend(ax.figure, own, ax, handles, ncols=min(len(handles), 5))
+        add_legend(ax.figure, own, ax, handles, ncols=min(len(handles), 5))
     return pc
 
 
@@ -839,15 +829,15 @@ def plot_dtype_tables(dtypes: Sequence[Any] | None = None) -> Figure:
                     ("complex", "complex result"), ("", "-: no common dtype"))]
         handles += [Patch(facecolor="#A1D99B", edgecolor=S.EDGE, label="CanCast: yes"),
                     Patch(facecolor="#FCBBA1", edgecolor=S.EDGE, label="CanCast: no (161002)")]
-        _legend(fig, True, a1, handles, ncols=4)
+        add_legend(fig, True, a1, handles, ncols=4)
         fig.suptitle("opbase dtype rules (f = float, bf = bfloat, i = int, u = uint, b = bool, c = complex; "
                      "the number is bits)", fontsize=S.FONT)
     return fig
 
 
-def plot_support(socs: Sequence[str] | None = None) -> Figure:
-    """Which input dtypes each operator accepts on each SoC (the ops' own GetDtypeSupportList)."""
-    table = D.support_table(socs)
+def support_figure(table: dict[str, Any]) -> Figure:
+    """Which input dtypes each operator accepts on each SoC: a table of ``explore.tile_maps.support_table``
+    (the ops' own GetDtypeSupportList; ``viz.plot_support`` computes and draws it)."""
     names, dts = table["socs"], [abbr(d) for d in table["dtypes"]]
     yes, zero_only, no = "#A1D99B", "#FFE699", "#F3F3F3"
     apis = table["apis"]
@@ -875,7 +865,7 @@ def plot_support(socs: Sequence[str] | None = None) -> Figure:
                 handles.append(Patch(facecolor=zero_only, edgecolor=S.EDGE, label=legend))
         axes[0].set_yticks(range(len(names)), names)
         handles.append(Patch(facecolor=no, edgecolor=S.EDGE, label="rejected: 161002"))
-        _legend(fig, True, axes[0], handles, ncols=3)
+        add_legend(fig, True, axes[0], handles, ncols=3)
         fig.suptitle("dtype support list per SoC (each operator's GetDtypeSupportList)", fontsize=S.FONT)
     return fig
 
@@ -981,4 +971,4 @@ def draw_l0_graph(g: dict[str, Any], ax: Axes, own: bool = False) -> None:
                Patch(facecolor="white", edgecolor="#888888", ls="--", label="no-op (nothing launched)"),
                Patch(facecolor="white", edgecolor="black", label="does work")]
     if own:
-        _legend(ax.figure, own, ax, handles, ncols=3)
+        add_legend(ax.figure, own, ax, handles, ncols=3)

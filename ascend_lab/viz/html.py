@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html as _html
 import re
 import sys
 from collections.abc import Sequence
@@ -22,7 +23,7 @@ from typing import Any
 
 from matplotlib.animation import Animation
 
-from .style import compact_png
+from .style import compact_png, figure_alt
 
 MAX_BYTES = 2_000_000
 MAX_FRAMES = 60
@@ -65,7 +66,6 @@ def anim_html(anim: Animation, *, max_bytes: int = MAX_BYTES, max_frames: int = 
         html = html.replace(uid, hashlib.sha1(html.replace(uid, "").encode()).hexdigest()[:32])
     frames = frame_count(html)
     if fig is not None:                        # the frame's alt text: the figure's own (style.figure_alt)
-        from .style import figure_alt
         alt = _html_attr(f"{figure_alt(fig)} (animation, {frames} frames)")
         html = re.sub(r'<img id="(_anim_img[0-9a-f]{32})"', lambda m: f'<img id="{m.group(1)}" alt="{alt}"', html,
                       count=1)
@@ -74,17 +74,16 @@ def anim_html(anim: Animation, *, max_bytes: int = MAX_BYTES, max_frames: int = 
     if len(html.encode()) > max_bytes:
         raise ValueError(f"animation HTML is {len(html.encode()) / 1e6:.2f} MB, over the {max_bytes / 1e6:.1f} MB "
                          f"page budget: use fewer frames, a smaller figure or a lower dpi")
-    from IPython.display import HTML
+    from IPython.display import HTML  # deferred: IPython only in a notebook; viz imports without it
     return HTML(html)
 
 
 def _html_attr(text: str) -> str:
-    import html as _html
     return _html.escape(text, quote=True)
 
 
 def _leaf(state: bytes | str | Any, width: int | None) -> Any:
-    import ipywidgets as W
+    import ipywidgets as W  # deferred: optional dependency, only a widget needs it
     if isinstance(state, (bytes, bytearray)):
         layout = W.Layout(width=f"{width}px" if width else "auto", max_width="100%")
         return W.Image(value=bytes(state), format="png", layout=layout)
@@ -102,7 +101,7 @@ def static_slider(states: Sequence[Any], labels: Sequence[Sequence[str]] | Seque
     names. Two sliders: ``states[i][j]`` with ``labels = (names_i, names_j)`` and two ``descriptions``.
     At most ``max_states`` states in all (each PNG is stored in the page).
     """
-    import ipywidgets as W
+    import ipywidgets as W  # deferred: optional dependency, only a widget needs it
     two = bool(states) and isinstance(states[0], (list, tuple))
     grid = [list(row) for row in states] if two else [list(states)]
     total = sum(len(row) for row in grid)

@@ -17,6 +17,7 @@ import io
 from contextlib import AbstractContextManager
 from typing import Any
 
+import matplotlib as mpl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -87,7 +88,6 @@ class BookFigure(Figure):
     always draws with :data:`DRAW_RC` (whoever asks: savefig, an animation writer, the inline backend)."""
 
     def draw(self, renderer: Any) -> None:
-        import matplotlib as mpl
         with mpl.rc_context(DRAW_RC):
             super().draw(renderer)
 
@@ -125,7 +125,7 @@ def _register_alt_printer() -> None:
     """In IPython, show BookFigures through :meth:`BookFigure._repr_png_` (with the alt text) even when the inline
     backend has registered its own printer for every matplotlib Figure."""
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # deferred: IPython only in a notebook
     except ImportError:
         return
     ip = get_ipython()
@@ -136,7 +136,6 @@ def _register_alt_printer() -> None:
 def new_figure(width: float = PAGE_WIDTH, height: float = 3.0, dpi: float = DPI, layout: str | None = "constrained"
                ) -> BookFigure:
     """A figure at most a page wide, with the book's rc settings, drawn by Agg, unknown to pyplot."""
-    import matplotlib as mpl
     with mpl.rc_context(RC):
         fig = BookFigure(figsize=(min(width, PAGE_WIDTH), height), dpi=dpi, layout=layout)
     FigureCanvasAgg(fig)
@@ -160,7 +159,7 @@ def png_bytes(fig: Figure, dpi: float | None = None, fast: bool = False, compact
 
 def compact_png(png: bytes, colors: int = 128) -> bytes:
     """Re-encode a PNG with a ``colors``-entry palette (flat charts lose nothing visible)."""
-    from PIL import Image
+    from PIL import Image  # deferred: only a compact PNG needs Pillow
     img = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=colors, method=Image.Quantize.FASTOCTREE)
     out = io.BytesIO()
     img.save(out, format="PNG", optimize=True)
@@ -169,7 +168,6 @@ def compact_png(png: bytes, colors: int = 128) -> bytes:
 
 def rc() -> AbstractContextManager[None]:
     """Context manager applying the book's rc settings (fonts, spines) while artists are created."""
-    import matplotlib as mpl
     return mpl.rc_context(RC)
 
 

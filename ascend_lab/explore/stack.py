@@ -1,7 +1,9 @@
 """The CANN stack of one aclnn call: the four layers with their ops-nn files, and what each did.
 
 Drawn from a ``Run`` (status, workspace, L0 nodes, TilingData, the kernel's trace) and the SoC's data, so
-chapter 1's picture is this call's picture: change the input and the boxes say something else.
+chapter 1's picture is this call's picture: change the input and the boxes say something else. The host
+layer's box reads the tiling through the spec of the kernel that ran (the registry), which is why this figure
+lives in ``explore``, above viz (``viz.plot_cann_stack`` is this function).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ..ops import registry
-from .style import EDGE, KIND_COLORS, PIPE_COLORS, new_figure, rc
+from ..viz.style import EDGE, KIND_COLORS, PIPE_COLORS, new_figure, rc
 
 #: The ops-nn files of aclnnHardsigmoidBackward's four layers (experimental/activation/hard_sigmoid_grad/).
 HARDSIGMOID_FILES: tuple[str, str, str, str] = (
