@@ -121,6 +121,7 @@ def display_path(filename: str) -> str:
 
 
 def _source_line(filename: str, lineno: int, function: str) -> SourceLine:
+    linecache.checkcache(filename)          # a kernel file edited since its last finding: quote the line as it is now
     return SourceLine(filename, lineno, function, linecache.getline(filename, lineno).strip())
 
 
