@@ -1,0 +1,87 @@
+"""SiluGrad host side: op definition, infer-shape and the tiling (numpy-free: the live tiling page runs it).
+
+The tiling is the gallery family's (chapter "A family of kernels"): each core takes ``blockFactor`` elements (a whole
+number of 256-byte float repeats, so every core's slice starts on a repeat), each tile ``ubFactor`` of them -- as
+many as fit when every element of a tile needs :data:`UB_BYTES_PER_ELEMENT` bytes of UB: the three double-buffered
+queues (dy, x, dx) in T, and the float32 work: x, dy, the sigmoid, one temporary and the sharedTmpBuffer Sigmoid
+chunks by (one float per element: one chunk per tile).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...acl.types import aclDataType as DT
+from ...acl.types import dtype_itemsize
+from ...opdev.op_def import Input, OpDef, Output, infer_shape_same_as_input
+from ...opdev.tiling_data import (
+    TilingData,
+    TilingError,
+    block_factor_ranges,
+    ceil_div,
+    floor_align,
+    int64,
+    require_count,
+)
+
+__all__ = ["BUFFER_NUM", "FLOAT_SLOTS", "OP_DEF", "SiluGradTilingData", "core_ranges", "infer_shape", "tiling",
+           "tiling_dtype", "ub_bytes_per_element"]
+
+_DTYPES = (DT.ACL_FLOAT, DT.ACL_FLOAT16, DT.ACL_BF16)
+OP_DEF = OpDef(
+    name="SiluGrad", inputs=(Input("dy", dtypes=_DTYPES), Input("x", dtypes=_DTYPES)),
+    outputs=(Output("dx", dtypes=_DTYPES),), aicore_configs=("ascend910b",),
+    source="ascend_lab gallery (written for the book, in the style of ops-nn experimental/activation)")
+
+#: ``BUFFER_NUM`` of the kernel's queues.
+BUFFER_NUM = 2
+#: float32 work buffers per element: x, dy (fp16/bf16 cast up), the sigmoid, a temporary, Sigmoid's sharedTmpBuffer.
+FLOAT_SLOTS = 5
+#: Elements of a float repeat: ubFactor and blockFactor are multiples of it.
+_ALIGN = 64
+_KEYS = {"float32": 0, "float16": 1, "bfloat16": 2}
+
+
+class SiluGradTilingData(TilingData):
+    totalLength: int64
+    blockFactor: int64
+    ubFactor: int64
+
+
+def infer_shape(shape: Any, *others: Any) -> tuple[int, ...]:
+    return infer_shape_same_as_input(shape)
+
+
+def ub_bytes_per_element(dtype: Any) -> int:
+    """UB bytes one element of a tile needs: 3 queues x BUFFER_NUM in T, and FLOAT_SLOTS floats."""
+    return 3 * BUFFER_NUM * dtype_itemsize(OP_DEF.require_dtype(dtype)) + 4 * FLOAT_SLOTS
+
+
+def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int) -> SiluGradTilingData:
+    """The tiling for ``total_length`` elements of ``dtype`` on ``core_num`` cores of ``ub_size`` bytes of UB;
+    ``tilingKey`` 0/1/2 for float32/float16/bfloat16."""
+    dt = OP_DEF.require_dtype(dtype)
+    n = require_count("total_length", total_length)
+    key = _KEYS[dt.short]
+    if n == 0:
+        return SiluGradTilingData(totalLength=0, blockFactor=0, ubFactor=0, blockDim=1, tilingKey=key)
+    ub_factor = floor_align(ub_size // ub_bytes_per_element(dt), _ALIGN)
+    if ub_factor == 0:
+        raise TilingError(f"SiluGrad: a UB of {ub_size} B holds no {_ALIGN}-element tile "
+                          f"({ub_bytes_per_element(dt)} B per element)")
+    factor = ceil_div(ceil_div(n, core_num), _ALIGN) * _ALIGN
+    return SiluGradTilingData(totalLength=n, blockFactor=factor, ubFactor=ub_factor, blockDim=ceil_div(n, factor),
+                              tilingKey=key)
+
+
+def tiling_dtype(td: Any) -> str:
+    """The dtype a tiling's key encodes."""
+    return {v: k for k, v in _KEYS.items()}[td.tilingKey]
+
+
+def core_ranges(td: Any, dtype: Any = None, n: int | None = None, *, tiles: bool = True) -> list[dict[str, Any]]:
+    """What each core moves: ``blockFactor`` elements from ``blockFactor * core``, in tiles of ``ubFactor``."""
+    if td.totalLength == 0:
+        return []
+    size = dtype_itemsize(dtype if dtype is not None else tiling_dtype(td))
+    return block_factor_ranges(td.totalLength, td.blockFactor, td.ubFactor, td.blockDim, size, tiles=tiles)
