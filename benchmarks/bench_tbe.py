@@ -44,7 +44,7 @@ def tbe_row(n: int, soc: str = "Ascend910B4", k: int | None = None) -> tuple[str
     """Measure the row; returns (printed line, JSON entry)."""
     g, x = inputs(n)
     info = get_soc(soc)
-    td = hsg_tbe.tiling(n, "float32", info.vector_core_num, info.ub_size, alpha=float(ALPHA))
+    td = hsg_tbe.tiling(n, "float32", info.vector_core_num, info.core_mem_size_ub, alpha=float(ALPHA))
     args = [gm_from_array(g, "gradOutput"), gm_from_array(x, "self"), gm_from_array(None, "gradInput", nbytes=g.nbytes)]
     template = hsg_tbe.template_args(td, "float32")
 

@@ -348,7 +348,7 @@ def test_retyped_view_is_reinterpret_cast():
         cache: dict = {}
         for _ in range(5):
             t = q.AllocTensor(np.float32)
-            fast, ref = lowering._retyped(t, np.dtype(np.int16), cache), t.ReinterpretCast(np.int16)
+            fast, ref = tbe.program.retyped(t, np.dtype(np.int16), cache), t.ReinterpretCast(np.int16)
             for name in LocalTensor.__slots__:
                 a, b = getattr(fast, name), getattr(ref, name)
                 if isinstance(a, np.ndarray):

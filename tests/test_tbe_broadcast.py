@@ -338,14 +338,14 @@ def test_distinct_count_is_numpys_unique():
             row = int(rng.integers(1, 500))
             rel = np.arange(int(rng.integers(0, 10_000)), size + 10_000)[:size] % row
             span = int(rel.max()) + 1 + int(rng.integers(0, 3 * size))
-        assert tbe.lowering._distinct(rel, span) == np.unique(rel).size, (k, span, size)
+        assert tbe.copy_in.distinct_count(rel, span) == np.unique(rel).size, (k, span, size)
     for size in (1, 2, 100):                              # the sort path for certain: span far above 4 x size
         rel = rng.integers(0, 10**6, size)
-        assert tbe.lowering._distinct(rel, 10**6) == np.unique(rel).size
-    strides = tbe.lowering._broadcast_strides([6, 1, 7, 1])
+        assert tbe.copy_in.distinct_count(rel, 10**6) == np.unique(rel).size
+    strides = tbe.copy_in.broadcast_strides([6, 1, 7, 1])
     flat = np.arange(100, 400)
     idx = sum((flat // int(np.prod(out_dims[j + 1:])) % out_dims[j]) * s for j, s in enumerate(strides))
-    assert tbe.lowering._distinct(idx - idx.min(), int(idx.max() - idx.min()) + 1) == np.unique(idx).size
+    assert tbe.copy_in.distinct_count(idx - idx.min(), int(idx.max() - idx.min()) + 1) == np.unique(idx).size
 
 
 def test_broadcast_index_is_the_row_major_formula():
@@ -356,11 +356,11 @@ def test_broadcast_index_is_the_row_major_formula():
     for _ in range(500):
         out = [int(d) for d in rng.integers(2, 9, int(rng.integers(1, 6)))]
         ins = [d if rng.random() < 0.5 else 1 for d in out]
-        strides = tbe.lowering._broadcast_strides(ins)
+        strides = tbe.copy_in.broadcast_strides(ins)
         start = int(rng.integers(0, 2 * int(np.prod(out))))
         count = int(rng.integers(1, int(np.prod(out)) + 1))
         flat = np.arange(start, start + count)
         coords = np.unravel_index(flat % int(np.prod(out)), out)
         expected = sum(c * s for c, s in zip(coords, strides, strict=True))
-        got = tbe.lowering._broadcast_index(out, strides, start, count)
+        got = tbe.copy_in.broadcast_index(out, strides, start, count)
         assert got.dtype == np.int64 and np.array_equal(got, expected), (out, ins, start, count)

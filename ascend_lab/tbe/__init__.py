@@ -14,10 +14,11 @@ compute descriptions: Python functions that describe the result with DSL calls, 
   struct (``op_tiling_shapes``);
 * :mod:`.lowering` -- the description as vector instructions of the simulated AI Core in a CopyIn/Compute/
   CopyOut kernel, so a TBE run has a trace, a UB layout and a cost estimate like an AscendC run; a
-  broadcasting input is read per tile with a modelled strided, repeating GM copy (``broadcast_copy``).
+  broadcasting input is read per tile with a modelled strided, repeating GM copy (``broadcast_copy``). Its
+  parts: :mod:`.steps`, :mod:`.plan`, :mod:`.program`, :mod:`.copy_in`, :mod:`.kernel` (``ARCHITECTURE.md``).
 """
 
-from . import dsl, lowering, schedule, storage_bound
+from . import copy_in, dsl, kernel, lowering, plan, program, schedule, steps, storage_bound
 from .dsl import Compute, Tensor, compile_for
 from .lowering import Program, build, make_entry
 from .schedule import SCHEDULE_LABEL, CompileInfo, TbeElewiseTilingData, compile_info, core_ranges, elewise_tiling
@@ -25,5 +26,5 @@ from .schedule import SCHEDULE_LABEL, CompileInfo, TbeElewiseTilingData, compile
 __all__ = [
     "SCHEDULE_LABEL", "CompileInfo", "Compute", "Program", "TbeElewiseTilingData", "Tensor", "build",
     "compile_for", "compile_info", "core_ranges", "dsl", "elewise_tiling", "lowering", "make_entry",
-    "schedule", "storage_bound",
+    "schedule", "storage_bound", "copy_in", "kernel", "plan", "program", "steps",
 ]
