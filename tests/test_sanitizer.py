@@ -929,6 +929,28 @@ def test_small_misuses_stop_with_their_kind(kind, instruction):
     expect_error(kind, instruction, 0, tile, kernel=k_misuse, block_dim=1, how=kind)
 
 
+def k_select_operand(x, y, z, workspace, tiling, *, mode: SELMODE, tensor_src1: bool):
+    pipe, buf, mask_buf = TPipe(), TBuf(VECCALC, name="tmpBuf"), TBuf(VECCALC, name="maskBuf")
+    pipe.InitBuffer(buf, 1024)
+    pipe.InitBuffer(mask_buf, 256)
+    a, b = buf.Get(float_), buf.Get(float_)[128]
+    src1 = b if tensor_src1 else float_.type(0.0)
+    Select(a, mask_buf.Get(np.uint8), a, src1, mode, 64)
+
+
+@pytest.mark.parametrize("mode, tensor_src1, says", [
+    (SELMODE.VSEL_TENSOR_SCALAR_MODE, True, "takes a scalar of T (static_cast<T>(...)) as src1, but src1 is the "
+                                            "LocalTensor tmpBuf"),
+    (SELMODE.VSEL_TENSOR_TENSOR_MODE, False, "takes a LocalTensor as src1, but src1 is the scalar float 0.0"),
+    (SELMODE.VSEL_CMPMASK_SPR, False, "takes a LocalTensor as src1, but src1 is the scalar float 0.0"),
+])
+def test_select_mode_and_operand_that_disagree_are_a_finding_naming_both(mode, tensor_src1, says):
+    """Issue 22 item 8: not a numpy ValueError or a TypeError from inside Select, but the mode and the operand."""
+    e = expect_error("select-operand", "Select", 0, None, kernel=k_select_operand, block_dim=1, mode=mode,
+                     tensor_src1=tensor_src1)
+    assert f"Select in {mode.name} {says}" in str(e), str(e)
+
+
 def test_launch_with_no_cores_is_refused():
     with pytest.raises(KernelError) as info:
         launch(k_misuse, 0, [], b"", get_soc("Ascend910B4"), how="none")

@@ -162,6 +162,9 @@ def Select(dst: LocalTensor, sel_mask: LocalTensor, src0: LocalTensor, src1: Any
     ctx = dst.ctx
     count = int(count)
     mode = int(sel_mode)
+    if (mode == _TS) is isinstance(src1, LocalTensor):      # mode 1 takes a scalar src1, modes 0 and 2 a tensor
+        tile = tile_of(dst, sel_mask, src0)
+        raise sanitizer.select_operand(ctx, ctx.current_tile if tile is None else tile, SELMODE(mode).name, src1)
     key = ("Select", dst.dtype, sel_mask.dtype, mode)
     if ctx.api == "ascendc" and key not in ctx.api_checked:
         _select_api(ctx, key, dst, sel_mask, src0, src1, mode)

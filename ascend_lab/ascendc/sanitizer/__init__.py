@@ -55,6 +55,7 @@ from .api_limits import (
     check_compare,
     check_select,
     check_select_scratch,
+    select_operand,
     whole_repeats,
 )
 from .catalogue import (
@@ -102,7 +103,8 @@ __all__ = [
     "check_gm_clobber", "check_initbuffer_len", "check_initbuffer_num", "check_launch", "check_pad_block",
     "check_select", "check_select_scratch", "check_tbuf_get", "check_ub_plan", "explain", "flag_handover",
     "flag_states", "flag_unset", "gm_unset", "kernel_assert", "pipe_barrier_all", "position_counter",
-    "queue_block_limit", "queue_blocks", "scalar_access", "scalar_overflow", "stop", "ub_access", "ub_span",
+    "queue_block_limit", "queue_blocks", "scalar_access", "scalar_overflow", "select_operand", "stop", "ub_access",
+    "ub_span",
     "uninitialised_queue", "uninitialised_tbuf", "unmodelled_copy", "warn", "whole_repeats", "zero_division",
     "zero_fields",
 ]

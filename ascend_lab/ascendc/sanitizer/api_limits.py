@@ -60,6 +60,20 @@ def check_select(ctx: CoreContext, tile: int | None, dtype: np.dtype, mask_dtype
                            "selMask tensors of uint8, uint16, uint32 or uint64")
 
 
+def select_operand(ctx: CoreContext, tile: int | None, mode: str, src1: Any) -> KernelError:
+    """The ``select-operand`` finding: Select's ``mode`` (SELMODE's name) does not take ``src1`` (AD Select.md, src1:
+    a LocalTensor in modes 0 and 2, a scalar of T in mode 1). The caller raises it, at the Select."""
+    buffer = getattr(src1, "buffer", None)
+    if buffer is not None:
+        got, wants = f"the LocalTensor {buffer}", "a scalar of T (static_cast<T>(...))"
+    else:
+        scalar = np.ndim(src1) == 0 and np.asarray(src1).dtype.kind in "biuf"
+        got = f"the scalar {_type_name(np.asarray(src1).dtype)} {src1}" if scalar else f"a {type(src1).__name__}"
+        wants = "a LocalTensor"
+    return stop("select-operand", f"Select in {mode} takes {wants} as src1, but src1 is {got}: the mode and the "
+                "operand disagree", instruction="Select", core=ctx.core, tile=tile)
+
+
 def check_compare(ctx: CoreContext, instr: str, tile: int | None, dtype: np.dtype, mode: int) -> None:
     """Compare / CompareScalar limits (AD ``Compare.md``, ``Compares.md``; kernel_flavours §6). Compare: half and
     float on 910A and 310P; half, float and int32 (EQ only) on A2/A3; the 950's list. CompareScalar (Compares):

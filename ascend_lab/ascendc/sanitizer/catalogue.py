@@ -162,6 +162,13 @@ FINDINGS: dict[str, Finding] = {f.kind: f for f in (
             "check the instruction's 数据类型 / 产品支持情况 for the SoC: cast to half or float first, use Select "
             "mode 0 (one mask for every repeat) or a Min/Max/Mul chain on 910A, Compare against a Duplicate'd "
             "tensor instead of CompareScalar on 910A, or run the kernel flavour registered for this SoC"),
+    Finding("select-operand", _E,
+            "Select's selMode and its src1 disagree (AD Select.md, src1: a LocalTensor in mode 0 "
+            "VSEL_CMPMASK_SPR and mode 2 VSEL_TENSOR_TENSOR_MODE, a scalar of T in mode 1 "
+            "VSEL_TENSOR_SCALAR_MODE): the overload is picked by src1's type and the mode register by selMode, so "
+            "the device build fails or selects from the wrong operand",
+            "pass a scalar of T (static_cast<T>(0)) with VSEL_TENSOR_SCALAR_MODE, a LocalTensor with "
+            "VSEL_TENSOR_TENSOR_MODE or VSEL_CMPMASK_SPR -- or change the mode to the operand you have"),
     Finding("select-scratch", _E,
             "Select in mode 1 or 2 makes the AscendC library on A2/A3 (and 310P) write a 32-element scratch at "
             "TMP_UB_OFFSET (188416 B = 184 KB on A2/A3, 253952 B on 310P) and point CMPMASK at it; a buffer of "
