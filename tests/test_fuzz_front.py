@@ -55,6 +55,7 @@ from ascend_lab import acl, cli, golden, tiling
 from ascend_lab.acl import runtime as rt
 from ascend_lab.base import platform
 from ascend_lab.dtypes import to_numpy
+from ascend_lab.ops import registry
 
 SECONDS = float(os.environ.get("ASCEND_LAB_FUZZ_SECONDS", "30"))
 SEED = int(os.environ.get("ASCEND_LAB_FUZZ_SEED", "14"))
@@ -64,6 +65,9 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOATS = [F32, F16, BF16]
 TH_DTYPES = [*FLOATS, np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32)]
 ODD_DTYPES = [F64, np.dtype(np.int64), np.dtype(np.bool_), np.dtype(np.int16), np.dtype(np.complex64)]
+#: Every registered op, and each spelled in turn by its key and by its op type (the CLI takes both).
+OPS = [spec.key for spec in registry.ops()]
+OP_SPELLINGS = [spec.op_type if i % 2 else spec.key for i, spec in enumerate(registry.ops())]
 KERNELS = [None] * 6 + ["tbe", "main", "experimental", "bogus", "", 3]
 SOCS = [None, *platform.socs(), "Ascend999", "", 7]
 FLT_EPSILON = np.float32(1.1920929e-07)
@@ -272,7 +276,7 @@ class Fuzzer:
     # --- the tiling front door -------------------------------------------------------------------------------
     def tiling_call(self) -> None:
         rng = self.rng
-        op = rng.choice(["hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad"])
+        op = rng.choice(OPS)
         n = rng.choice([0, 1, 7, 100, 4097, 10**6, 2**31, 2**63 - 1, 2**63, -1, 1.5, "10", None, True,
                         np.int64(33), np.uint64(2**63)])
         dtype = rng.choice(["float32", "float16", "bfloat16", "int8", "uint8", "int32", "int64", "float64", 0, 1,
@@ -310,7 +314,7 @@ class Fuzzer:
         command = rng.choice(["tiling", "run", "socs", "bogus", "--version", "--help", ""])
         argv = [command] if command else []
         if command == "tiling":
-            argv.append(rng.choice(["hard_sigmoid_grad", "ThresholdGradV2D", "relu_grad", "nope", "-1"]))
+            argv.append(rng.choice([*OP_SPELLINGS, "nope", "-1"]))
             pool = [["--n", rng.choice(["100", "0", "-4", "1e3", "x", "99999999999999999999999", "4097"])],
                     ["--dtype", rng.choice(["float16", "int8", "bfloat16", "float64", "zz"])],
                     ["--soc", rng.choice([*platform.socs(), "Ascend999"])],
@@ -508,7 +512,7 @@ def main_limits(seed: int, seconds: float) -> dict:
                 del g, x, run
             elif kind == "tiling":
                 count = int(rng.choice([2**62, 2**63 - 1, 2**63, 2**64, 10**30]))
-                op = str(rng.choice(["hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad"]))
+                op = str(rng.choice(OPS))
                 try:
                     td = tiling.compute(op, count, str(rng.choice(["float32", "int8", "float16"])), soc=soc)
                     outcomes[kind][type(td).__name__] += 1
@@ -614,7 +618,7 @@ def test_fuzz_front_doors():
         assert outcomes[area].get("status 0", 0) > 0 and outcomes[area].get("ValueError", 0) > 0, (area, outcomes[area])
         assert sum(v for k, v in outcomes[area].items() if k.startswith("status") and k != "status 0") > 0, area
     assert all(outcomes[f"tiling.{op}"].get("TilingData", 0) > 0 and outcomes[f"tiling.{op}"].get("ValueError", 0) > 0
-               for op in ("hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad")), outcomes
+               for op in OPS), outcomes
     assert all(outcomes["cli"].get(f"exit {c}", 0) > 0 for c in (0, 1, 2)), outcomes["cli"]
 
 

@@ -31,7 +31,7 @@ from ascend_lab.ascendc.options import current as current_options
 from ascend_lab.base import context
 from ascend_lab.base import log as oplog
 from ascend_lab.explore import tile_maps
-from ascend_lab.ops import standalone
+from ascend_lab.ops import registry, standalone
 
 THREADS = 8
 CALLS = 500
@@ -92,7 +92,7 @@ def mixed_calls(seed: int, n: int) -> list[tuple[str, Callable[[], Any]]]:
     """``n`` seeded calls, each a (label, thunk) returning a comparable result."""
     rng = random.Random(seed)
     calls: list[tuple[str, Callable[[], Any]]] = []
-    ops = ("hard_sigmoid_grad", "threshold_grad_v2_d", "relu_grad")
+    ops = tuple(spec.key for spec in registry.ops())
     dtypes = ("float32", "float16", "bfloat16", "int8", "int32", "uint8")
     for i in range(n):
         soc = rng.choice(SOCS)
