@@ -210,14 +210,21 @@ def _layer(module: str) -> int | None:
     return None if best is None else best[1]
 
 
+def _op_oracle(module: str) -> bool:
+    """An operator's own test oracle, ``ops/<op>/oracle.py`` (issue 21 item 1): it stands apart like ``golden``."""
+    return module.startswith("ascend_lab.ops.") and module.endswith(".oracle")
+
+
 def _edge_problems(e: Edge) -> list[str]:
     """What is wrong with one edge between two modules of the package (an empty list: nothing)."""
     at = f"{e.source} line {e.line} ({e.kind})"
     if e.source == ORACLE:
         ok = e.target.startswith(ORACLE_MAY_IMPORT)
         return [] if ok else [f"{at}: the oracle imports {e.target} (it may use only {ORACLE_MAY_IMPORT})"]
-    if e.target == ORACLE:
-        return [f"{at}: the simulator module imports the oracle {ORACLE}"] if e.source.startswith(SIMULATOR) else []
+    if _op_oracle(e.source):       # ops/<op>/oracle.py: numpy and ml_dtypes only (tests/test_op_oracles.py)
+        return [f"{at}: an operator's oracle imports {e.target} (it may use only numpy and ml_dtypes)"]
+    if e.target == ORACLE or _op_oracle(e.target):
+        return [f"{at}: the simulator module imports the oracle {e.target}"] if e.source.startswith(SIMULATOR) else []
     out = []
     mine, theirs = _layer(e.source), _layer(e.target)
     if theirs is not None and mine is not None and theirs > mine:
@@ -377,6 +384,7 @@ FAKE = {
     "ops/gelu/__init__.py": "", "ops/gelu/op_host.py": "_tiling = 1\n",
     "viz/__init__.py": "", "viz/data.py": "from ..ops import registry\n",           # viz -> ops
     "golden.py": "from .ascendc import core\n",                                    # oracle -> simulator
+    "ops/relu/oracle.py": "from ...ascendc import core\n",                        # an op's oracle -> simulator
 }
 
 
@@ -397,6 +405,8 @@ def test_the_checker_reports_each_kind_of_violation(tmp_path):
     assert "ascend_lab.ascendc.core line 1 (string)" in text["layer"]
     assert "ascend_lab.viz.data line 1 (import): ascend_lab.viz.data imports ascend_lab.ops.registry" in text["layer"]
     assert "the oracle imports ascend_lab.ascendc.core" in text["layer"]
+    assert "ascend_lab.ops.relu.oracle line 1 (import): an operator's oracle imports ascend_lab.ascendc" \
+        in text["layer"]
     assert "operator package ascend_lab.ops.relu imports ascend_lab.ops.gelu.op_host" in text["operator"]
     assert found["deferred"] == ["ascend_lab.ops.registry line 2: import of ascend_lab.ops.spec inside a function "
                                  "without '# deferred: <reason>'"]
