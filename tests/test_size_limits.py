@@ -24,9 +24,7 @@ ALLOWED_MODULES: dict[str, int] = {
     "ascendc/cxx/expressions.py": 601,          # AscendC-API engineer (the C++ front end)
     "ascendc/cxx/translate.py": 810,            # AscendC-API engineer
     "tbe/dsl.py": 605,                          # TBE engineer
-    "tbe/lowering.py": 964,                     # TBE engineer
     "golden.py": 663,                           # split pending: a package needs tests/test_layers.py to see it
-    "viz/figures.py": 984,                      # split pending: the layers engineer's edits to it are in flight
 }
 #: "module:qualified.name" -> the function's lines today, a ceiling
 ALLOWED_FUNCTIONS: dict[str, int] = {
@@ -34,13 +32,9 @@ ALLOWED_FUNCTIONS: dict[str, int] = {
     "ascendc/cxx/calls.py:Calls.api_call": 69,
     "ascendc/cxx/kernel.py:load_kernel": 65,
     "ascendc/cxx/preprocess.py:_process": 109,
-    "tbe/lowering.py:_body_source": 106,                 # TBE engineer
     "run.py:_invoke": 77,                                # operator-contract engineer
     "explore/explorers.py:tiling_explorer": 72,          # layers engineer (was viz/explorers.py)
     "opdev/aclnn_common.py:CommonOpExecutorRun": 73,     # split pending: another engineer's edits in flight
-    "viz/figures.py:draw_tile_map": 73,                  # split pending with viz/figures.py
-    "viz/figures.py:draw_ub_bar": 61,
-    "viz/figures.py:_plan_ub_labels": 87,
 }
 
 
