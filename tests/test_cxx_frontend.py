@@ -483,6 +483,10 @@ API_CASES = {
     "Max": ("Max(y, x, xb, 256);", lambda x, xb, y, t, m: Max(y, x, xb, 256)),
     "Min": ("Min(y, x, xb, 256);", lambda x, xb, y, t, m: Min(y, x, xb, 256)),
     "Duplicate": ("Duplicate(y, 3.5f, 256);", lambda x, xb, y, t, m: Duplicate(y, f32(3.5), 256)),
+    # AscendC::Std::min/max (utils/std/algorithm): (a < b) ? a : b in the common type; 300 vs 256u -> 256u
+    "Std::min/max": ("uint32_t k = AscendC::Std::min(300, 256u);\n    int64_t j = AscendC::Std::max(k, (int64_t)-1);"
+                     "\n    Duplicate(y, 3.5f, static_cast<int32_t>(AscendC::Std::min(j, (int64_t)k)));",
+                     lambda x, xb, y, t, m: Duplicate(y, f32(3.5), 256)),
     "Not": ("Not(y.ReinterpretCast<int16_t>(), x.ReinterpretCast<int16_t>(), 512);",
             lambda x, xb, y, t, m: Not(y.ReinterpretCast(np.int16), x.ReinterpretCast(np.int16), 512)),
     "Cast": ("Cast(tmp.ReinterpretCast<half>(), x, RoundMode::CAST_RINT, 256);\n"

@@ -70,15 +70,16 @@ class KernelFile:
     ``__global__`` entry (importing the package compiles nothing; the first launch compiles, later ones reuse it).
 
     It calls and reads like the :class:`CxxKernel` it compiles to (``kernel(*gm, workspace, tiling, **template)``,
-    ``.python_source(...)``, ``.source_files`` ...); ``path`` is the entry's ``.cpp``, ``entry`` its name."""
+    ``.python_source(...)``, ``.source_files`` ...); ``path`` is the entry's ``.cpp``, ``entry`` its name;
+    ``defines`` the build's ``-D`` macros (``{"__NPU_ARCH__": 1001}``: one file built for one architecture)."""
 
     kernel_api = "ascendc"
 
     def __init__(self, path: str | os.PathLike[str], *, entry: str, knobs: Mapping[str, str] | None = None,
-                 dtype_macros: Mapping[str, str] | None = None):
+                 dtype_macros: Mapping[str, str] | None = None, defines: Mapping[str, Any] | None = None):
         self.path = Path(path)
         self.__name__ = entry
-        self._options = {"entry": entry, "knobs": knobs, "dtype_macros": dtype_macros}
+        self._options = {"entry": entry, "knobs": knobs, "dtype_macros": dtype_macros, "defines": defines}
         self._kernel: CxxKernel | None = None
         self._lock = threading.Lock()
 

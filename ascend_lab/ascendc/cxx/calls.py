@@ -18,14 +18,17 @@ from .ctypes import (
     UINT64,
     VOID,
     CType,
+    arith,
 )
 from .errors import KernelCompileError
 from .preprocess import Unit
 from .syntax import unwrap
 from .values import (
     METHOD_INTS,
+    NC,
     E,
     const_code,
+    convert_const,
     spell,
 )
 
@@ -550,6 +553,29 @@ class Calls:
         return self.binop("*", q, b, node)
 
     b_CeilAlign = b_AlignUp
+
+    def _min_max(self, node: Node, args: list[Node], name: str, op: str) -> E:
+        """``AscendC::Std::min/max(a, b)`` (utils/std/algorithm): ``(a < b) ? a : b`` in the usual arithmetic
+        conversion of the two; a kernel's own ``min``/``max`` is called as such."""
+        if name in self.tr.funcs or name in self.tr.func_specs:
+            fn = node.child_by_field_name("function")
+            fname, targs = self._callee(fn)
+            return self.user_call(node, name, targs, args)
+        if len(args) != 2:
+            raise self.err(node, f"{name}(a, b) takes 2 arguments")
+        a, b = self.expr(args[0]), self.expr(args[1])
+        c = self.binop(op, a, b, node)
+        t = arith(a.t, b.t) if a.t != b.t else a.t
+        if c.const is not NC and a.const is not NC and b.const is not NC:
+            v = convert_const(a.const if c.const else b.const, t)
+            return E(const_code(v, t), t, v)
+        return E(f"({self.convert(a, t, node)} if {c.code} else {self.convert(b, t, node)})", t)
+
+    def b_min(self, node: Node, args: list[Node], statement: bool) -> E:
+        return self._min_max(node, args, "min", "<")
+
+    def b_max(self, node: Node, args: list[Node], statement: bool) -> E:
+        return self._min_max(node, args, "max", ">")
 
     def b_GetTPipePtr(self, node: Node, args: list[Node], statement: bool) -> E:
         """``GetTPipePtr()``: the kernel's TPipe, for ``->FetchEventID(event)``."""
