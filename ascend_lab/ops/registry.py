@@ -34,6 +34,9 @@ OPERATOR_PACKAGES: tuple[str, ...] = (
     "ascend_lab.ops.hard_sigmoid_grad",
     "ascend_lab.ops.threshold_grad_v2_d",
     "ascend_lab.ops.relu_grad",
+    "ascend_lab.ops.silu_grad",
+    "ascend_lab.ops.gelu_grad",
+    "ascend_lab.ops.hard_swish_grad",
 )
 
 #: The entry point group an installed distribution declares its operators in (``pyproject.toml``:

@@ -11,16 +11,31 @@ import numpy as np
 from ....ascendc import KernelRun
 from ....ascendc import launch as _launch
 from ....ascendc.cxx import KernelFile
+from ....base.platform import get_soc
 from ....dtypes import bfloat16
 from ...kernel_args import gm_arg, launch_options
 from ..op_host import BUFFER_NUM, tiling_dtype
 
-__all__ = ["ARGS", "launch", "gelu_grad", "template_args"]
+__all__ = ["ARGS", "kernel_file", "launch", "gelu_grad", "template_args"]
 
 ARGS = ("dy", "x", "dx")
-#: The ``__global__`` entry, compiled per dtype on first launch; ``bufferNum`` overrides BUFFER_NUM.
-gelu_grad = KernelFile(Path(__file__).parent / "experimental" / "gelu_grad.cpp", entry="gelu_grad",
-                       knobs={"bufferNum": "BUFFER_NUM"}, dtype_macros={"dtype": "DTYPE_DY"})
+_CPP = Path(__file__).parent / "experimental" / "gelu_grad.cpp"
+_FILES: dict[int, KernelFile] = {}
+
+
+def kernel_file(arch: int = 2201) -> KernelFile:
+    """The ``__global__`` entry built for one architecture (``-D __NPU_ARCH__=<arch>``: the kernel's Atlas-training
+    branch needs it), compiled per dtype on first launch; ``bufferNum`` overrides BUFFER_NUM."""
+    f = _FILES.get(arch)
+    if f is None:
+        f = _FILES[arch] = KernelFile(_CPP, entry="gelu_grad",
+                                      knobs={"bufferNum": "BUFFER_NUM"}, dtype_macros={"dtype": "DTYPE_DY"},
+                                      defines={"__NPU_ARCH__": arch})
+    return f
+
+
+#: The entry as built for Atlas A2/A3 (what the tools show).
+gelu_grad = kernel_file()
 
 
 def template_args(td: Any, dtype: Any, buffer_num: int = BUFFER_NUM) -> dict[str, Any]:
@@ -35,5 +50,6 @@ def launch(td: Any, *tensors: Any, record: bool | None = None, buffer_num: int |
     *gm, soc = tensors
     rec, bn = launch_options(record, buffer_num, BUFFER_NUM)
     args = [gm_arg(t, name) for t, name in zip(gm, ARGS, strict=True)]
-    return _launch(gelu_grad, td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=rec,
+    arch = int(get_soc(soc).npu_arch) if isinstance(soc, str) else int(soc.npu_arch)
+    return _launch(kernel_file(arch), td.blockDim, args, td.to_bytes(), soc, outputs=(len(args) - 1,), record=rec,
                    kernel_name="GeluGrad", tiling_data=td, cores=cores, **template_args(td, None, bn))

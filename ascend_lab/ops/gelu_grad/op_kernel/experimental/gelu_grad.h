@@ -85,7 +85,11 @@ private:
             Cast(dy32, dy, RoundMode::CAST_NONE, n);
         }
         Muls(t, x32, 0.70710678f, n);                   // x / sqrt(2)
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 1001
+        ErfByHand(cdf, t, tmpBuf.Get<float>(), n);      // Atlas training has no Erf: the same steps by hand
+#else
         Erf(cdf, t, tmpBuf.Get<uint8_t>(), n);          // erf, a rational function on the mask register
+#endif
         Adds(cdf, cdf, 1.0f, n);
         Muls(cdf, cdf, 0.5f, n);                        // cdf(x)
         Mul(t, x32, x32, n);
@@ -103,6 +107,39 @@ private:
         dxQ.EnQue(dx);
         dyQ.FreeTensor(dy);
         xQ.FreeTensor(x);
+    }
+
+    // AscendC's Erf (erf_common_impl.h) as count-form instructions: x clipped to [-3.92, 3.92], x P(x^2) / Q(x^2).
+    __aicore__ inline void ErfByHand(const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                     const LocalTensor<float>& tmp, int32_t n)
+    {
+        LocalTensor<float> x = tmp;
+        LocalTensor<float> x2 = tmp[ub_];
+        LocalTensor<float> q = tmp[ub_ * 2];
+        Mins(x, src, 3.92f, n);
+        Maxs(x, x, -3.92f, n);
+        Mul(x2, x, x, n);
+        Muls(dst, x2, 0.053443748819f, n);
+        Adds(dst, dst, 0.75517016694e1f, n);
+        Mul(dst, dst, x2, n);
+        Adds(dst, dst, 0.10162808918e3f, n);
+        Mul(dst, dst, x2, n);
+        Adds(dst, dst, 0.13938061484e4f, n);
+        Mul(dst, dst, x2, n);
+        Adds(dst, dst, 0.50637915060e4f, n);
+        Mul(dst, dst, x2, n);
+        Adds(dst, dst, 0.29639384698e5f, n);
+        Mul(dst, dst, x, n);                            // x P(x^2)
+        Adds(q, x2, 0.31212858877e2f, n);
+        Mul(q, q, x2, n);
+        Adds(q, q, 0.39856963806e3f, n);
+        Mul(q, q, x2, n);
+        Adds(q, q, 0.30231248150e4f, n);
+        Mul(q, q, x2, n);
+        Adds(q, q, 0.13243365831e5f, n);
+        Mul(q, q, x2, n);
+        Adds(q, q, 0.26267224157e5f, n);                // Q(x^2)
+        Div(dst, dst, q, n);
     }
 
     __aicore__ inline void CopyOut(int64_t i, int32_t n)

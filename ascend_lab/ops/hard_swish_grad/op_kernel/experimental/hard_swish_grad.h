@@ -41,6 +41,14 @@ public:
         pipe.InitBuffer(workBuf, ub_ * sizeof(float) * 3);
         pipe.InitBuffer(maskBuf, ub_ / 4);              // two bit-masks of ub_ bits
         Duplicate(workBuf.Get<float>(), 0.0f, static_cast<int32_t>(ub_ * 3));
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 1001
+        pipe.InitBuffer(boundBuf, 256 * sizeof(float));
+        LocalTensor<float> bounds = boundBuf.Get<float>();
+        Duplicate(bounds, -3.0f, 64);
+        Duplicate(bounds[64], 3.0f, 64);
+        Duplicate(bounds[128], 1.0f, 64);
+        Duplicate(bounds[192], 0.0f, 64);
+#endif
         return true;
     }
 
@@ -81,6 +89,9 @@ private:
         LocalTensor<float> t = work[ub_ * 2];
         LocalTensor<uint8_t> ge = maskBuf.Get<uint8_t>();
         LocalTensor<uint8_t> le = ge[ub_ / 8];
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 1001
+        LocalTensor<float> bounds = boundBuf.Get<float>();     // -3, 3, 1, 0: 64 of each
+#endif
         if constexpr (std::is_same_v<T, float>) {
             Adds(x32, x.template ReinterpretCast<float>(), 0.0f, n);   // into the zeroed buffer: whole repeats
             dy32 = dy.template ReinterpretCast<float>();
@@ -91,10 +102,20 @@ private:
         int32_t whole = (n + 63) / 64 * 64;              // the compares work on whole 256-byte repeats
         Muls(t, x32, 0.333333343f, n);
         Adds(t, t, 0.5f, n);                            // x / 3 + 1 / 2
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 1001
+        // Atlas training: no CompareScalar, Select in mode 0 only (one repeat's mask): repeat by repeat
+        for (int32_t r = 0; r < whole; r += 64) {
+            Compare(ge, x32[r], bounds, CMPMODE::GE, 64);
+            Select(t[r], ge, t[r], bounds[192], SELMODE::VSEL_CMPMASK_SPR, 64);
+            Compare(le, x32[r], bounds[64], CMPMODE::LE, 64);
+            Select(t[r], le, t[r], bounds[128], SELMODE::VSEL_CMPMASK_SPR, 64);
+        }
+#else
         CompareScalar(ge, x32, -3.0f, CMPMODE::GE, whole);
         Select(t, ge, t, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
         CompareScalar(le, x32, 3.0f, CMPMODE::LE, whole);
         Select(t, le, t, 1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+#endif
         if constexpr (std::is_same_v<T, float>) {
             Mul(dx.template ReinterpretCast<float>(), t, dy32, n);
         } else {
@@ -120,6 +141,7 @@ private:
     TQue<QuePosition::VECOUT, BUFFER_NUM> dxQ;
     TBuf<QuePosition::VECCALC> workBuf;
     TBuf<QuePosition::VECCALC> maskBuf;
+    TBuf<QuePosition::VECCALC> boundBuf;
     GlobalTensor<T> dyGm;
     GlobalTensor<T> xGm;
     GlobalTensor<T> dxGm;
