@@ -179,7 +179,7 @@ def sweep(kind: str = "tiling", *, ops: Any = None, dtypes: Any = ("float32",), 
     cases = grid(kind, ops=ops, dtypes=dtypes, socs=socs, sizes=sizes, attrs=attrs, buffer_nums=buffer_nums,
                  kernels=kernels)
     own = executor is None
-    n_workers = workers or getattr(executor, "_max_workers", None) or os.cpu_count() or 1
+    n_workers = workers or os.cpu_count() or 1     # chunks per worker: a given executor's size is its own
     if chunksize is None:
         chunksize = max(1, math.ceil(len(cases) / (4 * n_workers)))
     chunks = [cases[i:i + chunksize] for i in range(0, len(cases), chunksize)]

@@ -20,6 +20,15 @@ from . import data as D
 from . import figures as F
 from . import style as S
 
+
+class BookAnimation(FuncAnimation):
+    """A ``FuncAnimation`` that says which figure it draws (``figure``): :func:`.html.anim_html` closes that figure
+    and takes its alt text from it (matplotlib keeps it only in a private field)."""
+
+    def __init__(self, fig: Any, *args: Any, **kwargs: Any):
+        super().__init__(fig, *args, **kwargs)
+        self.figure = fig
+
 MAX_FRAMES = 60
 
 __all__ = ["MAX_FRAMES", "animate_mask_steps", "animate_pipeline", "animate_ub", "frame_times"]
@@ -75,7 +84,7 @@ def animate_pipeline(source: Any, cores: Sequence[int] | None = None, frames: in
         return pc, now, clock
 
     update(0)
-    return FuncAnimation(fig, update, frames=len(times), interval=interval, blit=False, repeat=False)
+    return BookAnimation(fig, update, frames=len(times), interval=interval, blit=False, repeat=False)
 
 
 def animate_ub(source: Any, core: int = 0, frames: int = 40, interval: int = 150) -> FuncAnimation:
@@ -121,7 +130,7 @@ def animate_ub(source: Any, core: int = 0, frames: int = 40, interval: int = 150
         return pc, cursor, clock, *texts
 
     update(0)
-    return FuncAnimation(fig, update, frames=len(times), interval=interval, blit=False, repeat=False)
+    return BookAnimation(fig, update, frames=len(times), interval=interval, blit=False, repeat=False)
 
 
 def _pale(color: str) -> tuple[float, float, float]:
@@ -159,4 +168,4 @@ def animate_mask_steps(source: Any, core: int = 0, tile: int = 0, interval: int 
         return ()
 
     update(0)
-    return FuncAnimation(fig, update, frames=len(rows), interval=interval, blit=False, repeat=False)
+    return BookAnimation(fig, update, frames=len(rows), interval=interval, blit=False, repeat=False)

@@ -50,11 +50,12 @@ def frame_count(html: str) -> int:
 
 
 def anim_html(anim: Animation, *, max_bytes: int = MAX_BYTES, max_frames: int = MAX_FRAMES,
-              default_mode: str | None = None, compact: bool = True) -> Any:
+              default_mode: str | None = None, compact: bool = True, fig: Any = None) -> Any:
     """``IPython.display.HTML`` of the animation: frames inlined, no external link, stable ids; the figure is
     closed first (if pyplot knows it) so the notebook does not also show a static copy (P12). ``compact``
-    re-encodes every frame with a 128-colour palette (about 3-4x smaller pages)."""
-    fig = getattr(anim, "_fig", None)
+    re-encodes every frame with a 128-colour palette (about 3-4x smaller pages). ``fig``: the figure the animation
+    draws (viz's animations say it themselves, ``BookAnimation.figure``), closed and read for the alt text."""
+    fig = fig if fig is not None else getattr(anim, "figure", None)
     if fig is not None and "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close(fig)
     html = _FA_CDN.sub("", anim.to_jshtml(default_mode=default_mode))

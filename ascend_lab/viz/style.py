@@ -105,12 +105,11 @@ def figure_alt(fig: Figure) -> str:
     if given:
         return str(given)
     parts: list[str] = []
-    sup = getattr(fig, "_suptitle", None)
-    if sup is not None and sup.get_text().strip():
-        parts.append(sup.get_text().strip())
+    if fig.get_suptitle().strip():
+        parts.append(fig.get_suptitle().strip())
     for ax in fig.get_axes()[:6]:
-        title = " ".join(t.get_text().strip() for t in (ax.title, ax._left_title, ax._right_title)
-                         if t.get_text().strip())
+        title = " ".join(text.strip() for text in (ax.get_title(loc) for loc in ("center", "left", "right"))
+                         if text.strip())
         axes = [f"{name}: {label}" for name, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())) if label]
         legend = ax.get_legend()
         keys = [t.get_text() for t in legend.get_texts()][:6] if legend is not None else []
