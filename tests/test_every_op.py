@@ -109,9 +109,11 @@ def test_cli_run_is_bit_exact(op, flavour, capsys):
 @pytest.mark.parametrize("op, flavour", CASES)
 def test_the_tiling_explorer_draws_it(op, flavour):
     soc, dtype = _setting(op, flavour)
-    state = E.TilingView().update(op=op, dtype=dtype, soc=soc, n=50_000, max_tiles=2, kernel=flavour)
+    attrs = {name: value / 2 for name, value in registry.get(op).attrs.items()}      # the op's own, not defaults
+    state = E.TilingView().update(op=op, dtype=dtype, soc=soc, n=50_000, max_tiles=2, kernel=flavour, attrs=attrs)
     assert "error" not in state, state.get("error")
-    assert state["tiling"] == tiling.compute(op, 50_000, dtype, soc=soc, kernel=flavour) and state["lanes"].bars
+    assert state["tiling"] == tiling.compute(op, 50_000, dtype, soc=soc, kernel=flavour, **attrs)
+    assert state["lanes"].bars and state["plan"]["tiling"] == state["tiling"]
 
 
 @pytest.fixture(scope="module")

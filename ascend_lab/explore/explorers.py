@@ -20,7 +20,7 @@ from __future__ import annotations
 import html as _html
 import inspect
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..base import platform
@@ -71,11 +71,14 @@ class TilingView:
 
     def update(self, op: str = "hard_sigmoid_grad", dtype: Any = "float16", soc: str = "Ascend910B4",
                n: int = 1_000_000, ub_size: int | None = None, core_num: int | None = None, buffer_num: int = 2,
-               threshold: float = 1.0, max_tiles: int = 4, kernel: str | None = None) -> dict[str, Any]:
+               threshold: float = 1.0, max_tiles: int = 4, kernel: str | None = None,
+               attrs: Mapping[str, float] | None = None) -> dict[str, Any]:
         """Recompute (tiling, UB plan, core 0's pipeline) and redraw. ``ub_size`` / ``core_num`` of 0 or None
         mean the SoC's own numbers; ``kernel`` is the op's kernel flavour (None: its first, the experimental
-        kernel the seed articles describe). Returns what was drawn."""
+        kernel the seed articles describe); ``attrs`` are tiling attributes (the op's own are used, the threshold
+        slider's value included: ``standalone.op_attrs``). Returns what was drawn."""
         key = sa.op_key(op)
+        attrs = {"threshold": threshold, **(attrs or {})}
         dt = as_acl_dtype(dtype).short
         flavour = registry.get(key).kernel(kernel).flavour
         with S.rc():
@@ -84,7 +87,7 @@ class TilingView:
             state: dict[str, Any] = {"op": key, "dtype": dt, "n": n, "buffer_num": buffer_num, "kernel": flavour}
             try:
                 info = sa.make_soc(soc, core_num or None, ub_size or None)
-                td = sa.tiling_for(key, n, dt, info, flavour, threshold=threshold)
+                td = sa.tiling_for(key, n, dt, info, flavour, attrs)
                 tm = tile_map(td, dt, n)
                 if not tm.cores:
                     raise TilingError("nothing to tile: N is 0")
@@ -96,7 +99,7 @@ class TilingView:
                 self.state = {**state, "error": str(exc)}
                 return self.state
             F.draw_tile_map(tm, self.ax_top, self.ax_cores)
-            plan = sa.ub_plan(key, n, dt, info, buffer_num=buffer_num, threshold=threshold, kernel=flavour)
+            plan = sa.ub_plan(key, n, dt, info, buffer_num=buffer_num, attrs=attrs, kernel=flavour)
             bar = D.ub_bar(plan)
             F.draw_ub_bar(bar, self.ax_ub)
             state.update(tiling=td, tile_map=tm, plan=plan, ub_bar=bar)
@@ -105,7 +108,7 @@ class TilingView:
                                        f"capacity by {bar.overflow:,} B (BUFFER_NUM = {buffer_num}).")
             else:
                 run, note = sa.pipeline_run(key, n, dt, info, buffer_num=buffer_num, max_tiles=max_tiles,
-                                            threshold=threshold, kernel=flavour)
+                                            attrs=attrs, kernel=flavour)
                 lanes = D.lanes(run)
                 F.draw_lanes(lanes, self.ax_pipe, note=note["note"], legend=False)
                 state.update(run=run, lanes=lanes, note=note)
