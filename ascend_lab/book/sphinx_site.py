@@ -9,6 +9,9 @@ thebe (``launch_buttons.thebe: false``), so this keeps the first copy of each sc
 It also gives each figure an output cell shows its alt text: ``ascend_lab.viz`` writes what a figure shows into its
 PNG (the ``Description`` text chunk, from the figure's own titles and labels: ``viz.style.figure_alt``), and myst-nb,
 which keeps only an output's width and height, would otherwise leave the image's file path as its alt text.
+
+And it ranks a page whose title matches a search first: Sphinx's ``html_search_scorer`` is opened relative to the
+working directory of the build, so this sets it to the book's own scripts/site/search-scorer.js by its full path.
 """
 
 from __future__ import annotations
@@ -83,7 +86,18 @@ def figure_alt_text(app: Any, doctree: Any, docname: str) -> None:
             node["alt"] = text
 
 
+#: The search scorer (a JavaScript file Sphinx inlines into language_data.js), relative to the book's root.
+SEARCH_SCORER = Path("scripts") / "site" / "search-scorer.js"
+
+
+def use_search_scorer(app: Any, config: Any) -> None:
+    """Point ``html_search_scorer`` at the book's scorer, unless the configuration names another one."""
+    if not config.html_search_scorer:
+        config.html_search_scorer = str(Path(app.srcdir) / SEARCH_SCORER)
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("config-inited", use_search_scorer)
     app.connect("html-page-context", dedupe_scripts, priority=900)
     app.connect("doctree-resolved", figure_alt_text)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
