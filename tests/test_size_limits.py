@@ -34,7 +34,6 @@ ALLOWED_FUNCTIONS: dict[str, int] = {
     "ascendc/cxx/preprocess.py:_process": 109,
     "run.py:_invoke": 77,                                # operator-contract engineer
     "explore/explorers.py:tiling_explorer": 72,          # layers engineer (was viz/explorers.py)
-    "opdev/aclnn_common.py:CommonOpExecutorRun": 73,     # split pending: another engineer's edits in flight
 }
 
 

@@ -137,23 +137,10 @@ def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: i
     any kernel touches the memory, because a crash teaches nothing.
     """
     try:
-        if executor is None:
-            OP_LOGE(api, "executor should not be nullptr.")
-            return ACLNN_ERR_PARAM_NULLPTR
-        if not isinstance(executor, aclOpExecutor):
-            OP_LOGE(api, f"executor must come from the GetWorkspaceSize call, got {type(executor).__name__}")
-            return ACLNN_ERR_PARAM_INVALID
-        if executor.executed:
-            OP_LOGE(api, "this executor has already run; call GetWorkspaceSize again for a new one")
-            return ACLNN_ERR_PARAM_INVALID
-        if stream is not None and (not isinstance(stream, aclrtStream) or stream.destroyed):
-            OP_LOGE(api, "stream is not a live aclrtStream")
-            return ACLNN_ERR_PARAM_INVALID
+        err = _argument_error(api, executor, stream, workspace_size)
+        if err:
+            return err
         need = executor.workspace_size
-        if (isinstance(workspace_size, bool) or not isinstance(workspace_size, (int, np.integer))
-                or workspace_size < 0):
-            OP_LOGE(api, f"workspaceSize must be a non-negative int, got {workspace_size!r}")
-            return ACLNN_ERR_PARAM_INVALID
         if not is_initialized() or current_device() is None:
             why = ("ACL is not initialised (aclFinalize was called, or aclInit never was)" if not is_initialized()
                    else "no device is set (aclrtResetDevice was called, or aclrtSetDevice never was)")
@@ -161,17 +148,9 @@ def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: i
             OP_LOGE(api, f"no ACL context: {why}; nothing was run" + (f" ({problem})" if problem else ""))
             return ACLNN_ERR_RUNTIME_ERROR
         if need > 0:
-            if workspace is None:
-                OP_LOGE(api, f"workspace should not be nullptr: the executor needs {need} B")
-                return ACLNN_ERR_PARAM_NULLPTR
-            if not isinstance(workspace, DevicePtr) or workspace.allocation.freed:
-                held = ", ".join(executor.describe_tensor(t) for t, _ in executor.workspace_tensors)
-                OP_LOGE(api, f"workspace must be live device memory from aclrtMalloc (it would hold {held})")
-                return ACLNN_ERR_PARAM_INVALID
-            if workspace_size < need or workspace.available < need or workspace.offset < 0:
-                OP_LOGE(api, f"workspace too small: the executor needs {need} B, got workspaceSize "
-                             f"{workspace_size} B ({workspace.available} B available at the pointer)")
-                return ACLNN_ERR_PARAM_INVALID
+            err = _workspace_error(api, executor, workspace, workspace_size, need)
+            if err:
+                return err
         executor.bind(workspace if need > 0 else None)
         problem = executor.memory_problem()
         if problem is not None:
@@ -186,3 +165,41 @@ def CommonOpExecutorRun(api: str, workspace: DevicePtr | None, workspace_size: i
             return ACLNN_ERR_RUNTIME_ERROR
         OP_LOGE(api, f"internal error: {type(exc).__name__}: {exc}")
         return ACLNN_ERR_INNER
+
+
+def _argument_error(api: str, executor: Any, stream: Any, workspace_size: Any) -> int:
+    """161001 / 161002 for a missing, foreign or spent executor, a stream that is not live or a bad
+    ``workspaceSize``; 0 when they are fine."""
+    if executor is None:
+        OP_LOGE(api, "executor should not be nullptr.")
+        return ACLNN_ERR_PARAM_NULLPTR
+    if not isinstance(executor, aclOpExecutor):
+        OP_LOGE(api, f"executor must come from the GetWorkspaceSize call, got {type(executor).__name__}")
+        return ACLNN_ERR_PARAM_INVALID
+    if executor.executed:
+        OP_LOGE(api, "this executor has already run; call GetWorkspaceSize again for a new one")
+        return ACLNN_ERR_PARAM_INVALID
+    if stream is not None and (not isinstance(stream, aclrtStream) or stream.destroyed):
+        OP_LOGE(api, "stream is not a live aclrtStream")
+        return ACLNN_ERR_PARAM_INVALID
+    if isinstance(workspace_size, bool) or not isinstance(workspace_size, (int, np.integer)) or workspace_size < 0:
+        OP_LOGE(api, f"workspaceSize must be a non-negative int, got {workspace_size!r}")
+        return ACLNN_ERR_PARAM_INVALID
+    return 0
+
+
+def _workspace_error(api: str, executor: aclOpExecutor, workspace: Any, workspace_size: int, need: int) -> int:
+    """161001 / 161002 for a workspace that is missing, not live device memory, or smaller than the ``need``
+    bytes the executor asked for; 0 when it is fine."""
+    if workspace is None:
+        OP_LOGE(api, f"workspace should not be nullptr: the executor needs {need} B")
+        return ACLNN_ERR_PARAM_NULLPTR
+    if not isinstance(workspace, DevicePtr) or workspace.allocation.freed:
+        held = ", ".join(executor.describe_tensor(t) for t, _ in executor.workspace_tensors)
+        OP_LOGE(api, f"workspace must be live device memory from aclrtMalloc (it would hold {held})")
+        return ACLNN_ERR_PARAM_INVALID
+    if workspace_size < need or workspace.available < need or workspace.offset < 0:
+        OP_LOGE(api, f"workspace too small: the executor needs {need} B, got workspaceSize "
+                     f"{workspace_size} B ({workspace.available} B available at the pointer)")
+        return ACLNN_ERR_PARAM_INVALID
+    return 0
