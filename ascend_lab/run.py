@@ -397,30 +397,33 @@ def validation_case(op: str = "hardsigmoid_backward", *, grad_dtype: Any = "floa
                     out_dtype: Any = None, grad_shape: Sequence[int] = (2, 3), self_shape: Sequence[int] = (2, 3),
                     out_shape: Sequence[int] | None = None, null: Sequence[str] = (), threshold: float = 1.0,
                     soc: str = "Ascend910B4", **scalars: float) -> dict[str, Any]:
-    """Call an aclnn API (two tensors: a gradient and ``self``) on zero tensors of the given dtypes and shapes;
-    ``null`` names arguments passed as nullptr ("grad", "self", "out", or a scalar such as "threshold").
+    """Call an aclnn API on zero tensors of the given dtypes and shapes: its first tensor (the gradient) takes
+    ``grad_dtype``/``grad_shape``, every other one ``self_dtype``/``self_shape``; ``null`` names arguments passed as
+    nullptr ("grad" the first tensor, "self" the others, a tensor's own name, "out", or a scalar such as
+    "threshold"); scalars not given take the API's defaults (``threshold`` is ThresholdBackward's).
     Returns the status, its meaning, the logged message (the check that fired) and the graph -- the data of
     the validation playground (``viz.validation_playground``)."""
     _, api = registry.aclnn_api(op)
     scalar_values = {sc.name: scalars.get(sc.name, threshold if sc.name == "threshold" else sc.default)
                      for sc in api.scalars}
+    names = [py for py, _ in api.tensors]
     null = set(null)
-    unknown = null - {"grad", "self", "out", *scalar_values}
+    unknown = null - {"grad", "self", "out", *names, *scalar_values}
     if unknown:
-        raise ValueError(f"null can name grad, self, out{''.join(', ' + n for n in scalar_values)}; "
-                         f"got {sorted(unknown)}")
-    (g_name, _), (s_name, _) = api.tensors[:2]
-    grad = None if "grad" in null else np.zeros(tuple(grad_shape), dtype=to_numpy(grad_dtype))
-    x = None if "self" in null else np.zeros(tuple(self_shape), dtype=to_numpy(self_dtype))
+        raise ValueError(f"null can name grad, self, out, {', '.join([*names, *scalar_values])}; got {sorted(unknown)}")
+    arrays = {}
+    for i, name in enumerate(names):
+        dtype, shape, role = (grad_dtype, grad_shape, "grad") if i == 0 else (self_dtype, self_shape, "self")
+        arrays[name] = None if {role, name} & null else np.zeros(tuple(shape), dtype=to_numpy(dtype))
     if "out" in null:
         out: Any = NULLPTR
     elif out_shape is not None or out_dtype is not None:
-        default = api.default_out({g_name: grad, s_name: x}, out_dtype)
+        default = api.default_out(arrays, out_dtype)
         dt = default[1] if default is not None else as_acl_dtype(self_dtype)
         out = np.zeros(tuple(out_shape) if out_shape is not None else tuple(self_shape), dtype=to_numpy(dt))
     else:
         out = None
-    args = [grad, x] + [None if name in null else value for name, value in scalar_values.items()]
+    args = [*arrays.values()] + [None if name in null else value for name, value in scalar_values.items()]
     run = call(api.api, *args, soc=soc, out=out)
     message = run.messages[-1] if run.messages else ""
     m = _LOG_LINE.match(message)

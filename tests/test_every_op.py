@@ -133,3 +133,14 @@ def test_the_live_tiling_page_tiles_it_as_the_package(op, flavour, facts):
     assert got["fields"] == json.loads(json.dumps({k: (v.hex() if isinstance(v, bytes) else v)
                                                    for k, v in td.as_dict().items()}))
     assert got["segments"] and len({s[0] for s in got["segments"]}) == td.blockDim
+
+
+@pytest.mark.parametrize("op, flavour", API_CASES)
+def test_the_validation_playground_names_the_null_tensor(op, flavour):
+    api = registry.get(op).aclnn
+    soc, dtype = _setting(op, flavour)
+    ok = al.validation_case(api.convenience, grad_dtype=dtype, self_dtype=dtype, soc=soc)
+    assert ok["status"] == 0 and registry.get(op).op_type in ok["graph"]
+    last = api.tensors[-1]
+    bad = al.validation_case(api.convenience, grad_dtype=dtype, self_dtype=dtype, soc=soc, null=(last[0],))
+    assert bad["status"] == 161001 and last[1] in bad["check"], bad
