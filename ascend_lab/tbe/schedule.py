@@ -355,7 +355,7 @@ def op_tiling_shapes(op_type: str, describe: Callable[..., Compute], dtypes: Seq
                      shapes: Sequence[Sequence[int]], out_shape: Sequence[int], dtype: Any, core_num: int,
                      ub_size: int, cls: type[TbeElewiseTilingData] = TbeElewiseTilingData,
                      soc: Any = None, **extra: Any) -> TbeElewiseTilingData:
-    """An ELEWISE_WITH_BROADCAST operator's tiling from its inputs' own shapes (the MODEL above).
+    """An ELEWISE_WITH_BROADCAST operator's tiling from its inputs' own shapes (modelled: see the module docstring).
 
     As broadcast_v3.cc's ``BroadcastTiling``: the shapes must broadcast to ``out_shape``; an empty output, or
     inputs that all have the output's element count (no broadcast axis), take the elewise tiling of

@@ -59,7 +59,8 @@ def describe(dtype: str, alpha: float = ALPHA_EXPERIMENTAL, n: int = 1) -> dsl.C
 
 def tiling(n: int, dtype: Any, core_num: int, ub_size: int, alpha: float = ALPHA_EXPERIMENTAL,
            beta: float = BETA) -> HardSigmoidGradTbeTilingData:
-    """The modelled compile info of the description, then elewise_v3's run-time tiling (beta is unused)."""
+    """The schedule's compile info of the description (built for the SoC in force), then elewise_v3's run-time tiling
+    (beta is unused)."""
     return tbe.schedule.op_tiling("HardSigmoidGrad", describe, DTYPES, n, dtype, core_num, ub_size,
                                   HardSigmoidGradTbeTilingData, alpha=alpha)
 

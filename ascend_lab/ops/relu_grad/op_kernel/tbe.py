@@ -113,7 +113,7 @@ def describe(dtype: str, n: int = 1, shapes: tuple[Any, Any] | None = None) -> d
 
 
 def tiling(n: int, dtype: Any, core_num: int, ub_size: int) -> ReluGradTbeTilingData:
-    """The modelled compile info of the description, then elewise_v3's run-time tiling."""
+    """The schedule's compile info of the description (built for the SoC in force), then elewise_v3's tiling."""
     return tbe.schedule.op_tiling("ReluGrad", describe, DTYPES, n, dtype, core_num, ub_size, ReluGradTbeTilingData)
 
 

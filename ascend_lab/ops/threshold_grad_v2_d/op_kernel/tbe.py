@@ -93,7 +93,7 @@ def describe(dtype: str, threshold: float = 1.0, n: int = 1,
 
 def tiling(n: int, dtype: Any, core_num: int, ub_size: int,
            threshold: float = 1.0) -> ThresholdGradV2DTbeTilingData:
-    """The modelled compile info of the description, then elewise_v3's run-time tiling."""
+    """The schedule's compile info of the description (built for the SoC in force), then elewise_v3's tiling."""
     return tbe.schedule.op_tiling("ThresholdGradV2D", describe, DTYPES, n, dtype, core_num, ub_size,
                                   ThresholdGradV2DTbeTilingData, threshold=threshold)
 
