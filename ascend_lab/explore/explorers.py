@@ -79,12 +79,12 @@ class TilingView:
         slider's value included: ``standalone.op_attrs``). Returns what was drawn."""
         key = sa.op_key(op)
         attrs = {"threshold": threshold, **(attrs or {})}
-        dt = as_acl_dtype(dtype).short
+        dt = as_acl_dtype(dtype)          # the door: one aclDataType flows to the tiling, tile map, plan and run
         flavour = registry.get(key).kernel(kernel).flavour
         with S.rc():
             for ax in self.axes:
                 F.clear(ax)
-            state: dict[str, Any] = {"op": key, "dtype": dt, "n": n, "buffer_num": buffer_num, "kernel": flavour}
+            state: dict[str, Any] = {"op": key, "dtype": dt.short, "n": n, "buffer_num": buffer_num, "kernel": flavour}
             try:
                 info = sa.make_soc(soc, core_num or None, ub_size or None)
                 td = sa.tiling_for(key, n, dt, info, flavour, attrs)
@@ -93,7 +93,7 @@ class TilingView:
                     raise TilingError("nothing to tile: N is 0")
             except (TilingError, ValueError, TypeError) as exc:
                 op_type = registry.get(key).op_type
-                self.title.set_text(F.wrap(f"{op_type} {dt}, N = {n:,}: the tiling refuses: {exc}", 7.0))
+                self.title.set_text(F.wrap(f"{op_type} {dt.short}, N = {n:,}: the tiling refuses: {exc}", 7.0))
                 for ax in self.axes:
                     message(ax, str(exc) if ax is self.ax_cores else "")
                 self.state = {**state, "error": str(exc)}

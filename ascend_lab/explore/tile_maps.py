@@ -52,7 +52,7 @@ def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: li
     """
     td = _tiling_of(source)
     if ranges is not None:
-        return _tile_map_from(td, dtype, n, ranges, tile_field or "ubFactor",
+        return _tile_map_from(td, None if dtype is None else as_acl_dtype(dtype), n, ranges, tile_field or "ubFactor",
                               type(td).__name__.removesuffix("TilingData"))
     node = getattr(source, "kernel_node", None)
     if node is not None:                  # a Run says which op and kernel made the tiling (a struct may be shared)
@@ -67,7 +67,7 @@ def tile_map(source: Any, dtype: Any = None, n: int | None = None, *, ranges: li
         dtype = kernel.tiling_dtype(td)
     if dtype is None:
         raise ValueError(f"{spec.op_type} tilings do not record their dtype: pass dtype= (and n= for the padding)")
-    dt = as_acl_dtype(dtype).short
+    dt = as_acl_dtype(dtype)          # the door: one aclDataType from here down (core_ranges, tile_map_parts)
     if n is None and out is not None:
         n = int(out.size)
     if n is None:
@@ -102,7 +102,7 @@ def template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> Til
     output's inner dims; the tail is ``ubTail`` of the same."""
     spec = registry.get(op)
     kernel = spec.kernel("main")
-    dt = as_acl_dtype(dtype).short
+    dt = as_acl_dtype(dtype)
     cores = kernel.core_ranges(td, dt)
     mode = sch_mode_of(td.tilingKey)
     if mode == 201:
@@ -127,11 +127,11 @@ def template_tile_map(td: Any, op: str, dtype: Any, n: int | None = None) -> Til
                         f"{tail:,} elements" if small else ""),
               "tail": f"tail tile: ubTail = {tail:,} elements"}
     count = f"{n:,}" if n is not None else f"{end:,}"
-    title = (f"{spec.op_type} (atvoss schMode {mode}) tiling of N = {count} {dt} output elements: blockDim = "
+    title = (f"{spec.op_type} (atvoss schMode {mode}) tiling of N = {count} {dt.short} output elements: blockDim = "
              f"{td.blockDim} core{'s' if td.blockDim != 1 else ''}, {field} = {tile:,} elements "
              f"({tile * itemsize(dt):,} B) per tile")
     fields = dict(td.as_dict(), blockDim=td.blockDim, tilingKey=td.tilingKey)
-    return TileMap(spec.op_type, dt, itemsize(dt), n, end, field, tile, cores, segments, None, fields, title,
+    return TileMap(spec.op_type, dt.short, itemsize(dt), n, end, field, tile, cores, segments, None, fields, title,
                      labels)
 
 

@@ -43,7 +43,7 @@ def tile_map_parts(td: Any, dtype: Any, n: int | None, cores: list[dict[str, Any
     tile_elems = (getattr(td, tile_field) if tile_field else
                   max((length for c in cores for _, _, length in c.get("tiles", [])), default=0))
     tile_field = tile_field or "tile"
-    item = dtype_itemsize(dt)
+    item = dtype_itemsize(dtype)          # the aclDataType the caller passed, not its name parsed again
     segments = []
     for c in cores:
         last = c["tile_num"] - 1
