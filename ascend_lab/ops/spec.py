@@ -16,7 +16,12 @@ A spec holds:
   TilingData class, per-core ranges and ``__global__`` entry;
 * optionally the aclnn entry points it owns (:class:`AclnnSpec`): the two phases, the convenience call's
   arguments, the dtype support lists per SoC;
-* the name of its test oracle, as text: the simulator never imports the oracle (``ascend_lab.golden``).
+* the name of its test oracle, as text: the simulator never imports the oracle (``ascend_lab.golden``, or the
+  op's own ``oracle.py``; ``registry.oracle`` resolves it for tests and the CLI's check).
+
+What tools once guessed is declared: the inputs and outputs (from the op definition: ``OpSpec.inputs``), the
+attributes and their defaults, the kernel flavours present (``OpSpec.flavours``) and how the live tiling page
+recomputes each kernel's tiling (``KernelSpec.live``). ``ops/README.md`` is the guide to adding an operator.
 """
 
 from __future__ import annotations
