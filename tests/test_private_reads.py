@@ -43,7 +43,6 @@ KNOWN: dict[str, str] = {
     "ascendc/instructions_math.py": "instructions split: instructions._show/_tile_of/_check_local/_span/_vector_done",
     "ascendc/instructions_reduce.py": "instructions split: the shared vector helpers and dtype constants",
     "ascendc/mask.py": "instructions split: the shared vector helpers of instructions/instructions_math",
-    "ascendc/pipe.py": "lead: tensor._Life",
     "ascendc/sanitizer/gm.py": "lead: core._current (core.py could offer the current core publicly)",
     "ascendc/sanitizer/report.py": "lead: core._current",
     "ascendc/sanitizer/ub.py": "sanitizer split: GlobalTensor._start/_arg_start/_arg_nbytes",

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import sanitizer
 from .core import CoreContext, PlanComplete, UBState, current
-from .tensor import LocalTensor, _Life
+from .tensor import Life, LocalTensor
 
 _new_tensor = object.__new__
 
@@ -176,7 +176,7 @@ class TQue:
         # LocalTensor(ctx, dt, offset, size, label, tile, block, queue, view), its __init__ inline (every tile)
         t = _new_tensor(LocalTensor)
         t.ctx, t.dtype, t.data, t.size, t.nbytes, t.buffer = ctx, made[1], made[2], made[3], made[4], made[5]
-        t.offset, t.tile, t.life, t.block, t.queue, t.region = b.offset, self.allocs, _Life(), b, self, b
+        t.offset, t.tile, t.life, t.block, t.queue, t.region = b.offset, self.allocs, Life(), b, self, b
         if ctx.record:
             at = ctx.pipe_free[self.producer]
             ctx.event("S", "AllocTensor", self.allocs, at, at, nbytes=b.nbytes, ub=(b.offset, b.offset + b.nbytes),

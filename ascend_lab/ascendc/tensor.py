@@ -149,7 +149,10 @@ def _typed_view(alloc: Any, cache: list[Any], dtype: np.dtype) -> np.ndarray:
     return buf[:buf.size - buf.size % item].view(dtype)
 
 
-class _Life:
+class Life:
+    """Whether a UB block still holds a tensor's data: one flag shared by a tensor and every tensor derived from it
+    (ReinterpretCast, ``x[i]``); the queue that frees the block clears it, so a read through any of them is caught."""
+
     __slots__ = ("alive",)
 
     def __init__(self) -> None:
@@ -173,7 +176,7 @@ class LocalTensor:
         self.data = ctx.ub[offset:offset + self.nbytes].view(self.dtype) if data is None else data
         self.buffer = buffer
         self.tile = tile
-        self.life = _Life()        # shared with every tensor derived from this one (ReinterpretCast, x[i])
+        self.life = Life()        # shared with every tensor derived from this one (ReinterpretCast, x[i])
         self.block = block
         self.queue = queue
         # the buffer's sanitizer state (a queue block is its own; a TBuf passes its own): None for a tensor made
