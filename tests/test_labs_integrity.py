@@ -166,6 +166,158 @@ def test_hidden_cases_are_drawn_per_check(lab):
     assert one.passed and two.passed and one.seed == 1 and two.seed == 2
 
 
+# --------------------------------------------------------------------------------------------------
+# the loopholes of one process: frames, live objects, the kit patched, the guard switched off
+# --------------------------------------------------------------------------------------------------
+def _spies():
+    """Ways to read the checker's state from inside the learner's code (each would hand back expected answers)."""
+    import gc
+    import inspect
+
+    def stack():
+        return [f.frame.f_locals for f in inspect.stack()]
+
+    def getframe():
+        return sys._getframe(1).f_back.f_locals
+
+    def traceback_frame():
+        try:
+            raise ValueError("to get a frame")
+        except ValueError as exc:
+            return exc.__traceback__.tb_frame.f_back.f_locals
+
+    def live_objects():
+        return [o for o in gc.get_objects() if isinstance(o, checker.Case)]
+
+    def tracer():
+        sys.settrace(lambda frame, event, arg: None)
+
+    return {"inspect.stack()": stack, "sys._getframe": getframe, "a traceback's tb_frame": traceback_frame,
+            "gc.get_objects()": live_objects, "sys.settrace": tracer}
+
+
+def _text(failure) -> str:
+    return f"{failure.error}\n{failure.why}"
+
+
+def _spying(skeleton, spy):
+    """The skeleton, with ``spy`` run first whenever the checker calls it (a subclass for a class)."""
+    if isinstance(skeleton, type):
+        def __init__(self, *args, **kwargs):
+            spy()
+            skeleton.__init__(self, *args, **kwargs)
+        return type("Spying", (skeleton,), {"__init__": __init__})
+
+    def spying(*args, **kwargs):
+        spy()
+        return skeleton(*args, **kwargs)
+    return spying
+
+
+def _python_skeleton(lab):
+    """The lab's skeleton when the learner hands in Python (None for a C++ kernel, which reaches no frame)."""
+    from labkit.lab5_copy_compute import is_cxx
+
+    skeleton = exec_cells(ROOT / lab.notebook)[lab.function]
+    return None if is_cxx(skeleton) else skeleton
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_reading_the_checkers_frames_fails(lab):
+    """inspect.stack(), sys._getframe, a traceback's frame, gc.get_objects() and sys.settrace, called from the
+    learner's code during a case, fail that case with IntrospectionUsed naming the call and the learner's line."""
+    skeleton = _python_skeleton(lab)
+    if skeleton is None:
+        pytest.skip(f"lab {lab.number} hands in a C++ kernel: no Python of the learner's runs in a case")
+    module = lab.load()
+    for how, spy in _spies().items():
+        report = module.check(_spying(skeleton, spy))
+        f = report.failure
+        assert f is not None and "IntrospectionUsed" in _text(f) and "test_labs_integrity.py" in _text(f), \
+            f"lab {lab.number}, {how}:\n{report}"
+    assert sys.gettrace() is None or "coverage" in type(sys.gettrace()).__module__
+
+
+def _kit_functions(module):
+    """The kit's judging functions a trainee would patch: the comparison helpers and the lab's oracle."""
+    names = [("labkit.checker", "compare_arrays"), ("labkit.checker", "_equal"), ("labkit.checker", "_run_case")]
+    if hasattr(module, "oracle"):
+        names.append((module.__name__, "oracle"))
+    return names
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_patching_the_kit_fails(lab, monkeypatch):
+    """A kit function replaced before the check (by a notebook function, or by a builtin), a function's __code__
+    swapped, or a comparison helper replaced from inside the learner's code: the check refuses to judge."""
+    module = lab.load()
+    skeleton = exec_cells(ROOT / lab.notebook)[lab.function]
+    for owner, name in _kit_functions(module):
+        fakes = [("a function", lambda *a, **k: None)]
+        if owner == "labkit.checker":                    # (the lab's cases call its oracle before the battery runs)
+            fakes.append(("a builtin", print))
+        for how, fake in fakes:
+            with monkeypatch.context() as m:
+                m.setattr(sys.modules[owner], name, fake)
+                report = module.check(skeleton)
+            assert not report.passed and f"{owner}.{name} is not the kit's own" in report.failure.why, \
+                f"lab {lab.number}, {owner}.{name} replaced by {how}:\n{report}"
+    equal = checker._equal
+    code = equal.__code__
+    try:
+        equal.__code__ = (lambda expected, got, locate=None: None).__code__
+        report = module.check(skeleton)
+    finally:
+        equal.__code__ = code
+    assert "labkit.checker._equal is not the kit's own" in report.failure.why, str(report)
+    python = _python_skeleton(lab)
+    if python is not None:
+        def patch_then_run():
+            checker._equal = lambda *a, **k: None
+        try:
+            report = module.check(_spying(python, patch_then_run))
+        finally:
+            checker._equal = equal
+        assert not report.passed and "labkit.checker._equal is not the kit's own" in report.failure.why, str(report)
+    assert module.check(skeleton).failure.why != report.failure.why     # the kit is whole again
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_switching_the_guard_off_fails(lab):
+    """The learner's code enters reference_allowed() or checker_side(), or clears the running flag, and then calls
+    the reference through sys.modules: refused; and a check run inside reference_allowed() (the tests' switch) that
+    passes says so in its report."""
+    python = _python_skeleton(lab)
+    if python is None:
+        pytest.skip(f"lab {lab.number} hands in a C++ kernel: no Python of the learner's runs in a case")
+    module = lab.load()
+    name = lab.function
+
+    def lookup():
+        return getattr(sys.modules["labkit." + "solutions"], name)
+
+    def allowed(*args, **kwargs):
+        with checker.reference_allowed():
+            return lookup()(*args, **kwargs)
+
+    def checker_side(*args, **kwargs):
+        with checker.checker_side():
+            return lookup()(*args, **kwargs)
+
+    def flag(*args, **kwargs):
+        checker._LEARNER_RUNNING[0] = False
+        return lookup()(*args, **kwargs)
+
+    for how, cheat in (("reference_allowed()", allowed), ("checker_side()", checker_side), ("the flag", flag)):
+        report = module.check(cheat)
+        f = report.failure
+        assert f is not None and ("switch" in _text(f) or "you called the reference" in _text(f)), \
+            f"lab {lab.number}, {how}:\n{report}"
+    with reference_allowed():                   # the tests' switch: a pass inside it says that it proves nothing
+        report = module.check(lambda *args, **kwargs: lookup()(*args, **kwargs))
+    assert not report.passed or "this check ran inside reference_allowed()" in str(report), str(report)
+
+
 def _lab_cells(lab) -> list[str]:
     import jupytext
 

@@ -70,6 +70,8 @@ from ascend_lab.ascendc import errors
 from ascend_lab.ascendc.errors import KernelError
 from ascend_lab.base import log as oplog
 
+from . import integrity
+
 __all__ = [
     "REFERENCE_CALLS", "AnswerKeyUsed", "Case", "Failure", "KernelFault", "Raises", "ReferenceUsed", "Report",
     "answer_key", "checker_side", "compare_arrays", "draw_seed", "guard_references", "is_reference", "locator",
@@ -96,11 +98,28 @@ class AnswerKeyUsed(RuntimeError):
 _LEARNER_RUNNING = [False]
 
 
+def _from_learner() -> bool:
+    """Is the caller of the guarded function (two frames up) the learner's code, or called from it, inside a case?
+    (Whatever ``_LEARNER_RUNNING`` says: code that switched the flag off is still on the stack.)"""
+    import sys
+
+    return integrity.learner_frame_between(sys._getframe(2)) is not None
+
+
+def _learner_called() -> bool:
+    """Is a case running the learner's code, and is the caller of the guarded function (two frames up) either the
+    learner's code or called from it? The flag covers what the kit calls on the learner's behalf; the stack walk
+    (:func:`integrity.learner_frame_between`) covers a learner that switched the flag off."""
+    import sys
+
+    return _LEARNER_RUNNING[0] or integrity.learner_frame_between(sys._getframe(2)) is not None
+
+
 def answer_key(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark ``fn`` as an oracle: calling it while the learner's code runs raises :class:`AnswerKeyUsed`."""
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        if _LEARNER_RUNNING[0]:
+        if _learner_called():
             raise AnswerKeyUsed(
                 f"your code called the checker's own {fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}: the checker "
                 "compares your answer with it, so handing it back proves nothing. Work the answer out in your "
@@ -115,6 +134,7 @@ class checker_side:
     (lab 7 measures the same trace both ways): inside it, :func:`answer_key` functions may be called."""
 
     def __enter__(self) -> None:
+        _refuse_from_learner("checker_side()")
         self._was = _LEARNER_RUNNING[0]
         _LEARNER_RUNNING[0] = False
 
@@ -122,12 +142,27 @@ class checker_side:
         _LEARNER_RUNNING[0] = self._was
 
 
+def _refuse_from_learner(what: str) -> None:
+    """Entering one of the checker's switches (``checker_side``, ``reference_allowed``) from the learner's code while
+    a case runs is switching the guard off: refused."""
+    import sys
+
+    if integrity.learner_frame_between(sys._getframe(2)) is not None:
+        raise ReferenceUsed(f"your code entered the checker's {what} while a case ran: that switches off the guard "
+                            "that keeps the reference and the answer keys out of reach. Write the part yourself")
+
+
 def _invoke_learner(invoke: Callable[..., Any], fn: Any, inputs: dict[str, Any]) -> Any:
     was, _LEARNER_RUNNING[0] = _LEARNER_RUNNING[0], True
+    allowed = _REFERENCE_ALLOWED[0]
     try:
-        return invoke(fn, inputs)
+        return integrity.run_learner(invoke, fn, inputs)
     finally:
+        flipped = _LEARNER_RUNNING[0] is not True or _REFERENCE_ALLOWED[0] != allowed
         _LEARNER_RUNNING[0] = was
+        if flipped:
+            raise AnswerKeyUsed("your code switched the checker's guard (labkit.checker._LEARNER_RUNNING or "
+                                "_REFERENCE_ALLOWED) while the case ran; the check cannot judge code that does that")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -271,7 +306,7 @@ def _guarded(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     @functools.wraps(fn)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         REFERENCE_CALLS[0] += 1
-        if _LEARNER_RUNNING[0] and not _REFERENCE_ALLOWED[0]:
+        if not _REFERENCE_ALLOWED[0] and (_LEARNER_RUNNING[0] or _from_learner()):
             raise ReferenceUsed(
                 f"you called the reference solution {_SOLUTIONS_MODULE}.{name} from your code: during a check the "
                 "reference is out of reach (passing through it would prove nothing). Write this part yourself; "
@@ -308,6 +343,7 @@ class reference_allowed:
     solution passes). Its passing report says that it checked the reference."""
 
     def __enter__(self) -> reference_allowed:
+        _refuse_from_learner("reference_allowed()")
         self._was = _REFERENCE_ALLOWED[0]
         _REFERENCE_ALLOWED[0] = True
         return self
@@ -717,6 +753,9 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
     if not callable(fn):
         return report(0, Failure(0, None, "a function", f"{type(fn).__name__} {_short(repr(fn), 80)}",
                                  why="pass your function itself, e.g. check(my_function), not its result"))
+    changed = integrity.tampered()
+    if changed:
+        return report(0, _tamper_failure(0, None, changed))
     reference = is_reference(fn)
     if refuse_reference and not _REFERENCE_ALLOWED[0]:
         if reference:
@@ -735,8 +774,15 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
                     f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Write it without the reference "
                     "(the collapsed solution cell shows it when you want to compare)"))
     coverage: dict[str, list[str]] = {}
+    looked = time.perf_counter()
     for index, case in enumerate(cases, 1):
         failure = _run_case(fn, case, index, call or _default_call)
+        # the kit that judges, looked at again once per 25 ms of cases (2 ms a look; lab 1 runs 2400 quick cases)
+        changed = ""
+        if failure is not None or time.perf_counter() - looked > 0.025:
+            changed, looked = integrity.tampered(judges_only=True), time.perf_counter()
+        if changed:
+            return report(index, _tamper_failure(index, case, changed), coverage)
         if failure is not None:
             return report(index, failure, coverage)
         for tag in case.covers:
@@ -745,9 +791,19 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
             if value not in values:
                 values.append(value)
     lines = list(summary() if callable(summary) else summary)
+    changed = integrity.tampered()
+    if changed:
+        return report(len(cases), _tamper_failure(len(cases), cases[-1] if cases else None, changed), coverage)
     if reference:
         lines.insert(0, f"this checked the reference solution, {_reference_name(fn)}, not code of yours")
+    elif _REFERENCE_ALLOWED[0]:
+        lines.insert(0, "this check ran inside reference_allowed(): the reference was in reach, so this checked the "
+                        "reference solution's reach, not code of yours")
     return report(len(cases), None, coverage, lines)
+
+
+def _tamper_failure(index: int, case: Case | None, changed: str) -> Failure:
+    return Failure(index, case, "the kit as it ships", "a changed kit", why=changed)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -809,3 +865,24 @@ def locator(ranges: Sequence[dict[str, Any]]) -> Callable[[int], str]:
         return "no core (the element is outside every core's range)"
 
     return locate
+
+
+def _refuse_changed_kit(module: Any) -> None:
+    """Wrap a lab module's ``check`` (``labkit.labN_*``): a kit changed since it was sealed is refused before the lab
+    builds its cases (with a replaced oracle, say), with a report, never an exception."""
+    check = vars(module).get("check")
+    if not module.__name__.startswith(f"{__package__}.lab") or not callable(check):
+        return
+
+    @functools.wraps(check)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        changed = integrity.tampered()
+        if changed:
+            return Report(getattr(module, "TITLE", module.__name__), 0, 0, _tamper_failure(0, None, changed))
+        return check(*args, **kwargs)
+
+    module.check = checked
+
+
+integrity.ON_IMPORT.append(_refuse_changed_kit)
+integrity.install()         # last: the checker is sealed with every function it defines
