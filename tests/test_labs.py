@@ -164,6 +164,26 @@ def test_registry_matches_the_files_and_the_toc():
         assert get(lab.number) is lab
 
 
+_COUNT_WORDS = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())}
+
+
+def test_readme_and_intro_state_no_stale_lab_count():
+    """Issue 22 item 9: where the README or the book's intro counts the labs ("twelve labs", "12 hands-on labs"), the
+    count is the table of contents' (they may also name no number and point at the toc's Labs part)."""
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    in_toc = len(re.findall(r"^\s*- file: labs/", toc, re.M))
+    assert in_toc == len(LABS)
+    number = r"(\d+|" + "|".join(_COUNT_WORDS) + r")"
+    for name in ("README.md", "intro.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for m in re.finditer(number + r"(?:[ -][a-z-]+)?\s+labs\b", text, re.I):
+            said = int(m.group(1)) if m.group(1).isdigit() else _COUNT_WORDS[m.group(1).lower()]
+            assert said == in_toc, f"{name} says {m.group(0)!r}; _toc.yml lists {in_toc} labs"
+        assert "_toc.yml" in text or "Labs" in text, name
+
+
 @pytest.mark.parametrize("lab", LABS, ids=IDS)
 def test_notebook_follows_the_lab_conventions(lab):
     path = ROOT / lab.notebook
