@@ -51,6 +51,7 @@ from .cli_args import (
     _tiling_op,
     _WriteError,
 )
+from .cli_kernel import add_kernel_parser
 from .cli_run import cmd_run, compare, golden_for, random_inputs, supported_run_dtypes
 from .opdev.tiling_data import TilingError
 from .ops import registry
@@ -60,7 +61,6 @@ __all__ = [
     "MAX_RUN_ELEMENTS", "MAX_SHAPE_DIMS", "PROG", "CliError", "build_parser", "cmd_run", "cmd_socs", "cmd_tiling",
     "compare", "core_rows", "golden_for", "main", "random_inputs", "supported_run_dtypes",
 ]
-# (_count, _dtype, _int, _positive, _run_op, _shape, _soc, _tiling_op: cli_kernel and the parser below use them)
 
 #: Per-core tables longer than this show the first ``_HEAD`` and last ``_TAIL`` rows around an ellipsis.
 _MAX_ROWS, _HEAD, _TAIL = 12, 6, 3
@@ -265,7 +265,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notes", action="store_true", help="print where each figure comes from")
     p.set_defaults(func=cmd_socs)
 
-    from .cli_kernel import add_kernel_parser  # ascend-lab kernel run|show: a C++ kernel file
     add_kernel_parser(sub)
     return parser
 

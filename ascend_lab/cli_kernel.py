@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .base.platform import DEFAULT_SOC
-from .cli import PROG, CliError, _int, _positive, _soc
+from .cli_args import PROG, CliError, _int, _positive, _soc
 
 __all__ = ["add_kernel_parser", "cmd_kernel_run", "cmd_kernel_show"]
 

@@ -24,7 +24,6 @@ ALLOWED_MODULES: dict[str, int] = {
     "ascendc/cxx/expressions.py": 601,          # AscendC-API engineer (the C++ front end)
     "ascendc/cxx/translate.py": 810,            # AscendC-API engineer
     "tbe/dsl.py": 605,                          # TBE engineer
-    "golden.py": 663,                           # split pending: a package needs tests/test_layers.py to see it
 }
 #: "module:qualified.name" -> the function's lines today, a ceiling
 ALLOWED_FUNCTIONS: dict[str, int] = {

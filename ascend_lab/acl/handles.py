@@ -5,15 +5,12 @@ allocation's business; see the :mod:`.runtime` docstring."""
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import pool
 from .codes import GUARD_BYTES, round_up
-
-if TYPE_CHECKING:        # annotations only
-    from .state import RuntimeState
 
 _ids = itertools.count(1)
 _address = itertools.count(0)
@@ -34,7 +31,7 @@ class DeviceAllocation:
         # kernel's read needs the buffer, and the GlobalTensor view caches made over them (dropped at that point)
         self._lent: np.ndarray | None = None
         self._lent_views: list[list[Any]] = []
-        self.runtime: RuntimeState | None = None    # the runtime whose aclrtMalloc made it (None: made directly)
+        self.runtime: Any = None    # the acl.state runtime whose aclrtMalloc made it (None: made directly)
 
     @property
     def buffer(self) -> np.ndarray | None:

@@ -14,7 +14,7 @@ from ..base.log import OP_LOGE
 from .codes import ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_UNINITIALIZE, ACL_SUCCESS, DEVICE_MEMORY_BYTES
 from .pool import LOCK
 
-if TYPE_CHECKING:        # annotations only: handles imports this module's types the same way
+if TYPE_CHECKING:        # annotations only
     from .handles import DeviceAllocation
 
 

@@ -84,7 +84,7 @@ def check_gm_clobber(ctx: CoreContext, instr: str, tile: int | None, name: str, 
 
 def unmodelled_copy(instr: str, message: str) -> KernelError:
     """A copy the simulator does not model (strided DataCopy ...): a finding, not a NotImplementedError."""
-    # core imports this module: the running core is looked up here, when a finding is made
+    # deferred: core imports the sanitizer; the running core is looked up here, when a finding is made
     from ..core import _current
     ctx = _current.get()
     return stop("copy-unmodelled", message, instruction=instr, core=None if ctx is None else ctx.core)

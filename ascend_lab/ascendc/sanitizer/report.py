@@ -29,6 +29,7 @@ def stop(kind: str, message: str, *, instruction: str, core: int | None = None,
     if line is FROM_STACK:
         line = learner_line(sys._getframe(1))
     if tile is None and core is not None:       # inside the tile loop: the tile the core is working on
+        # deferred: core imports the sanitizer; the running core is looked up when a finding is made
         from ..core import _current
         ctx = _current.get()
         if ctx is not None and ctx.core == core:
