@@ -20,7 +20,7 @@ def test_a_changed_module_selects_the_tests_importing_it(monkeypatch):
     tbe = _selected(monkeypatch, "ascend_lab/tbe/dsl.py")
     assert "test_tbe.py" in tbe and "test_cli.py" not in tbe and "test_golden.py" not in tbe
     # `from ascend_lab.ascendc import sanitizer` names the module; `import ascend_lab` alone names none of it
-    sanitizer = _selected(monkeypatch, "ascend_lab/ascendc/sanitizer.py")
+    sanitizer = _selected(monkeypatch, "ascend_lab/ascendc/sanitizer/shadow.py")    # a module of the package
     assert {"test_sanitizer.py", "test_ub_reserve.py"} <= sanitizer and "test_tiling.py" not in sanitizer
     # a package's __init__ counts for every module imported from inside it
     assert "test_acl_runtime.py" in _selected(monkeypatch, "ascend_lab/acl/__init__.py")

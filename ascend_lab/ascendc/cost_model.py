@@ -284,7 +284,7 @@ GE_DEFAULT_TYPE: dict[str, str] = {"int8": "float16", "uint8": "float16", "int16
 
 #: Per architecture with a UB bank model: the cost of each vector instruction already met, by (cost row -- the api,
 #: or a compare's mode/alignment row --, width, integer, Cast direction, count, operand offsets and widths) -- filled
-#: by ``instructions._vector_done``, emptied by :func:`clear_caches`.
+#: by ``issue.vector_done``, emptied by :func:`clear_caches`.
 VECTOR_MEMO: dict[Any, dict[tuple[Any, ...], tuple[float, int]]] = {arch: {} for arch in ub_banks.MODELLED}
 
 #: Per-core copy caps in bytes/cycle (single-core Add measurements, A2) and latencies (GE-ATT V1).

@@ -43,7 +43,7 @@ What the sources leave open, and the choice made here:
 * **Broadcast and other gathers** are costed on their destination writes only (how their sources are read is
   not documented); Select in mode 0 reads its mask from the CMPMASK register, not from UB.
 
-Speed: the simulator asks for every vector instruction. ``instructions._vector_done`` keeps the resulting cycles in
+Speed: the simulator asks for every vector instruction. ``issue.vector_done`` keeps the resulting cycles in
 a memo per architecture (``cost_model.VECTOR_MEMO``, keyed by instruction, count and operand offsets and widths:
 one dict lookup per call, about 0.2-0.3 us); only a new layout reaches :func:`count_form`, itself cached, whose miss
 works out the beats of one period of the repeat pattern (the group pattern repeats every 512 B: at most 64 repeats
