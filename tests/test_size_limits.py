@@ -32,7 +32,6 @@ ALLOWED_FUNCTIONS: dict[str, int] = {
     "ascendc/cxx/kernel.py:load_kernel": 65,
     "ascendc/cxx/preprocess.py:_process": 109,
     "run.py:_invoke": 77,                                # operator-contract engineer
-    "explore/explorers.py:tiling_explorer": 72,          # layers engineer (was viz/explorers.py)
 }
 
 

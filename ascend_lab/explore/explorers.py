@@ -158,35 +158,9 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
     view = TilingView()
     opened = kernel_buffer_num(op, fixed.get("kernel"))
     if static:
-        states = []
-        for size in ns:
-            row = []
-            for bn in buffer_nums:
-                view.update(op, dtype, soc, size, buffer_num=bn, **fixed)
-                row.append(view.png(compact=True))
-            states.append(row)
-        box = static_slider(states, ([f"{v:,}" for v in ns], [str(b) for b in buffer_nums]),
-                            ("N (elements)", "BUFFER_NUM"), width=int(S.PAGE_WIDTH * S.FRAME_DPI))
-        return _open_at(box, list(buffer_nums).index(opened)) if opened in buffer_nums else box
+        return _static_tiling(view, op, dtype, soc, ns, buffer_nums, opened, fixed)
     import ipywidgets as W  # deferred: optional dependency, only a live explorer needs it
-    style = {"description_width": "initial"}
-    controls = {
-        "op": W.Dropdown(options=[(v, k) for k, v in op_names().items()], value=sa.op_key(op), description="op",
-                         style=style),
-        "dtype": W.Dropdown(options=op_dtypes(op), value=as_acl_dtype(dtype).short, description="dtype", style=style),
-        "soc": W.Dropdown(options=platform.socs(), value=soc, description="SoC", style=style),
-        "n": W.BoundedIntText(value=n, min=1, max=10**9, description="N (elements)", style=style),
-        "ub_size": W.BoundedIntText(value=fixed.get("ub_size") or 0, min=0, max=1 << 22,
-                                    description="UB bytes (0 = SoC)", style=style),
-        "core_num": W.BoundedIntText(value=fixed.get("core_num") or 0, min=0, max=MAX_CORES,
-                                     description="cores (0 = SoC)", style=style),
-        "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", opened or 2),
-                                      description="BUFFER_NUM",
-                                      style=style),
-        "kernel": W.Dropdown(options=list(registry.get(op).kernels),
-                             value=registry.get(op).kernel(fixed.get("kernel")).flavour, description="kernel",
-                             style=style),
-    }
+    controls = _tiling_controls(W, op, dtype, soc, n, opened, fixed)
     image = W.Image(format="png")
     status = W.HTML()
 
@@ -217,6 +191,43 @@ def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtyp
     redraw()
     grid = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
     return W.VBox([grid, status, image])
+
+
+def _static_tiling(view: TilingView, op: str, dtype: Any, soc: str, ns: Sequence[int], buffer_nums: Sequence[int],
+                   opened: int | None, fixed: dict[str, Any]) -> Any:
+    """The static explorer: one picture per (N, BUFFER_NUM), behind two sliders opened at ``opened``."""
+    states = []
+    for size in ns:
+        row = []
+        for bn in buffer_nums:
+            view.update(op, dtype, soc, size, buffer_num=bn, **fixed)
+            row.append(view.png(compact=True))
+        states.append(row)
+    box = static_slider(states, ([f"{v:,}" for v in ns], [str(b) for b in buffer_nums]),
+                        ("N (elements)", "BUFFER_NUM"), width=int(S.PAGE_WIDTH * S.FRAME_DPI))
+    return _open_at(box, list(buffer_nums).index(opened)) if opened in buffer_nums else box
+
+
+def _tiling_controls(W: Any, op: str, dtype: Any, soc: str, n: int, opened: int | None,
+                     fixed: dict[str, Any]) -> dict[str, Any]:
+    """The live explorer's widgets, named as :meth:`TilingView.update`'s arguments (``W`` is ipywidgets)."""
+    style = {"description_width": "initial"}
+    spec = registry.get(op)
+    return {
+        "op": W.Dropdown(options=[(v, k) for k, v in op_names().items()], value=sa.op_key(op), description="op",
+                         style=style),
+        "dtype": W.Dropdown(options=op_dtypes(op), value=as_acl_dtype(dtype).short, description="dtype", style=style),
+        "soc": W.Dropdown(options=platform.socs(), value=soc, description="SoC", style=style),
+        "n": W.BoundedIntText(value=n, min=1, max=10**9, description="N (elements)", style=style),
+        "ub_size": W.BoundedIntText(value=fixed.get("ub_size") or 0, min=0, max=1 << 22,
+                                    description="UB bytes (0 = SoC)", style=style),
+        "core_num": W.BoundedIntText(value=fixed.get("core_num") or 0, min=0, max=MAX_CORES,
+                                     description="cores (0 = SoC)", style=style),
+        "buffer_num": W.ToggleButtons(options=[1, 2, 3, 4], value=fixed.get("buffer_num", opened or 2),
+                                      description="BUFFER_NUM", style=style),
+        "kernel": W.Dropdown(options=list(spec.kernels), value=spec.kernel(fixed.get("kernel")).flavour,
+                             description="kernel", style=style),
+    }
 
 
 # --- validation playground -----------------------------------------------------------------------------------------
