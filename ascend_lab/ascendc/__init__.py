@@ -82,6 +82,7 @@ from .mask import (
 from .numerics import RoundMode
 from .options import options
 from .pipe import VECCALC, VECIN, VECOUT, QuePosition, TBuf, TPipe, TPosition, TQue
+from .quebind import TQueBind
 from .sync import FetchEventID, HardEvent, SetFlag, WaitFlag
 from .tensor import (
     GlobalTensor,
@@ -113,5 +114,5 @@ __all__ = [
     "Subs", "FetchEventID", "HardEvent", "SetFlag", "WaitFlag", "ReduceOrder", "WholeReduceMax", "WholeReduceMin",
     "WholeReduceSum", "Log", "Sigmoid", "Tanh", "BlockReduceMax", "BlockReduceMin", "BlockReduceSum",
     "Erf", "MASK_PLACEHOLDER", "BinaryRepeatParams", "CopyRepeatParams", "MaskMode", "ResetMask", "SetMaskCount",
-    "SetMaskNorm", "SetVectorMask", "UnaryRepeatParams",
+    "SetMaskNorm", "SetVectorMask", "UnaryRepeatParams", "TQueBind",
 ]

@@ -139,6 +139,10 @@ API_CLASSES: dict[str, dict[str, list[Method]]] = {
     "TQue": {"AllocTensor": [Method((), "LocalTensor<U>")], "EnQue": [Method(("L",), "bool")],
              "DeQue": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")],
              "VacantInQue": [Method((), "bool")]},
+    # TQueBind<VECIN, VECOUT, depth>: EnQue<src, dst, T>(t) / DeQue<src, dst, T>() name the hand-over (ascendc.quebind)
+    "TQueBind": {"AllocTensor": [Method((), "LocalTensor<U>")], "EnQue": [Method(("L",), "bool")],
+                 "DeQue": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")],
+                 "VacantInQue": [Method((), "bool")]},
     "TBuf": {"Get": [Method((), "LocalTensor<U>"), Method(("U32",), "LocalTensor<U>")],
              "AllocTensor": [Method((), "LocalTensor<U>")], "FreeTensor": [Method(("L",), "void")]},
     "GlobalTensor": {"SetGlobalBuffer": [Method(("PTR", "U64"), "void"), Method(("PTR",), "void")],
@@ -202,8 +206,9 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
                                  "CAST_ODD")),
     "ReduceOrder": ("ReduceOrder.", ("ORDER_VALUE_INDEX", "ORDER_INDEX_VALUE", "ORDER_ONLY_VALUE",
                                      "ORDER_ONLY_INDEX")),
-    "QuePosition": ("", ("VECIN", "VECOUT", "VECCALC")),
-    "TPosition": ("", ("VECIN", "VECOUT", "VECCALC")),
+    # GM names a TQueBind hand-over (EnQue<GM, VECIN, T>); a queue or buffer placed there is refused by position()
+    "QuePosition": ("", ("VECIN", "VECOUT", "VECCALC", "GM")),
+    "TPosition": ("", ("VECIN", "VECOUT", "VECCALC", "GM")),
     "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
     "HardEvent": ("HardEvent.", tuple(e.name for e in HardEvent)),
     "MaskMode": ("MaskMode.", ("NORMAL", "COUNTER")),
@@ -216,8 +221,6 @@ UNMODELLED_TYPES: dict[str, str] = {
     "RegTensor": "RegTensor is the Ascend950 register-based MicroAPI (vector registers), not modelled: the "
                  "simulator runs the membase API (LocalTensor instructions)",
     "MaskReg": "MaskReg is the Ascend950 register-based MicroAPI, not modelled",
-    "TQueBind": "TQueBind<src, dst, depth> (a queue bound across two positions, e.g. a VECIN -> VECOUT "
-                "copy-through) is not modelled: use a TQue per direction",
 }
 
 #: Positions of TPosition the simulator does not model (A1/B1/CO1 ...: the cube side).

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ['Calls']
 
+#: The queue classes ``TPipe::InitBuffer(que, num, len)`` takes.
+_QUEUES = ("TQue", "TQueBind")
+
 
 class Calls:
     """Calls: the kernel's own functions and methods (templates deduced, bound statically), the AscendC API
@@ -217,13 +220,18 @@ class Calls:
         if not cands:
             raise self.err(node, f"'{name}' takes {self._arity(self.tr.funcs[name][0].node)} arguments, "
                            f"got {len(arg_nodes)}")
-        f = cands[0]
-        targs = self._deduce(f.tparams, f.node, f.unit, None, targs, arg_nodes, node, {})
-        pyname, ret = self.tr.function(f, targs, node, self.unit)
-        bind = {n: a for (_k, n, _t), a in zip(f.tparams, targs, strict=True)}
-        ptypes = self._param_types(f.node, bind, None, f.unit)
-        args = self.args_for(arg_nodes, ptypes, node, f"'{name}'")
-        return E(f"{pyname}({', '.join(args)})", ret)
+        first: KernelCompileError | None = None
+        for f in cands:                      # overloads of one arity: the first whose parameters take the arguments
+            try:
+                ftargs = self._deduce(f.tparams, f.node, f.unit, None, targs, arg_nodes, node, {})
+                bind = {n: a for (_k, n, _t), a in zip(f.tparams, ftargs, strict=True)}
+                args = self.args_for(arg_nodes, self._param_types(f.node, bind, None, f.unit), node, f"'{name}'")
+            except KernelCompileError as exc:
+                first = first or exc
+                continue
+            pyname, ret = self.tr.function(f, ftargs, node, self.unit)
+            return E(f"{pyname}({', '.join(args)})", ret)
+        raise first
 
     def _arity(self, fnode: Node) -> int:
         decl = fnode.child_by_field_name("declarator")
@@ -287,7 +295,7 @@ class Calls:
         vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
         m = cands[0]
         if btype.name == "TPipe" and mname == "InitBuffer":
-            kinds = "Q" if vals[0] is not None and vals[0].t.kind == "api" and vals[0].t.name == "TQue" else "B"
+            kinds = "Q" if vals[0] is not None and vals[0].t.kind == "api" and vals[0].t.name in _QUEUES else "B"
             m = next((c for c in cands if c.params[0] == kinds), None)
             if m is None:
                 form = "TBuf: InitBuffer(buf, bytes)" if len(arg_nodes) == 2 else "TQue: InitBuffer(que, num, bytes)"
@@ -301,7 +309,7 @@ class Calls:
                 out.append(self.convert(v, elem, a))
             elif kind in ("Q", "B"):
                 want = "TQue" if kind == "Q" else "TBuf"
-                if v.t.kind != "api" or v.t.name != want:
+                if v.t.kind != "api" or v.t.name not in (_QUEUES if kind == "Q" else ("TBuf",)):
                     raise self.err(a, f"InitBuffer expects a {want} here, got {v.t}")
                 out.append(v.code)
             elif kind == "L":
@@ -318,6 +326,9 @@ class Calls:
             else:
                 out.append(v.code)
         ret = m.returns
+        if btype.name == "TQueBind" and mname in ("EnQue", "DeQue"):
+            out += self._bind_stage(node, mname, targs)
+            targs = tuple(a for a in targs if isinstance(a, CType))       # <src, dst, T>: T is the element type
         if ret == "LocalTensor<U>":
             u = targs[0] if targs else None
             if mname == "ReinterpretCast" and u is None:
@@ -344,6 +355,14 @@ class Calls:
         if btype.name == "TPipe" and mname == "FetchEventID":          # the pipe's event IDs live on the core
             return E(f"FetchEventID({', '.join(out)})", INT32)
         return E(f"{base.code}.{py}({', '.join(out)})", rtype)
+
+    def _bind_stage(self, node: Node, mname: str, targs: tuple[Any, ...]) -> list[str]:
+        """``EnQue<src, dst, T>`` / ``DeQue<src, dst, T>`` of a TQueBind: the hand-over, as keywords."""
+        pos = [a[1] for a in targs if isinstance(a, tuple) and a and a[0] == "enum"]
+        if len(pos) != 2:
+            raise self.err(node, f"TQueBind::{mname} names its hand-over: {mname}<QuePosition::GM, QuePosition::VECIN,"
+                           " T> or <QuePosition::VECOUT, QuePosition::GM, T>")
+        return [f"src={pos[0]!r}", f"dst={pos[1]!r}"]
 
     def sync_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
         """``SetFlag<HardEvent::V_MTE3>(id)`` / ``WaitFlag<...>(id)``: the event is the template argument."""

@@ -87,6 +87,10 @@ class Expressions:
             return e.code
         if to.kind == f.kind and to.kind in ("struct", "pstruct") and to.name == f.name:
             return e.code
+        if to.kind == f.kind == "struct":            # one object: a derived class as its base, or (static_cast, the
+            ti, fi = self._inst_of(to), self._inst_of(f)          # CRTP's static_cast<Derived&>(*this)) back
+            if ti in fi.chain()[1:] or (explicit and fi in ti.chain()[1:]):
+                return e.code
         raise self.err(node, f"cannot convert {f} to {to}")
 
     def expr(self, node: Node) -> E:
@@ -219,7 +223,7 @@ class Expressions:
         if st is not None:
             return E("", st, is_type=True)
         if name in self.tr.classes or name in api.STRUCTS or name in ("LocalTensor", "GlobalTensor", "TPipe", "TQue",
-                                                                      "TBuf") or name in self.tr.aliases:
+                                                                      "TBuf", "TQueBind") or name in self.tr.aliases:
             if name in self.tr.aliases:
                 return E("", self.tr.aliases[name], is_type=True)
             decl = self.tr.classes.get(name)

@@ -133,6 +133,13 @@ class FunctionTranslator(Statements, Expressions, Calls):
                 pos = ctype.args[0]
                 depth = ctype.args[1] if len(ctype.args) > 1 else 1
                 return f"TQue({self.position(pos, node)}, {int(depth)})"
+            if ctype.name == "TQueBind":                 # TQueBind<src, dst, depth>: positions by name
+                if len(ctype.args) < 2:
+                    raise self.err(node, "TQueBind needs two positions: TQueBind<TPosition::VECIN, "
+                                   "TPosition::VECOUT, depth>")
+                src, dst = (a[1] if isinstance(a, tuple) else str(a) for a in ctype.args[:2])
+                depth = ctype.args[2] if len(ctype.args) > 2 else 1
+                return f"TQueBind({src!r}, {dst!r}, {int(depth)})"
             if ctype.name == "TBuf":
                 pos = ctype.args[0] if ctype.args else "VECCALC"
                 return f"TBuf({self.position(pos, node)})"
@@ -183,7 +190,7 @@ class FunctionTranslator(Statements, Expressions, Calls):
             parts = [f"{n}={self.convert(v, t, node)}" for (n, t, _x, _d), v in zip(inst.field_nodes, vals,
                                                                                    strict=False)]
             return f"_cx_with({code}, {', '.join(parts)})"
-        if ctype.kind == "api" and ctype.name in ("GlobalTensor", "LocalTensor", "TPipe", "TQue", "TBuf") \
+        if ctype.kind == "api" and ctype.name in ("GlobalTensor", "LocalTensor", "TPipe", "TQue", "TBuf", "TQueBind") \
                 and not vals:
             return self.default(ctype, node)
         raise self.err(node, f"cannot brace-initialise a {ctype} here")

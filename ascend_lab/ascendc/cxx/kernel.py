@@ -39,6 +39,7 @@ from ..core import GetBlockIdx, GetBlockNum
 from ..generated import AST_LOCK
 from ..numerics import RoundMode
 from ..pipe import VECCALC, VECIN, VECOUT, TBuf, TPipe, TQue
+from ..quebind import TQueBind
 from . import runtime as _rt
 from .ctypes import DTYPE_OF, scalar_type
 from .errors import KernelCompileError, Where
@@ -110,7 +111,7 @@ def _namespace() -> dict[str, Any]:
     ns.update(SetFlag=_sync.SetFlag, WaitFlag=_sync.WaitFlag, FetchEventID=_sync.FetchEventID,
               HardEvent=_sync.HardEvent)
     ns.update(GetBlockIdx=GetBlockIdx, GetBlockNum=GetBlockNum, RoundMode=RoundMode, VECIN=VECIN, VECOUT=VECOUT,
-              VECCALC=VECCALC, TPipe=TPipe, TQue=TQue, TBuf=TBuf, GlobalTensor=_tensor.GlobalTensor)
+              VECCALC=VECCALC, TPipe=TPipe, TQue=TQue, TQueBind=TQueBind, TBuf=TBuf, GlobalTensor=_tensor.GlobalTensor)
     ns.update(half=_tensor.half, float_=_tensor.float_, bfloat16_t=_tensor.bfloat16_t, int8_t=_tensor.int8_t,
               uint8_t=_tensor.uint8_t, int16_t=_tensor.int16_t, int32_t=_tensor.int32_t, int64_t=_tensor.int64_t,
               uint16_t=np.dtype(np.uint16), uint32_t=np.dtype(np.uint32), uint64_t=np.dtype(np.uint64),

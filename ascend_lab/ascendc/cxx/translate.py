@@ -458,7 +458,7 @@ class Translator:
             if not args or not isinstance(args[0], CType) or args[0].kind not in ("int", "float", "bool"):
                 raise self.error(unit, node, f"{name} needs an element type: {name}<float>, {name}<half>, ...")
             return CType("api", name, args=args[:1])
-        if name in ("TQue", "TBuf", "TPipe"):
+        if name in ("TQue", "TBuf", "TPipe", "TQueBind"):
             if name == "TQue" and args and (len(args) > 2 or (len(args) == 2 and not isinstance(args[1], int))):
                 raise self.error(unit, node, f"TQue<{', '.join(spell(a) for a in args)}>: a queue takes a "
                                  "position and a depth", "TQue<QuePosition::VECIN, BUFFER_NUM>")
