@@ -48,6 +48,10 @@
     root.querySelectorAll("button.copybtn:not([aria-label])").forEach(function (b) {
       b.setAttribute("aria-label", "Copy the code");
     });
+    // every figure of the article opens at full size on a tap (a linked image keeps its link)
+    root.querySelectorAll(".bd-article img:not(.ascend-zoomable)").forEach(function (img) {
+      if (!img.closest("a, .ascend-zoom")) img.classList.add("ascend-zoomable");
+    });
   }
   let pending = false;
   // (readouts change as a slider moves: characterData; the watcher stays on, each round runs once per frame)
@@ -86,27 +90,27 @@
       label();
       fig.insertBefore(button, fig.firstChild);
     });
-    // Figures on a narrow screen: a tap opens the picture at full size; another tap (or Escape) closes it.
-    document.querySelectorAll(".bd-article img").forEach(function (img) {
-      if (img.closest("a") || img.closest(".animation")) return;
-      img.classList.add("ascend-zoomable");
-      img.addEventListener("click", function () {
-        if (img.naturalWidth <= img.clientWidth + 1) return;      // already shown at full size
-        const layer = document.createElement("div");
-        layer.className = "ascend-zoom";
-        layer.setAttribute("role", "dialog");
-        layer.setAttribute("aria-label", (img.alt || "figure") + " (full size; tap or press Escape to close)");
-        layer.tabIndex = -1;
-        const big = img.cloneNode(false);
-        big.classList.remove("ascend-zoomable");
-        layer.appendChild(big);
-        const close = function () { layer.remove(); document.removeEventListener("keydown", onKey); };
-        const onKey = function (e) { if (e.key === "Escape") close(); };
-        layer.addEventListener("click", close);
-        document.addEventListener("keydown", onKey);
-        document.body.appendChild(layer);
-        layer.focus();
-      });
+    // Figures on a narrow screen: a tap opens the picture at full size; another tap (or Escape) closes it. One
+    // listener for the whole article, so the figures of explorers and animations, drawn after the page loads, open
+    // too (nameControls marks them zoomable as they appear).
+    document.addEventListener("click", function (event) {
+      const img = event.target instanceof HTMLImageElement ? event.target : null;
+      if (!img || !img.classList.contains("ascend-zoomable")) return;
+      if (img.naturalWidth <= img.clientWidth + 1) return;        // already shown at full size
+      const layer = document.createElement("div");
+      layer.className = "ascend-zoom";
+      layer.setAttribute("role", "dialog");
+      layer.setAttribute("aria-label", (img.alt || "figure") + " (full size; tap or press Escape to close)");
+      layer.tabIndex = -1;
+      const big = img.cloneNode(false);
+      big.classList.remove("ascend-zoomable");
+      layer.appendChild(big);
+      const close = function () { layer.remove(); document.removeEventListener("keydown", onKey); };
+      const onKey = function (e) { if (e.key === "Escape") close(); };
+      layer.addEventListener("click", close);
+      document.addEventListener("keydown", onKey);
+      document.body.appendChild(layer);
+      layer.focus();
     });
   });
 })();
