@@ -37,19 +37,19 @@ from .cli_args import (
     MAX_SHAPE_DIMS,
     PROG,
     CliError,
-    _attrs_given,
-    _count,
-    _dtype,
-    _fmt_value,
-    _int,
-    _Parser,
-    _plural,
-    _positive,
-    _run_op,
-    _shape,
-    _soc,
-    _tiling_op,
-    _WriteError,
+    Parser,
+    WriteError,
+    attrs_given,
+    count_arg,
+    dtype_arg,
+    fmt_value,
+    int_arg,
+    plural,
+    positive_arg,
+    run_op,
+    shape_arg,
+    soc_arg,
+    tiling_op,
 )
 from .cli_kernel import add_kernel_parser
 from .cli_run import cmd_run, compare, golden_for, random_inputs, supported_run_dtypes
@@ -87,7 +87,7 @@ def _field_layout(td: Any) -> list[tuple[int, str, str, bytes]]:
 
 def _print_tiling_fields(td: Any, out: Callable[[str], None]) -> None:
     out(f"TilingData {type(td).__name__} ({td.SIZE} bytes):")
-    values = {k: _fmt_value(v) for k, v in td.as_dict().items()}
+    values = {k: fmt_value(v) for k, v in td.as_dict().items()}
     width = max(len(k) for k in values)
     vwidth = max(len(v) for v in values.values())
     notes = {"blockDim": "(beside the struct: SetBlockDim, cores launched)",
@@ -119,7 +119,7 @@ def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], N
     if not rows:
         out("per-core work: no core has any work (empty input: the kernel returns at once)")
         return
-    out(f"per-core work ({_plural(len(rows), 'core')} with work):")
+    out(f"per-core work ({plural(len(rows), 'core')} with work):")
     head = ("core", "kind", "offset", "elements", "tiles", "tail", "padding")
     cells = [(str(r["core"]), r["kind"], str(r["offset"]), str(r["data_num"]), str(r["tile_num"]), str(r["tail"]),
               str(r["padding"])) for r in rows]
@@ -145,7 +145,7 @@ def _print_core_table(rows: list[dict[str, Any]], n: int, out: Callable[[str], N
     covered = sum(r["data_num"] for r in rows)
     padding = sum(r["padding"] for r in rows)
     tiles = [r["tile_num"] for r in rows]
-    out(f"summary: {_plural(len(rows), 'core')} ({by_kind} elements), {_plural(sum(tiles), 'tile')} "
+    out(f"summary: {plural(len(rows), 'core')} ({by_kind} elements), {plural(sum(tiles), 'tile')} "
         f"({min(tiles)}..{max(tiles)} per core), {covered} elements touched = {n} + {padding} padding")
 
 
@@ -154,7 +154,7 @@ def cmd_tiling(args: argparse.Namespace, out: Callable[[str], None]) -> int:
     spec = registry.get(args.op)
     kwargs: dict[str, Any] = {"core_num": args.cores, "ub_size": args.ub_size, "soc": args.soc,
                               "kernel": args.kernel}
-    kwargs.update(_attrs_given(args, spec.attrs, spec.key))
+    kwargs.update(attrs_given(args, spec.attrs, spec.key))
     try:
         td = tiling.compute(spec.key, args.n, args.dtype, **kwargs)
     except (TypeError, ValueError) as exc:   # TilingError is a ValueError
@@ -221,20 +221,21 @@ def _add_value_options(p: argparse.ArgumentParser, options: dict[str, tuple[str,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="ascend_lab: CANN's aclnnHardsigmoidBackward / aclnnThresholdBackward "
+    parser = Parser(prog=PROG, description="ascend_lab: CANN's aclnnHardsigmoidBackward / aclnnThresholdBackward "
                                             "simulated down to the AscendC kernel.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("tiling", help="print a TilingData, its packed bytes and the per-core split",
                        description="Run an op's host tiling on its own (ascend_lab.tiling).")
-    p.add_argument("op", type=_tiling_op, help=" | ".join(s.key for s in registry.ops())
+    p.add_argument("op", type=tiling_op, help=" | ".join(s.key for s in registry.ops())
                    + " (or " + ", ".join(s.op_type for s in registry.ops()) + ")")
-    p.add_argument("--n", type=_count, required=True, help="element count (totalLength / inputNum)")
-    p.add_argument("--dtype", type=_dtype, default="float32", help="float32, float16, bfloat16, int8, ...")
-    p.add_argument("--soc", type=_soc, default=DEFAULT_SOC, help=f"SoC for core count and UB (default {DEFAULT_SOC})")
-    p.add_argument("--cores", type=_positive("the core count"), default=None, help="override the vector core count")
-    p.add_argument("--ub-size", type=_positive("the UB size"), default=None, help="override the UB size in bytes")
+    p.add_argument("--n", type=count_arg, required=True, help="element count (totalLength / inputNum)")
+    p.add_argument("--dtype", type=dtype_arg, default="float32", help="float32, float16, bfloat16, int8, ...")
+    p.add_argument("--soc", type=soc_arg, default=DEFAULT_SOC,
+                   help=f"SoC for core count and UB (default {DEFAULT_SOC})")
+    p.add_argument("--cores", type=positive_arg("the core count"), default=None, help="override the vector core count")
+    p.add_argument("--ub-size", type=positive_arg("the UB size"), default=None, help="override the UB size in bytes")
     _add_value_options(p, {name: (spec.key, value) for spec in registry.ops() for name, value in spec.attrs.items()},
                        "attribute")
     p.add_argument("--kernel", choices=FLAVOURS, default=None,
@@ -244,16 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="run an aclnn op on seeded random data and check it against golden",
                        description="Run an aclnn op through the whole simulated stack.")
-    p.add_argument("op", type=_run_op, help=" | ".join(a.convenience for _, a in registry.aclnn_apis())
+    p.add_argument("op", type=run_op, help=" | ".join(a.convenience for _, a in registry.aclnn_apis())
                    + " (or " + ", ".join(a.api for _, a in registry.aclnn_apis()) + ")")
-    p.add_argument("--shape", type=_shape, required=True, help="e.g. 4,2 (0,3 is an empty tensor)")
-    p.add_argument("--dtype", type=_dtype, default="float32", help="dtype of both inputs (default float32)")
+    p.add_argument("--shape", type=shape_arg, required=True, help="e.g. 4,2 (0,3 is an empty tensor)")
+    p.add_argument("--dtype", type=dtype_arg, default="float32", help="dtype of both inputs (default float32)")
     _add_value_options(p, {sc.name: (api.convenience, sc.default) for _, api in registry.aclnn_apis()
                            for sc in api.scalars}, "scalar")
-    p.add_argument("--soc", type=_soc, default=DEFAULT_SOC, help=f"SoC in force (default {DEFAULT_SOC})")
-    p.add_argument("--seed", type=lambda s: _int(s, "the seed", 0), default=0, help="random seed (default 0)")
+    p.add_argument("--soc", type=soc_arg, default=DEFAULT_SOC, help=f"SoC in force (default {DEFAULT_SOC})")
+    p.add_argument("--seed", type=lambda s: int_arg(s, "the seed", 0), default=0, help="random seed (default 0)")
     p.add_argument("--trace", default=None, metavar="PATH", help="record every instruction; write a Chrome trace")
-    p.add_argument("--buffer-num", type=_positive("BUFFER_NUM"), default=None,
+    p.add_argument("--buffer-num", type=positive_arg("BUFFER_NUM"), default=None,
                    help="queue buffers per kernel queue (simulator knob; CANN hard-codes 2)")
     p.add_argument("--kernel", choices=FLAVOURS, default=None,
                    help="kernel flavour to run (default: what a stock CANN install runs on the SoC; a flavour not "
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(str(exc).split())   # one line, whatever the message held
         print(f"{PROG}: error: {message}", file=sys.stderr)
         return 2
-    except _WriteError as exc:
+    except WriteError as exc:
         print(f"{PROG}: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     except MemoryError as exc:  # a shape the parser admits but this host cannot hold: say so, no traceback

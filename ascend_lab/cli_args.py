@@ -27,7 +27,7 @@ class CliError(Exception):
     """A bad argument: reported as one ``ascend-lab: error: ...`` line on stderr, exit code 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse, but an error raises :class:`CliError` instead of printing usage and exiting."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -38,21 +38,21 @@ class _Parser(argparse.ArgumentParser):
 # Names accepted on the command line
 # --------------------------------------------------------------------------------------------------
 
-def _tiling_op(text: str) -> str:
+def tiling_op(text: str) -> str:
     try:
         return registry.get(text).key
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _run_op(text: str) -> str:
+def run_op(text: str) -> str:
     try:
         return registry.aclnn_api(text)[1].convenience
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _dtype(text: str) -> Any:
+def dtype_arg(text: str) -> Any:
     try:
         dt = as_acl_dtype(text)
         to_numpy(dt)
@@ -61,14 +61,14 @@ def _dtype(text: str) -> Any:
     return dt
 
 
-def _soc(text: str) -> str:
+def soc_arg(text: str) -> str:
     try:
         return get_soc(text).name
     except (TypeError, ValueError) as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _int(text: str, what: str, minimum: int) -> int:
+def int_arg(text: str, what: str, minimum: int) -> int:
     body = text.strip().replace("_", "")
     try:
         value = int(body, 10) if body.lstrip("+-").isdigit() else int(body, 0)
@@ -79,18 +79,18 @@ def _int(text: str, what: str, minimum: int) -> int:
     return value
 
 
-def _count(text: str) -> int:
-    return _int(text, "an element count", 0)
+def count_arg(text: str) -> int:
+    return int_arg(text, "an element count", 0)
 
 
-def _positive(what: str) -> Callable[[str], int]:
+def positive_arg(what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
-        return _int(text, what, 1)
+        return int_arg(text, what, 1)
     parse.__name__ = what
     return parse
 
 
-def _shape(text: str) -> tuple[int, ...]:
+def shape_arg(text: str) -> tuple[int, ...]:
     """``4,2`` -> (4, 2); ``0,3`` is an empty tensor; ``""`` or ``()`` is a 0-d tensor."""
     body = text.strip()
     if body[:1] in "([" and body[-1:] in ")]":
@@ -116,27 +116,27 @@ def _shape(text: str) -> tuple[int, ...]:
 
 
 
-def _fmt_value(value: Any) -> str:
+def fmt_value(value: Any) -> str:
     if isinstance(value, float):
         return str(np.float32(value))   # the shortest text that is the C float the kernel reads
     return str(value)
 
 
-def _plural(count: int, word: str) -> str:
+def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 
-def _option_names() -> list[str]:
+def option_names() -> list[str]:
     """Every ``--<name>`` value option the registry's ops and APIs contribute (attributes and scalars)."""
     names = {name for spec in registry.ops() for name in spec.attrs}
     names |= {sc.name for _, api in registry.aclnn_apis() for sc in api.scalars}
     return sorted(names)
 
 
-def _attrs_given(args: argparse.Namespace, allowed: Any, op: str) -> dict[str, float]:
+def attrs_given(args: argparse.Namespace, allowed: Any, op: str) -> dict[str, float]:
     """The ``--<attr>`` options given on the command line; one the op does not take is a CliError."""
-    given = {name: getattr(args, name) for name in _option_names() if getattr(args, name, None) is not None}
+    given = {name: getattr(args, name) for name in option_names() if getattr(args, name, None) is not None}
     wrong = sorted(set(given) - set(allowed))
     if wrong:
         raise CliError(f"--{wrong[0]} does not apply to {op}; it takes "
@@ -145,6 +145,6 @@ def _attrs_given(args: argparse.Namespace, allowed: Any, op: str) -> dict[str, f
 
 
 
-class _WriteError(Exception):
+class WriteError(Exception):
     """The trace could not be written after the run (disk full, permissions changed): exit code 1."""
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .base.platform import DEFAULT_SOC
-from .cli_args import PROG, CliError, _int, _positive, _soc
+from .cli_args import PROG, CliError, int_arg, positive_arg, soc_arg
 
 __all__ = ["add_kernel_parser", "cmd_kernel_run", "cmd_kernel_show"]
 
@@ -134,14 +134,14 @@ def add_kernel_parser(sub: Any) -> None:
                    help="tiling struct fields (the rest keep the struct's defaults)")
     r.add_argument("--input", nargs="+", action="extend", default=[], metavar="NAME=SHAPE:DTYPE",
                    help="a GM argument's shape and dtype (x=4096:float16) or its data (x=x.npy); default random")
-    r.add_argument("--n", type=lambda s: _int(s, "the element count", 0), default=None,
+    r.add_argument("--n", type=lambda s: int_arg(s, "the element count", 0), default=None,
                    help="elements per GM argument (default: the tiling's totalLength)")
     r.add_argument("--dtype", default="float32", help="element type of the GM arguments (default float32)")
     r.add_argument("--output", default=None, metavar="NAME", help="the GM argument the kernel writes (default: "
                                                                   "the last before workspace)")
-    r.add_argument("--soc", type=_soc, default=None, help=f"SoC (default {DEFAULT_SOC})")
-    r.add_argument("--block-dim", type=_positive("the block dim"), default=1, help="cores launched (default 1)")
-    r.add_argument("--seed", type=lambda s: _int(s, "the seed", 0), default=0, help="random seed (default 0)")
+    r.add_argument("--soc", type=soc_arg, default=None, help=f"SoC (default {DEFAULT_SOC})")
+    r.add_argument("--block-dim", type=positive_arg("the block dim"), default=1, help="cores launched (default 1)")
+    r.add_argument("--seed", type=lambda s: int_arg(s, "the seed", 0), default=0, help="random seed (default 0)")
     r.add_argument("--trace", default=None, metavar="PATH", help="record every instruction; write a Chrome trace")
     r.set_defaults(func=cmd_kernel_run)
 

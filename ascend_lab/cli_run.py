@@ -16,7 +16,7 @@ import numpy as np
 
 from .ascendc import options
 from .base import platform
-from .cli_args import MAX_RUN_ELEMENTS, CliError, _attrs_given, _fmt_value, _WriteError
+from .cli_args import MAX_RUN_ELEMENTS, CliError, WriteError, attrs_given, fmt_value
 from .dtypes import is_floating, to_numpy
 from .opdev.errno import describe
 from .ops import registry
@@ -87,7 +87,7 @@ def _validate_run(args: argparse.Namespace) -> tuple[Any, dict[str, float]]:
     if args.dtype not in supported_run_dtypes(args.op):
         names = ", ".join(d.short for d in supported_run_dtypes(args.op))
         raise CliError(f"{api.api} does not support {args.dtype.short}; it accepts {names}")
-    given = _attrs_given(args, [sc.name for sc in api.scalars], api.convenience)
+    given = attrs_given(args, [sc.name for sc in api.scalars], api.convenience)
     numel = math.prod(args.shape)
     if numel > MAX_RUN_ELEMENTS:
         raise CliError(f"shape {','.join(map(str, args.shape))} has {numel} elements; the simulator runs up to "
@@ -180,7 +180,7 @@ def _report_graph(args: argparse.Namespace, run: Any, out: Callable[[str], None]
     else:
         out("L0 graph: (none: an empty tensor launches no kernel)")
     if run.tiling is not None:
-        fields = " ".join(f"{k}={_fmt_value(v)}" for k, v in run.tiling.as_dict().items())
+        fields = " ".join(f"{k}={fmt_value(v)}" for k, v in run.tiling.as_dict().items())
         out(f"tiling: {type(run.tiling).__name__} {fields}")
     else:
         out("tiling: (none)")
@@ -204,7 +204,7 @@ def _report_kernels(run: Any, out: Callable[[str], None]) -> None:
 
 
 def _write_trace(path: str, run: Any, out: Callable[[str], None]) -> None:
-    """The run's Chrome trace (an empty one when no kernel ran); a write that fails is a _WriteError (exit 1)."""
+    """The run's Chrome trace (an empty one when no kernel ran); a write that fails is a WriteError (exit 1)."""
     try:
         if run.trace is not None:
             run.trace.save_chrome_trace(path)
@@ -215,7 +215,7 @@ def _write_trace(path: str, run: Any, out: Callable[[str], None]) -> None:
                 json.dump({"traceEvents": [], "displayTimeUnit": "ns", "otherData": {"kernel": None}}, fh)
             out(f"trace: no kernel ran; wrote an empty trace to {path}")
     except OSError as exc:
-        raise _WriteError(f"could not write the trace to {path!r}: {exc.strerror or exc}") from None
+        raise WriteError(f"could not write the trace to {path!r}: {exc.strerror or exc}") from None
 
 
 def cmd_run(args: argparse.Namespace, out: Callable[[str], None]) -> int:

@@ -76,7 +76,7 @@ def test_tiling_hsg_worked_example(capsys):
     assert field(out, "ubFactor") == "7936"
     td = tiling.hard_sigmoid_grad(100000, "float32", core_num=64, ub_size=253952)
     for name, value in td.as_dict().items():
-        assert field(out, name) == cli._fmt_value(value)
+        assert field(out, name) == cli.fmt_value(value)
     assert f"hex: {td.to_bytes().hex()}" in out
     # 64 cores: head, an ellipsis line, tail, then a summary
     rows = table_rows(out)
@@ -143,7 +143,7 @@ def test_tiling_matches_facade_and_core_ranges(capsys, op, dtype, soc):
     spec = registry.get(op)
     td = getattr(tiling, spec.key)(n, dtype, soc=soc)
     for name, value in td.as_dict().items():
-        assert field(out, name) == cli._fmt_value(value)
+        assert field(out, name) == cli.fmt_value(value)
     host = {"hard_sigmoid_grad": hsg, "relu_grad": relu, "threshold_grad_v2_d": tgv2d}[spec.key]
     ranges = host.core_ranges(td, dtype, n)
     rows = table_rows(out)
@@ -214,7 +214,7 @@ def test_run_hardsigmoid(capsys):
     assert line_with(out, "status:") == "status: ACLNN_SUCCESS (0): success"
     assert line_with(out, "L0 graph:") == "L0 graph: " + " -> ".join(run.graph)
     for name, value in run.tiling.as_dict().items():
-        assert f"{name}={cli._fmt_value(value)}" in line_with(out, "tiling:")
+        assert f"{name}={cli.fmt_value(value)}" in line_with(out, "tiling:")
     k = run.kernel_runs[0]
     assert f"{k.trace.cycles:.1f} cycles" in line_with(out, "kernel:")
     assert f"{k.trace.microseconds:.3f} us" in line_with(out, "kernel:")

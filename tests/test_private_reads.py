@@ -47,9 +47,6 @@ KNOWN: dict[str, str] = {
     "ascendc/sanitizer/report.py": "lead: core._current",
     "ascendc/sanitizer/ub.py": "sanitizer split: GlobalTensor._start/_arg_start/_arg_nbytes",
     "ascendc/tensor.py": "lead: core._current",
-    "cli.py": "cli split: cli_args' private helpers (_int, _plural, _run_op, ...)",
-    "cli_kernel.py": "cli split: cli._int/_positive/_soc",
-    "cli_run.py": "cli split: cli_args._fmt_value/_WriteError/_attrs_given",
     "viz/ub_labels.py": "figures split: matplotlib's ax._left_title, label artists stashed on the axes",
 }
 
