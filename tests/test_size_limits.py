@@ -21,7 +21,6 @@ MAX_MODULE_LINES = 600
 
 #: module (relative to ascend_lab/) -> its lines today, a ceiling
 ALLOWED_MODULES: dict[str, int] = {
-    "ascendc/cxx/expressions.py": 601,          # AscendC-API engineer (the C++ front end)
     "ascendc/cxx/translate.py": 810,            # AscendC-API engineer
     "tbe/dsl.py": 605,                          # TBE engineer
 }

@@ -18,17 +18,13 @@ from .ctypes import (
     UINT64,
     VOID,
     CType,
-    arith,
 )
 from .errors import KernelCompileError
 from .preprocess import Unit
 from .syntax import unwrap
 from .values import (
     METHOD_INTS,
-    NC,
     E,
-    const_code,
-    convert_const,
     spell,
 )
 
@@ -293,13 +289,8 @@ class Calls:
             raise self.err(node, f"{btype.name}::{mname} takes "
                            f"{' or '.join(str(len(m.params)) for m in methods[mname])} arguments, got {len(arg_nodes)}")
         vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
-        m = cands[0]
-        if btype.name == "TPipe" and mname == "InitBuffer":
-            kinds = "Q" if vals[0] is not None and vals[0].t.kind == "api" and vals[0].t.name in _QUEUES else "B"
-            m = next((c for c in cands if c.params[0] == kinds), None)
-            if m is None:
-                form = "TBuf: InitBuffer(buf, bytes)" if len(arg_nodes) == 2 else "TQue: InitBuffer(que, num, bytes)"
-                raise self.err(node, f"InitBuffer with {len(arg_nodes)} arguments takes a {form}")
+        m = self._init_buffer_overload(node, cands, vals) if btype.name == "TPipe" and mname == "InitBuffer" \
+            else cands[0]
         out = []
         elem = btype.args[0] if btype.args and isinstance(btype.args[0], CType) else None
         for kind, v, a in zip(m.params, vals, arg_nodes, strict=True):
@@ -363,6 +354,15 @@ class Calls:
             raise self.err(node, f"TQueBind::{mname} names its hand-over: {mname}<QuePosition::GM, QuePosition::VECIN,"
                            " T> or <QuePosition::VECOUT, QuePosition::GM, T>")
         return [f"src={pos[0]!r}", f"dst={pos[1]!r}"]
+
+    def _init_buffer_overload(self, node: Node, cands: list[Any], vals: list[E | None]) -> Any:
+        """``InitBuffer(que, num, len)`` for a TQue/TQueBind, ``InitBuffer(buf, len)`` for a TBuf."""
+        kinds = "Q" if vals[0] is not None and vals[0].t.kind == "api" and vals[0].t.name in _QUEUES else "B"
+        m = next((c for c in cands if c.params[0] == kinds), None)
+        if m is None:
+            form = "TBuf: InitBuffer(buf, bytes)" if len(vals) == 2 else "TQue: InitBuffer(que, num, bytes)"
+            raise self.err(node, f"InitBuffer with {len(vals)} arguments takes a {form}")
+        return m
 
     def sync_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
         """``SetFlag<HardEvent::V_MTE3>(id)`` / ``WaitFlag<...>(id)``: the event is the template argument."""
@@ -477,136 +477,3 @@ class Calls:
         if kind in ("MASK", "R", "U64"):
             return t.kind in ("int", "bool")
         return False
-
-    def _tiling_struct(self, node: Node, sname: str | None) -> _Inst:
-        name = sname or self.tr.tiling_default
-        if name is None:
-            cands = [c for c in self.tr.classes if c.endswith("TilingData")]
-            if len(cands) != 1:
-                raise self.err(node, "GET_TILING_DATA cannot tell which struct the tiling holds",
-                               "write GET_TILING_DATA_WITH_STRUCT(MyTilingData, tilingData, tiling), or "
-                               "REGISTER_TILING_DEFAULT(MyTilingData) before it")
-            name = cands[0]
-        decl = self.tr.classes.get(name)
-        if decl is None:
-            raise self.err(node, f"unknown tiling struct '{name}'", "declare it in the kernel's *_tiling_data.h")
-        inst = self.tr.instantiate_class(self.unit, node, decl, ())
-        self.tr.used_struct_names.add(inst.pyname)
-        return inst
-
-    def _get_tiling(self, node: Node, var: Node, tiling: Node, sname: str | None) -> E:
-        inst = self._tiling_struct(node, sname)
-        src = self.expr(tiling)
-        py = self.declare(var.text.decode(), E("", inst.ctype))
-        self.emit(f"{py} = _cx_tiling({inst.pyname}, {src.code})")
-        return E("", VOID)
-
-    def b_GET_TILING_DATA(self, node: Node, args: list[Node], statement: bool) -> E:
-        if len(args) != 2:
-            raise self.err(node, "GET_TILING_DATA(tilingData, tiling) takes 2 arguments")
-        return self._get_tiling(node, args[0], args[1], None)
-
-    def b_GET_TILING_DATA_WITH_STRUCT(self, node: Node, args: list[Node], statement: bool) -> E:
-        if len(args) != 3:
-            raise self.err(node, "GET_TILING_DATA_WITH_STRUCT(Struct, tilingData, tiling) takes 3 arguments")
-        return self._get_tiling(node, args[1], args[2], args[0].text.decode())
-
-    def b_REGISTER_TILING_DEFAULT(self, node: Node, args: list[Node], statement: bool) -> E:
-        self.tr.tiling_default = args[0].text.decode() if args else None
-        return E("", VOID)
-
-    def b_KERNEL_TASK_TYPE_DEFAULT(self, node: Node, args: list[Node], statement: bool) -> E:
-        return E("", VOID)
-
-    b_REGISTER_TILING_FOR_TILINGKEY = b_KERNEL_TASK_TYPE_DEFAULT
-
-    b_ENABLE_PRINTF = b_KERNEL_TASK_TYPE_DEFAULT           # AscendC's printf switch: nothing to switch here
-
-    b_SetKernelMode = b_KERNEL_TASK_TYPE_DEFAULT           # AIV_MODE: the simulated core is a vector core
-
-    b_SetSysWorkspaceForce = b_KERNEL_TASK_TYPE_DEFAULT
-
-    def b_TILING_KEY_IS(self, node: Node, args: list[Node], statement: bool) -> E:
-        key = self.tr.tiling_key
-        if key is None:
-            raise self.err(node, "TILING_KEY_IS needs the launch's tiling key",
-                           "launch the kernel with tilingKey=<the host's tiling key>")
-        want = self.tr.const_eval(self.unit, args[0], self.bind, self.inst)
-        v = int(want) == int(key)
-        return E(const_code(v, BOOL), BOOL, v)
-
-    def b_ASSERT(self, node: Node, args: list[Node], statement: bool) -> E:
-        """``ASSERT(cond && "message")``: AscendC's debug check, a finding when it fails (the CPU-debug build's
-        abort; the NPU build compiles it out)."""
-        if len(args) != 1:
-            raise self.err(node, "ASSERT(condition) takes one argument")
-        cond, message = args[0], ""
-        while cond.type == "parenthesized_expression":
-            cond = cond.named_children[0]
-        if cond.type == "binary_expression" and cond.child_by_field_name("right").type == "string_literal":
-            message = cond.child_by_field_name("right").text.decode()[1:-1]
-            cond = cond.child_by_field_name("left")
-        test = self.cond(cond)
-        text = message or cond.text.decode()
-        return E(f"_cx_assert({test}, {text!r})", VOID)
-
-    b_assert = b_ASSERT
-
-    def _ceil_div(self, node: Node, args: list[Node], name: str) -> tuple[E, E, E]:
-        if len(args) != 2:
-            raise self.err(node, f"{name}(value, alignment) takes 2 arguments")
-        a, b = self.expr(args[0]), self.expr(args[1])
-        one = E("1", INT32, 1)
-        q = self.binop("/", self.binop("-", self.binop("+", a, b, node), one, node), b, node)
-        return a, b, q
-
-    def b_CeilDiv(self, node: Node, args: list[Node], statement: bool) -> E:
-        """``CeilDiv(a, b)``: (a + b - 1) / b in the arguments' integer type."""
-        return self._ceil_div(node, args, "CeilDiv")[2]
-
-    b_DivCeil = b_CeilDiv
-
-    def b_AlignUp(self, node: Node, args: list[Node], statement: bool) -> E:
-        """``AlignUp(a, b)``: a rounded up to a multiple of b, ``(a + b - 1) / b * b``."""
-        _a, b, q = self._ceil_div(node, args, "AlignUp")
-        return self.binop("*", q, b, node)
-
-    b_CeilAlign = b_AlignUp
-
-    def _min_max(self, node: Node, args: list[Node], name: str, op: str) -> E:
-        """``AscendC::Std::min/max(a, b)`` (utils/std/algorithm): ``(a < b) ? a : b`` in the usual arithmetic
-        conversion of the two; a kernel's own ``min``/``max`` is called as such."""
-        if name in self.tr.funcs or name in self.tr.func_specs:
-            fn = node.child_by_field_name("function")
-            fname, targs = self._callee(fn)
-            return self.user_call(node, name, targs, args)
-        if len(args) != 2:
-            raise self.err(node, f"{name}(a, b) takes 2 arguments")
-        a, b = self.expr(args[0]), self.expr(args[1])
-        c = self.binop(op, a, b, node)
-        t = arith(a.t, b.t) if a.t != b.t else a.t
-        if c.const is not NC and a.const is not NC and b.const is not NC:
-            v = convert_const(a.const if c.const else b.const, t)
-            return E(const_code(v, t), t, v)
-        return E(f"({self.convert(a, t, node)} if {c.code} else {self.convert(b, t, node)})", t)
-
-    def b_min(self, node: Node, args: list[Node], statement: bool) -> E:
-        return self._min_max(node, args, "min", "<")
-
-    def b_max(self, node: Node, args: list[Node], statement: bool) -> E:
-        return self._min_max(node, args, "max", ">")
-
-    def b_GetTPipePtr(self, node: Node, args: list[Node], statement: bool) -> E:
-        """``GetTPipePtr()``: the kernel's TPipe, for ``->FetchEventID(event)``."""
-        return E("None", CType("ptr", target=CType("api", "TPipe")))
-
-    def b_GetBlockIdx(self, node: Node, args: list[Node], statement: bool) -> E:
-        if args:
-            raise self.err(node, "GetBlockIdx() takes no arguments")
-        return E("GetBlockIdx()", INT64)
-
-    def b_GetBlockNum(self, node: Node, args: list[Node], statement: bool) -> E:
-        if args:
-            raise self.err(node, "GetBlockNum() takes no arguments")
-        return E("GetBlockNum()", INT64)
-

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from tree_sitter import Node
 
 from . import api
+from .builtins import Builtins
 from .calls import Calls
+from .conversions import Conversions
 from .ctypes import (
     DTYPE_NAME,
     CType,
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ['FunctionTranslator']
 
 
-class FunctionTranslator(Statements, Expressions, Calls):
+class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
     """Translates one function body (or a constant expression) with its scopes."""
 
     def __init__(self, tr: Translator, unit: Unit, bind: dict[str, Any], inst: _Inst | None, ret: CType | None,
