@@ -4,7 +4,8 @@ from the aclnn API down to the AscendC kernel, for learning how an Ascend operat
 Layers (mirroring CANN, each importing only the ones below it): ``base`` (SoC catalogue, op log) ->
 ``acl`` (runtime, aclTensor) -> ``opdev`` (status codes, dtype rules, executor and L0 graph) -> ``ascendc``
 (the simulated AI Core) -> ``ops/<op>/`` (``op_api``, ``op_host``, ``op_kernel``, collected by
-``ops.registry``) -> this convenience layer, ``aclnn``, ``tiling`` and the CLI -> ``viz`` -> ``book``.
+``ops.registry``) -> this convenience layer, ``aclnn``, ``tiling`` and the CLI -> ``viz`` (draws what it is
+handed) -> ``explore`` (explorers: asks the registry, launches kernels) -> ``book``.
 ``golden`` holds the numpy oracles the tests compare against; it and the simulator never import each other.
 
 The convenience functions (``al.hardsigmoid_backward``, ``al.threshold_backward``) are made from the
