@@ -45,7 +45,6 @@ KNOWN: dict[str, str] = {
     "ascendc/mask.py": "instructions split: the shared vector helpers of instructions/instructions_math",
     "ascendc/sanitizer/gm.py": "lead: core._current (core.py could offer the current core publicly)",
     "ascendc/sanitizer/report.py": "lead: core._current",
-    "ascendc/sanitizer/ub.py": "sanitizer split: GlobalTensor._start/_arg_start/_arg_nbytes",
     "ascendc/tensor.py": "lead: core._current",
     "viz/ub_labels.py": "figures split: matplotlib's ax._left_title, label artists stashed on the axes",
 }

@@ -91,6 +91,12 @@ class GlobalTensor:
     def GetSize(self) -> int:
         return self.size
 
+    @property
+    def bytes_to_end(self) -> int:
+        """Bytes from this tensor's start to the logical end of its kernel argument (the padding after it not
+        counted): how much of a copy to GM from here lands in the result (the sanitizer's ``ub_span``)."""
+        return self._arg_start + self._arg_nbytes - self._start
+
     def label(self) -> str:
         """``x+1024`` -- the argument name and the byte offset into it, for trace details."""
         return f"{self._name}+{self._start - self._arg_start}" if self._alloc is not None else "unset"

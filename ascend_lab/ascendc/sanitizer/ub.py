@@ -34,7 +34,7 @@ def ub_span(t: LocalTensor, count: int, instr: str, write: bool, pipe: str | Non
     it lies another core's part; see the notes above :func:`ub_access`)."""
     ctx = t.ctx
     if result is not None:
-        inside = (result._arg_start + result._arg_nbytes - result._start) // t.dtype.itemsize
+        inside = result.bytes_to_end // t.dtype.itemsize
         result = min(inside, result.size) if result.size else inside
     if not t.life.alive:
         raise stop("use-after-free", f"{t.buffer} is used after FreeTensor", instruction=instr, core=ctx.core,
