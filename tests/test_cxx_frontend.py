@@ -748,3 +748,30 @@ def test_set_flag_and_wait_flag_from_cxx_order_the_pipes_or_the_sanitizer_says_r
     flags = [e.detail for e in run.trace.events if e.instr in ("SetFlag", "WaitFlag")]
     assert flags == ["SetFlag<HardEvent::MTE2_V>(0)", "WaitFlag<HardEvent::MTE2_V>(0)",
                      "SetFlag<HardEvent::V_MTE3>(0)", "WaitFlag<HardEvent::V_MTE3>(0)"]
+
+
+REF_OUT = """
+#include "kernel_operator.h"
+using namespace AscendC;
+__aicore__ inline void Split(int64_t total, {PARAM}) {{ {BODY} }}
+extern "C" __global__ __aicore__ void k(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling)
+{{
+    int64_t len = 0;
+    Split(256, len);
+}}
+"""
+
+
+@pytest.mark.parametrize("param, body, refused", [
+    ("int64_t& len", "len = total / 2;", True),          # the caller's len would stay 0: refused, not miscompiled
+    ("int64_t& len", "len += 1;", True),
+    ("const int64_t& len", "int64_t k = len + total;", False),
+    ("int64_t& len", "int64_t k = len + total;", False),   # read only: nothing to lose
+])
+def test_a_write_through_a_scalar_reference_parameter_is_refused(param, body, refused):
+    src = REF_OUT.format(PARAM=param, BODY=body)
+    if refused:
+        with pytest.raises(KernelCompileError, match="through a reference parameter"):
+            cxx.compile(src).instance()
+    else:
+        cxx.compile(src).instance()

@@ -90,6 +90,10 @@ class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
                 self.used_names.add(name)
                 out.append(name)
                 continue
+            if ptype.kind in ("int", "float", "bool") and _writes_through(p, fnode.child_by_field_name("body"), d):
+                raise self.err(p, f"'{p.text.decode()}': writing to a scalar through a reference parameter is not "
+                               "supported (the caller's variable would not change)",
+                               "return the value, or assign the member directly")
             out.append(self.declare(d.text.decode(), E("", ptype)))
         return out
 
@@ -200,3 +204,20 @@ class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
     def _inst_of(self, ctype: CType) -> _Inst:
         return self.tr.inst_by_name(ctype.name)
 
+
+def _writes_through(param: Node, body: Node | None, name: Node) -> bool:
+    """``T& x`` (not const) whose body assigns ``x`` (``x = ...``, ``x += ...``, ``++x``)."""
+    decl = param.child_by_field_name("declarator")
+    if decl is None or decl.type != "reference_declarator" or body is None or \
+            any(c.type == "type_qualifier" and c.text == b"const" for c in param.children):
+        return False
+    target = name.text
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if n.type in ("assignment_expression", "update_expression"):
+            lhs = n.child_by_field_name("left") or n.child_by_field_name("argument")
+            if lhs is not None and lhs.type == "identifier" and lhs.text == target:
+                return True
+        stack.extend(n.children)
+    return False
