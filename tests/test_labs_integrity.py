@@ -240,7 +240,8 @@ def test_reading_the_checkers_frames_fails(lab):
 
 def _kit_functions(module):
     """The kit's judging functions a trainee would patch: the comparison helpers and the lab's oracle."""
-    names = [("labkit.checker", "compare_arrays"), ("labkit.checker", "_equal"), ("labkit.checker", "_run_case")]
+    names = [("labkit.checker", "compare_arrays"), ("labkit.checker", "_equal"), ("labkit.checker", "_run_case"),
+             ("os", "urandom"), ("numpy", "array_equal")]
     if hasattr(module, "oracle"):
         names.append((module.__name__, "oracle"))
     return names
@@ -254,7 +255,7 @@ def test_patching_the_kit_fails(lab, monkeypatch):
     skeleton = exec_cells(ROOT / lab.notebook)[lab.function]
     for owner, name in _kit_functions(module):
         fakes = [("a function", lambda *a, **k: None)]
-        if owner == "labkit.checker":                    # (the lab's cases call its oracle before the battery runs)
+        if owner != module.__name__:                     # (the lab's cases call its oracle before the battery runs)
             fakes.append(("a builtin", print))
         for how, fake in fakes:
             with monkeypatch.context() as m:
@@ -280,6 +281,42 @@ def test_patching_the_kit_fails(lab, monkeypatch):
             checker._equal = equal
         assert not report.passed and "labkit.checker._equal is not the kit's own" in report.failure.why, str(report)
     assert module.check(skeleton).failure.why != report.failure.why     # the kit is whole again
+
+
+class _AlwaysEqual:
+    """An answer that says it equals anything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __bool__(self):
+        return True
+
+
+@pytest.mark.parametrize("lab", LABS, ids=IDS)
+def test_an_answer_that_equals_anything_fails(lab):
+    """A returned object whose class defines __eq__ (or __bool__, __array__ ...) in the learner's code fails its case
+    with a message naming the method -- alone, or inside a list, tuple or dict it returns."""
+    python = _python_skeleton(lab)
+    if python is None:
+        pytest.skip(f"lab {lab.number} hands in a C++ kernel: its answers are the kernel's bytes")
+    module = lab.load()
+    for how, answer in (("the object", _AlwaysEqual()), ("in a tuple", (1, _AlwaysEqual())),
+                        ("in a dict", {"plan": _AlwaysEqual()})):
+        report = module.check(lambda *args, answer=answer, **kwargs: answer)
+        assert not report.passed, f"lab {lab.number}, {how}:\n{report}"
+        if lab.number in (1, 2, 3, 4):                     # the answer is compared as it is returned
+            assert "_AlwaysEqual.__eq__ is your code" in report.failure.why, f"lab {lab.number}, {how}:\n{report}"
+
+
+@pytest.mark.parametrize("lab", [lab for lab in LABS if lab.number in DRAWN], ids=lambda lab: f"lab{lab.number}")
+def test_a_pass_with_a_seed_the_learner_chose_says_so(lab):
+    """check(fn, seed=S) draws the hidden cases from S, which the learner could have drawn beforehand: a pass says
+    that only a check with a seed drawn at check time counts."""
+    module = lab.load()
+    with reference_allowed():
+        report = module.check(getattr(solutions, lab.function), seed=5)
+    assert report.passed and "the hidden cases came from the seed you passed (seed=5)" in str(report), str(report)
 
 
 @pytest.mark.parametrize("lab", LABS, ids=IDS)

@@ -705,6 +705,11 @@ def _run_case_plain(fn: Callable[..., Any], case: Case, index: int,
                            error=_short(f"{type(exc).__name__}: {exc}"), where=_traceback_where(exc),
                            log=[str(r) for r in records])
     log = [str(r) for r in records]
+    own = integrity.learner_dunder(got)
+    if own:
+        return Failure(index, case, exp_text, f"an object whose class defines {own.rsplit('.', 1)[1]} in your code",
+                       why=f"{own} is your code: an answer that decides for itself how it compares (or converts) "
+                           "would equal anything. Return the plain values the lab asks for", log=log)
     if isinstance(expected, (Raises, KernelFault)):
         what = "raise" if isinstance(expected, Raises) else "be stopped by the sanitizer"
         return Failure(index, case, exp_text, _show(case, got), why=f"it should {what}, but it returned",
@@ -736,6 +741,7 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
     start = time.perf_counter()
     cases = list(cases)
     drawn = 0
+    seed_given = seed is not None
     if hidden is not None:
         seed = draw_seed(seed)
         extra = [dataclasses.replace(c, name=f"hidden case (seed {seed}): {c.name}")
@@ -794,6 +800,9 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
     changed = integrity.tampered()
     if changed:
         return report(len(cases), _tamper_failure(len(cases), cases[-1] if cases else None, changed), coverage)
+    if hidden is not None and seed_given:
+        lines.insert(0, f"the hidden cases came from the seed you passed (seed={seed}), so they could be known "
+                        "beforehand: only a check with a seed drawn now, check(fn), counts")
     if reference:
         lines.insert(0, f"this checked the reference solution, {_reference_name(fn)}, not code of yours")
     elif _REFERENCE_ALLOWED[0]:

@@ -40,7 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IntrospectionUsed", "case_running", "install", "learner_frame_between", "run_learner", "tampered"]
+__all__ = ["IntrospectionUsed", "case_running", "install", "learner_dunder", "learner_frame_between", "run_learner",
+           "tampered"]
 
 _KIT_DIR = str(Path(__file__).resolve().parent)
 _SYSTEM_DIRS = tuple(sorted({str(Path(p).resolve()) for k in ("stdlib", "platstdlib", "purelib", "platlib")
@@ -51,7 +52,12 @@ _FRAME_EVENTS = {"sys._getframe", "sys._current_frames", "sys._current_exception
                  "gc.get_referrers", "gc.get_referents", "sys.settrace", "sys.setprofile"}
 _FRAME_ATTRS = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 _SEALED_PREFIXES = ("labkit", "ascend_lab")
-_SEALED_EXTRA = ("numpy", "builtins")
+#: and the modules a check's seed and comparisons come from (os.urandom patched would make the drawn cases known)
+_SEALED_EXTRA = ("numpy", "numpy.random", "builtins", "os", "random")
+#: Methods through which a returned object decides how it compares, converts or reads: written by the learner, they
+#: would make any answer "equal" (an ``__eq__`` that returns True).
+_DUNDERS = ("__eq__", "__ne__", "__bool__", "__len__", "__getattr__", "__getattribute__", "__float__", "__int__",
+            "__index__", "__array__", "__array_ufunc__", "__array_function__", "__iter__", "__contains__")
 
 
 class IntrospectionUsed(RuntimeError):
@@ -158,6 +164,26 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             "Compute the answer from the inputs your function is given")
 
 
+def learner_dunder(value: Any, depth: int = 0) -> str:
+    """"Class.__eq__" when ``value`` (or an item of a list, tuple, set or dict in it, three levels deep) is of a class
+    whose comparison or conversion methods are the learner's code; "" otherwise. The checker compares what a
+    function returns with plain values, and an object that decides its own equality would pass anything."""
+    kind = type(value)
+    for klass in kind.__mro__:
+        for name in _DUNDERS:
+            member = vars(klass).get(name)
+            if member is not None and _written_by_learner(member):
+                return f"{kind.__name__}.{name}"
+    if depth >= 3 or kind not in (list, tuple, set, frozenset, dict):
+        return ""
+    items = [*value.keys(), *value.values()] if kind is dict else list(value)
+    for item in items[:256]:
+        found = learner_dunder(item, depth + 1)
+        if found:
+            return found
+    return ""
+
+
 # --------------------------------------------------------------------------------------------------
 # seals: the kit's functions as they were
 # --------------------------------------------------------------------------------------------------
@@ -192,10 +218,11 @@ def _same(value: Any, state: tuple[Any, ...]) -> bool:
 
 
 def _written_by_learner(value: Any) -> bool:
+    """A Python function (or method, property) whose code the learner wrote. (Compiled functions -- Cython's, C's --
+    are never the learner's, whatever relative file name their code object carries.)"""
     func = getattr(value, "__func__", value)
     func = getattr(func, "fget", func)
-    code = getattr(func, "__code__", None)
-    return isinstance(code, types.CodeType) and _origin(code.co_filename) == "learner"
+    return isinstance(func, types.FunctionType) and _origin(func.__code__.co_filename) == "learner"
 
 
 def _seal(module: types.ModuleType) -> None:
