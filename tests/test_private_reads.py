@@ -10,9 +10,11 @@ assigning ``self._x`` / ``cls._x`` in one of its methods. A *private read* is th
   module (``core._current``), on an object of another module's class (``gm._alloc`` in the instructions), or
   on a third-party object (``ax._left_title``, matplotlib's private field).
 
-Not counted: the namedtuple API (``_replace``, ``_asdict``, ``_fields``, ``_make``) and ``sys._getframe``
-(CPython's documented frame access, listed in ``STDLIB``). A fast path that needs another module's state asks
-for it through a public name of that module, and says there what it measured.
+Not counted: the namedtuple API (``_replace``, ``_asdict``, ``_fields``, ``_make``), ``sys._getframe``
+(CPython's documented frame access, listed in ``STDLIB``), and a third-party library's private name read by a
+fast path whose comment says what it measured (``# fast path: ... 0.9 us of 1.6 us``; numpy's undispatched
+``packbits``). A fast path that needs another ascend_lab module's state asks for it through a public name of
+that module, and says there what it measured.
 
 ``KNOWN`` lists the reads still in modules their owners are editing, by module (the list only shrinks: a
 module with none left fails until it is removed).
@@ -21,6 +23,7 @@ module with none left fails until it is removed).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -28,10 +31,11 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ascend_lab"
 PUBLIC_UNDERSCORE = {"_replace", "_asdict", "_fields", "_make", "_field_defaults"}
 STDLIB = {("sys", "_getframe")}
+#: A third-party fast path may read its private name when it says what that measured (``# fast path: ... 0.9 us``).
+FAST_PATH = re.compile(r"#\s*fast path:.*\d\s*(ns|us|µs|ms|s|%|x)\b")
 
 #: module (path under ascend_lab/) -> owner and what is left, for reads in files other engineers are editing.
 KNOWN: dict[str, str] = {
-    "ascendc/compare.py": "instructions split: numpy's packbits._implementation fast path (measure it or drop it)",
     "ascendc/cxx/calls.py": "C++ front end: translate._Inst (make it public)",
     "ascendc/cxx/expressions.py": "C++ front end: translate._Inst",
     "ascendc/cxx/function.py": "C++ front end: translate._Inst",
@@ -40,7 +44,6 @@ KNOWN: dict[str, str] = {
     "ascendc/datacopy.py": "lead/instructions split: DataCopy's fast path reads GlobalTensor._alloc/_start/_typed, "
                            "tensor._typed_view and the cost model's _in_cache/_out_cache",
     "ascendc/instructions_adv.py": "instructions split: the shared vector helpers of instructions/instructions_math",
-    "ascendc/instructions_math.py": "instructions split: instructions._show/_tile_of/_check_local/_span/_vector_done",
     "ascendc/instructions_reduce.py": "instructions split: the shared vector helpers and dtype constants",
     "ascendc/mask.py": "instructions split: the shared vector helpers of instructions/instructions_math",
     "ascendc/sanitizer/gm.py": "lead: core._current (core.py could offer the current core publicly)",
@@ -70,10 +73,40 @@ def _owned(tree: ast.Module) -> set[str]:
     return {n for n in out if _private(n)}
 
 
+def _third_party(tree: ast.Module) -> set[str]:
+    """Names bound by importing another package (``import numpy as np``): the roots of third-party objects."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names if not a.name.startswith("ascend_lab")}
+        elif isinstance(node, ast.ImportFrom) and not node.level and not (node.module or "").startswith("ascend_lab"):
+            out |= {a.asname or a.name for a in node.names}
+    return out
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _measured(lines: list[str], line: int) -> bool:
+    """A ``# fast path: ...`` comment with a measured number in the read's paragraph (its line and the non-blank
+    lines right above it)."""
+    i = line - 1
+    block = [lines[i]]
+    while i > 0 and lines[i - 1].strip():
+        i -= 1
+        block.append(lines[i])
+    return bool(FAST_PATH.search(" ".join(reversed(block))))
+
+
 def private_reads(source: str, module: str = "") -> list[str]:
     """Every private read of one module's source, as ``line: text``."""
     tree = ast.parse(source)
     owned = _owned(tree)
+    lines = source.splitlines()
+    foreign = _third_party(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("ascend_lab")):
@@ -82,14 +115,16 @@ def private_reads(source: str, module: str = "") -> list[str]:
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and _private(node.attr) \
                 and node.attr not in owned:
             base = node.value.id if isinstance(node.value, ast.Name) else None
-            if base not in ("self", "cls") and (base, node.attr) not in STDLIB:
+            if base not in ("self", "cls") and (base, node.attr) not in STDLIB \
+                    and not (_root(node.value) in foreign and _measured(lines, node.lineno)):
                 found.append(f"{node.lineno}: {ast.unparse(node)}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
                 and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                 and isinstance(node.args[1].value, str) and _private(node.args[1].value) \
                 and node.args[1].value not in owned \
                 and not (isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls")):
-            found.append(f"{node.lineno}: {ast.unparse(node)}")
+            if not (_root(node.args[0]) in foreign and _measured(lines, node.lineno)):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
     return sorted(set(found), key=lambda s: (int(s.split(":")[0]), s))
 
 
@@ -133,7 +168,14 @@ class Tensor:
 
 def fast(gm, ax, t):
     return core._current, gm._alloc, ax._left_title, t._replace(x=1), _current, getattr(ax, "_fig", None)
+
+import numpy as np
+# fast path: no dispatcher, 0.9 us of 1.6 us per call
+_pack = getattr(np.packbits, "_implementation", np.packbits)
+
+_unpack = getattr(np.unpackbits, "_implementation", np.unpackbits)
 '''
     reads = private_reads(src)
     assert reads == ["4: from .core import _current", "5: from .other import _helper", "18: ax._left_title",
-                     "18: core._current", "18: getattr(ax, '_fig', None)", "18: gm._alloc"], reads
+                     "18: core._current", "18: getattr(ax, '_fig', None)", "18: gm._alloc",
+                     "24: getattr(np.unpackbits, '_implementation', np.unpackbits)"], reads
