@@ -49,7 +49,6 @@ KNOWN: dict[str, str] = {
     "ascendc/sanitizer/gm.py": "lead: core._current (core.py could offer the current core publicly)",
     "ascendc/sanitizer/report.py": "lead: core._current",
     "ascendc/tensor.py": "lead: core._current",
-    "viz/ub_labels.py": "figures split: matplotlib's ax._left_title, label artists stashed on the axes",
 }
 
 

@@ -21,7 +21,7 @@ from .drawing import (
     rects,
     wrap,
 )
-from .ub_labels import fit_titles, place_ub_labels
+from .ub_labels import fit_titles, place_ub_labels, set_label_job
 
 # --- UB layout -----------------------------------------------------------------------------------------------
 #: A UB plan whose narrowest buffer would be drawn narrower than this (inches) gets a zoomed second bar.
@@ -113,8 +113,7 @@ def draw_ub_bar(bar: D.UBBar, ax: Axes, own: bool = False, highlight: tuple[int,
     ax.set_title(wrap(title, ax_width_in(ax)), fontsize=S.FONT,
                  color=S.OVERFLOW if bar.overflow else "black", loc="left")
     visible = [s for s in segs if s.end > lo and s.start < hi]
-    ax._ub_label_artists = []                     # a redraw (``clear``) already removed the previous labels
-    ax._ub_label_job = (visible, labels or {}, bool(over), block_labels, (lo, hi))   # for place_ub_labels
+    set_label_job(ax, (visible, labels or {}, bool(over), block_labels, (lo, hi)))
     if not own:
         place_ub_labels(ax)
     kinds = [k for k in ("VECIN", "VECOUT", "VECCALC", "free", "reserved") if any(s.kind == k for s in segs)]

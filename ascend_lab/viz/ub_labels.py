@@ -7,10 +7,12 @@ import re
 import textwrap
 from collections.abc import Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from . import data as D
 from . import style as S
@@ -25,7 +27,7 @@ def fit_titles(fig: Figure, axes: Sequence[Axes], pad_px: float = 4.0) -> None:
         right = fig.bbox.x1 - pad_px
         changed = False
         for ax in axes:
-            title = ax.title if ax.get_title(loc="center") else ax._left_title
+            title = _title_artist(ax)
             box = title.get_window_extent(renderer)
             if box.x1 > right:
                 longest = max(len(line) for line in title.get_text().splitlines())   # the line the box measures
@@ -37,20 +39,43 @@ def fit_titles(fig: Figure, axes: Sequence[Axes], pad_px: float = 4.0) -> None:
             return
 
 
+def _title_artist(ax: Axes) -> Text:
+    """The axes' title artist: the centred one when it has text, else the left one -- found among the axes'
+    children by its text and alignment (matplotlib offers no public accessor for the left title's artist)."""
+    if ax.get_title(loc="center"):
+        return ax.title
+    text = ax.get_title(loc="left")
+    return next((c for c in ax.get_children() if isinstance(c, Text) and c is not ax.title
+                 and c.get_text() == text and c.get_horizontalalignment() == "left"), ax.title)
+
+
+#: Per axes: the labels ``draw_ub_bar`` left for :func:`place_ub_labels`, and the label artists placed last (weak
+#: keys: the state goes with its axes, without stashing attributes on matplotlib's object).
+_JOBS: WeakKeyDictionary[Axes, tuple[Any, ...]] = WeakKeyDictionary()
+_ARTISTS: WeakKeyDictionary[Axes, list[Any]] = WeakKeyDictionary()
+
+
+def set_label_job(ax: Axes, job: tuple[Any, ...]) -> None:
+    """Leave a drawn UB bar's labels (segments, names, reserved?, block labels, x range) for
+    :func:`place_ub_labels`; a redraw (``clear``) already removed the previous label artists."""
+    _JOBS[ax] = job
+    _ARTISTS[ax] = []
+
+
 _INDEXED = re.compile(r"^(?P<base>.*)\[(?P<i>\d+)\]$")
 #: Pixels kept free around a label (inside a block, and between two labels).
 _LABEL_PAD = 3.0
 
 
 def _remove_ub_labels(ax: Axes) -> None:
-    for artist in getattr(ax, "_ub_label_artists", []):
+    for artist in _ARTISTS.get(ax, []):
         if artist.axes is not None:
             artist.remove()
-    ax._ub_label_artists = []
+    _ARTISTS[ax] = []
 
 
 def place_ub_labels(ax: Axes) -> None:
-    """Label the segments ``draw_ub_bar`` left in ``ax._ub_label_job``, measured in the axes' final pixels:
+    """Label the segments ``draw_ub_bar`` left for it (:func:`set_label_job`), measured in the axes' final pixels:
 
     * a queue block gets "[i]" (and its size) inside, a TBuf / the free gap / the reserved top its name and size
       inside -- horizontally if the text fits the block's width, else rotated if it fits the bar's height;
@@ -62,7 +87,7 @@ def place_ub_labels(ax: Axes) -> None:
     The placement is decided first (text sizes are measured once and cached), the y range settled, and only then
     are the artists made -- an explorer redraws this on every update.
     """
-    job = getattr(ax, "_ub_label_job", None)
+    job = _JOBS.get(ax)
     if job is None:
         return
     segs, labels, skip_reserved, block_labels, (lo, hi) = job
@@ -221,7 +246,7 @@ def _draw_ub_labels(ax: Axes, plan: dict[str, Any]) -> None:
             artists.append(ax.text(tx, ty, text, ha="center", va="bottom", fontsize=S.SMALL, zorder=5))
             segments.append([(x_data, 0.66), (x_data, 0.7), (tx, ty - 0.02)])
         artists.append(ax.add_collection(LineCollection(segments, colors="black", linewidths=0.6, zorder=4)))
-    ax._ub_label_artists = artists
+    _ARTISTS[ax] = artists
 
 
 def _pack_rows(centres: list[float], widths: list[float], left: float, right: float) -> list[tuple[int, float]]:
