@@ -46,6 +46,9 @@ class Calls:
         e = self.call(node, statement=False)
         if e is None:
             raise self.err(node, "this call gives no value")
+        if e.ref is not None and e.ref[0] == "outref":
+            raise self.err(node, "a call that writes through reference parameters is supported as a statement of "
+                           "its own", "call it on its own line, then use what it wrote")
         return e
 
     def call(self, node: Node, statement: bool) -> E | None:
@@ -226,7 +229,7 @@ class Calls:
                 first = first or exc
                 continue
             pyname, ret = self.tr.function(f, ftargs, node, self.unit)
-            return E(f"{pyname}({', '.join(args)})", ret)
+            return self._with_outrefs(E(f"{pyname}({', '.join(args)})", ret), pyname, arg_nodes)
         raise first
 
     def _arity(self, fnode: Node) -> int:
@@ -258,7 +261,14 @@ class Calls:
             bind[n] = a
         ptypes = self._param_types(m.node, bind, inst, m.unit)
         args = self.args_for(arg_nodes, ptypes, node, f"'{inst.decl.name}::{name}'")
-        return E(f"{inst.pyname}.{pyname}({', '.join([obj, *args])})", ret)
+        return self._with_outrefs(E(f"{inst.pyname}.{pyname}({', '.join([obj, *args])})", ret),
+                                  f"{inst.pyname}__{pyname}", arg_nodes)
+
+    def _with_outrefs(self, call: E, pyname: str, arg_nodes: list[Node]) -> E:
+        """A call of a function that writes scalar reference parameters: marked with the arguments to store its
+        outputs into (a call statement does, :meth:`Statements._store_outrefs`)."""
+        idx = self.tr.out_refs.get(pyname)
+        return call if not idx else E(call.code, call.t, ref=("outref", [arg_nodes[i] for i in idx]))
 
     def method_call(self, node: Node, fn: Node, arg_nodes: list[Node]) -> E:
         target = self.x_field_expression(fn)

@@ -46,6 +46,8 @@ class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
         self.indent = 1
         self.line = 0
         self.loop_updates: list[list[str] | None] = []
+        #: scalar reference parameters the body writes (``int64_t& n``): (parameter index, Python name)
+        self.out_refs: list[tuple[int, str]] = []
         self.tmp = 0
 
     def err(self, node: Node, reason: str, hint: str = "") -> KernelCompileError:
@@ -90,11 +92,9 @@ class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
                 self.used_names.add(name)
                 out.append(name)
                 continue
-            if ptype.kind in ("int", "float", "bool") and _writes_through(p, fnode.child_by_field_name("body"), d):
-                raise self.err(p, f"'{p.text.decode()}': writing to a scalar through a reference parameter is not "
-                               "supported (the caller's variable would not change)",
-                               "return the value, or assign the member directly")
             out.append(self.declare(d.text.decode(), E("", ptype)))
+            if ptype.kind in ("int", "float", "bool") and _writes_through(p, fnode.child_by_field_name("body"), d):
+                self.out_refs.append((len(out) - 1, out[-1]))    # returned with the result, stored by the caller
         return out
 
     def init_value(self, ctype: CType, value: Node | None, node: Node) -> str:
@@ -206,7 +206,8 @@ class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
 
 
 def _writes_through(param: Node, body: Node | None, name: Node) -> bool:
-    """``T& x`` (not const) whose body assigns ``x`` (``x = ...``, ``x += ...``, ``++x``)."""
+    """``T& x`` (not const) whose body assigns ``x`` (``x = ...``, ``x += ...``, ``++x``): the function returns its
+    final value beside its result and the call stores it into the argument (:meth:`Statements.expr_statement`)."""
     decl = param.child_by_field_name("declarator")
     if decl is None or decl.type != "reference_declarator" or body is None or \
             any(c.type == "type_qualifier" and c.text == b"const" for c in param.children):

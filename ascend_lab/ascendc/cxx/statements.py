@@ -93,12 +93,14 @@ class Statements:
         self.indent -= 1
 
     def s_return_statement(self, node: Node) -> None:
+        refs = "".join(f", {py}" for _i, py in self.out_refs)     # reference outputs travel with the result
         if not node.named_children:
-            self.emit("return")
+            self.emit(f"return (None{refs})" if refs else "return")
             return
         value = node.named_children[0]
         e = self.expr(value)
-        self.emit(f"return {self.convert(e, self.ret, value) if self.ret else e.code}")
+        code = self.convert(e, self.ret, value) if self.ret else e.code
+        self.emit(f"return ({code}{refs})" if refs else f"return {code}")
 
     def s_break_statement(self, node: Node) -> None:
         self.emit("break")
@@ -249,7 +251,9 @@ class Statements:
             self._store(target, lv, self.binop(op, lv, E("1", INT32, 1), node))
         elif t == "call_expression":
             e = self.call(node, statement=True)
-            if e is not None and e.code:
+            if e is not None and e.ref is not None and e.ref[0] == "outref":
+                self._store_outrefs(e)
+            elif e is not None and e.code:
                 self.emit(e.code)
         elif t == "comma_expression":
             for c in node.named_children:
@@ -259,6 +263,16 @@ class Statements:
         else:
             e = self.expr(node)
             self.emit(e.code)
+
+    def _store_outrefs(self, e: E) -> None:
+        """A call that writes through scalar reference parameters: its result tuple, each value stored back into
+        the argument it was bound to, as C++'s reference would have written it."""
+        tmp = f"_cx_out{self.tmp}"
+        self.tmp += 1
+        self.emit(f"{tmp} = {e.code}")
+        for k, arg in enumerate(e.ref[1], 1):
+            lv = self.expr(arg)
+            self._store(arg, lv, E(f"{tmp}[{k}]", lv.t))
 
     def assignment(self, node: Node) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")

@@ -45,6 +45,8 @@ class Translator(TypeResolution):
         #: explicit specialisations of function templates: name -> [(their template argument list, the function)]
         self.func_specs: dict[str, list[tuple[Node, _FuncDecl]]] = {}
         self.globals: dict[str, E] = {}
+        #: functions (by their Python name) that write scalar reference parameters: those parameters' indices
+        self.out_refs: dict[str, list[int]] = {}
         self.aliases: dict[str, CType] = {}
         self.chunks: list[Chunk] = []
         self.used_struct_names: set[str] = set()
@@ -447,9 +449,13 @@ class Translator(TypeResolution):
         fx = FunctionTranslator(self, unit, bind, inst, ret, entry=entry)
         params = fx.params(node)
         fx.indent = 1
+        if fx.out_refs:       # known before the body: a recursive call stores them too
+            self.out_refs[pyname] = [i for i, _py in fx.out_refs]
         fx.block(node.child_by_field_name("body"))
         line = node.start_point[0] + 1
-        return [(f"def {pyname}({', '.join([*first, *params])}):", line), *(fx.out or [("    pass", line)])]
+        tail = [(f"    return (None{''.join(f', {py}' for _i, py in fx.out_refs)})", node.end_point[0] + 1)] \
+            if fx.out_refs else []
+        return [(f"def {pyname}({', '.join([*first, *params])}):", line), *(fx.out or [("    pass", line)]), *tail]
 
     def _return_type(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> CType:
         return unwrap(node.child_by_field_name("declarator"), self.type_of(unit, node.child_by_field_name("type"),
