@@ -41,10 +41,6 @@ __all__ = [
     "Duplicate", "GetBroadCastMaxMinTmpSize", "Max", "Maxs", "Min", "Mins", "Mul", "Muls", "Not", "PipeBarrier",
     "Select",
 ]
-# The helpers' old names, which instructions_math, instructions_adv and mask import from here (new code imports the
-# public names from :mod:`.issue`)
-_check_local, _show, _span, _tile_of, _vector_done = check_local, show, ub_operand, tile_of, vector_done
-
 
 def _unary_scalar(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, scalar: Any, count: int) -> None:
     check_local(api, dst, src)

@@ -18,8 +18,12 @@ import numpy as np
 from ..base.platform import NpuArch
 from . import sanitizer
 from .core import reserved_ub_bytes
-from .instructions import Adds, Cast, Duplicate, Maxs, Mins, Muls, _check_local, _span, _tile_of, _vector_done
+from .instructions import Adds, Cast, Duplicate, Maxs, Mins, Muls
 from .instructions_math import _F, Div, Exp, _check, _f64, _s, _same, _unary
+from .issue import check_local as _check_local
+from .issue import tile_of as _tile_of
+from .issue import ub_operand as _span
+from .issue import vector_done as _vector_done
 from .mask import BinaryRepeatParams as _BRP
 from .mask import Cast as _mcast
 from .mask import MaskMode, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask

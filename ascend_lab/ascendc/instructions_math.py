@@ -40,7 +40,11 @@ import numpy as np
 from ..base.platform import NpuArch
 from ..dtypes import bfloat16
 from . import sanitizer
-from .instructions import _check_local, _show, _span, _tile_of, _vector_done
+from .issue import check_local as _check_local
+from .issue import show as _show
+from .issue import tile_of as _tile_of
+from .issue import ub_operand as _span
+from .issue import vector_done as _vector_done
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .tensor import LocalTensor

@@ -18,8 +18,11 @@ import numpy as np
 
 from ..base.platform import NpuArch
 from . import sanitizer
-from .instructions import _check_local, _span, _tile_of, _vector_done
 from .instructions_math import _F, _H, _HF, _I16, _I32, _U16, _U32, _s, _same
+from .issue import check_local as _check_local
+from .issue import tile_of as _tile_of
+from .issue import ub_operand as _span
+from .issue import vector_done as _vector_done
 from .mask import lanes as _mask_lanes
 from .sanitizer import REPEAT_BYTES
 from .tensor import LocalTensor
