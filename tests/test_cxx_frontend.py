@@ -29,6 +29,7 @@ from ascend_lab.ascendc import (
     DataCopyParams,
     Duplicate,
     GlobalTensor,
+    HardEvent,
     KernelError,
     Max,
     Maxs,
@@ -39,9 +40,11 @@ from ascend_lab.ascendc import (
     Not,
     RoundMode,
     Select,
+    SetFlag,
     TBuf,
     TPipe,
     TQue,
+    WaitFlag,
     cxx,
     launch,
 )
@@ -483,6 +486,12 @@ API_CASES = {
     "Max": ("Max(y, x, xb, 256);", lambda x, xb, y, t, m: Max(y, x, xb, 256)),
     "Min": ("Min(y, x, xb, 256);", lambda x, xb, y, t, m: Min(y, x, xb, 256)),
     "Duplicate": ("Duplicate(y, 3.5f, 256);", lambda x, xb, y, t, m: Duplicate(y, f32(3.5), 256)),
+    # gm.SetL2CacheHint(CacheMode): no L2 in the simulator, nothing happens; EVENT_ID3 is event ID 3
+    "SetL2CacheHint, EVENT_ID3": ("yGm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);\n    Duplicate(y, 3.5f, 256);\n"
+                                  "    SetFlag<HardEvent::V_MTE3>(EVENT_ID3);\n"
+                                  "    WaitFlag<HardEvent::V_MTE3>(EVENT_ID3);",
+                                  lambda x, xb, y, t, m: (Duplicate(y, f32(3.5), 256), SetFlag(HardEvent.V_MTE3, 3),
+                                                          WaitFlag(HardEvent.V_MTE3, 3))),
     # AscendC::Std::min/max (utils/std/algorithm): (a < b) ? a : b in the common type; 300 vs 256u -> 256u
     "Std::min/max": ("uint32_t k = AscendC::Std::min(300, 256u);\n    int64_t j = AscendC::Std::max(k, (int64_t)-1);"
                      "\n    Duplicate(y, 3.5f, static_cast<int32_t>(AscendC::Std::min(j, (int64_t)k)));",

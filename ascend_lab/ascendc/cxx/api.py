@@ -196,7 +196,9 @@ PARAM_STRUCTS = {"P": ("DataCopyParams", "DataCopyExtParams"), "PAD": ("DataCopy
                  "BRP": ("BinaryRepeatParams",), "URP": ("UnaryRepeatParams",), "CRP": ("CopyRepeatParams",)}
 
 #: AscendC constants (kernel_reg.h): name -> value, a ``uint64_t``.
-CONSTANTS: dict[str, int] = {"MASK_PLACEHOLDER": 0}
+CONSTANTS: dict[str, int] = {"MASK_PLACEHOLDER": 0,
+                             # event_t's members (kernel_event.h: EVENT_ID0 ... EVENT_ID7 = 0 ... 7)
+                             **{f"EVENT_ID{i}": i for i in range(8)}}
 
 #: AscendC enums: C++ name -> (Python expression prefix, members).
 ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -212,6 +214,9 @@ ENUMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "pipe_t": ("", ("PIPE_V", "PIPE_MTE2", "PIPE_MTE3", "PIPE_ALL", "PIPE_S")),
     "HardEvent": ("HardEvent.", tuple(e.name for e in HardEvent)),
     "MaskMode": ("MaskMode.", ("NORMAL", "COUNTER")),
+    # kernel_utils_macros.h; only SetL2CacheHint takes one, and the simulator models no L2 (a no-op)
+    "CacheMode": ("CacheMode.", ("CACHE_MODE_DISABLE", "CACHE_MODE_NORMAL", "CACHE_MODE_LAST",
+                                 "CACHE_MODE_PERSISTENT")),
 }
 #: The explicit synchronisation calls: ``SetFlag<HardEvent::V_MTE3>(id)`` / ``WaitFlag<...>(id)`` take their event as
 #: a template argument (Python: the first argument, ascendc.sync); ``FetchEventID(event)`` is a TPipe method.

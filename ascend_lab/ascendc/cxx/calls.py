@@ -286,7 +286,16 @@ class Calls:
             _, obj, inst, name = ref
             return self.call_method(node, obj, inst, name, targs, arg_nodes)
         _, base, btype, mname = ref
+        if btype.name == "GlobalTensor" and mname == "SetL2CacheHint":
+            return self._l2_cache_hint(node, arg_nodes)
         return self.api_method(node, fn, base, btype, mname, targs, arg_nodes)
+
+    def _l2_cache_hint(self, node: Node, arg_nodes: list[Node]) -> E:
+        """``gm.SetL2CacheHint(CacheMode::X)``: whether GM traffic goes through the L2 cache. The simulator has no L2
+        (GM costs one model, ascendc_facts §2.3), so it changes nothing here; the argument is still checked."""
+        if len(arg_nodes) != 1 or self.expr(arg_nodes[0]).t.name != "CacheMode":
+            raise self.err(node, "SetL2CacheHint takes one CacheMode: gm.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE)")
+        return E("", VOID)
 
     def api_method(self, node: Node, fn: Node, base: E, btype: CType, mname: str, targs: tuple[Any, ...],
                    arg_nodes: list[Node]) -> E:
