@@ -25,6 +25,7 @@ from __future__ import annotations
 import collections
 import functools
 import sys
+from inspect import unwrap as inspect_unwrap
 from pathlib import Path
 
 import pytest
@@ -80,8 +81,12 @@ def _reference_cheats(lab) -> list[tuple[str, object]]:
     def sneaky(*args, **kwargs):
         return lookup()(*args, **kwargs)
 
+    def unwrapped(*args, **kwargs):                       # the guard's own wrapper, peeled off
+        return inspect_unwrap(lookup())(*args, **kwargs)
+
     return [("the reference", ref), ("a wrapper", wrapper), ("a functools.partial", functools.partial(ref)),
-            ("functools.wraps", functools.wraps(ref)(lambda *a, **k: ref(*a, **k))), ("a sys.modules lookup", sneaky)]
+            ("functools.wraps", functools.wraps(ref)(lambda *a, **k: ref(*a, **k))), ("a sys.modules lookup", sneaky),
+            ("inspect.unwrap of the guard", unwrapped)]
 
 
 def _announced(module) -> list:
@@ -281,6 +286,22 @@ def test_patching_the_kit_fails(lab, monkeypatch):
             checker._equal = equal
         assert not report.passed and "labkit.checker._equal is not the kit's own" in report.failure.why, str(report)
     assert module.check(skeleton).failure.why != report.failure.why     # the kit is whole again
+
+
+def test_answer_keys_offer_no_unguarded_handle():
+    """An oracle marked answer_key keeps no ``__wrapped__`` (functools.wraps' handle on the unguarded function), so
+    ``lab.oracle.__wrapped__(...)`` from the learner's code is no way around the guard."""
+    found = 0
+    for lab in LABS:
+        module = lab.load()
+        for name, value in vars(module).items():
+            if getattr(value, "answer_key", False):
+                found += 1
+                inner = value
+                while hasattr(inner, "__wrapped__"):           # a cache around the guard leads to the guard
+                    inner = inner.__wrapped__
+                assert getattr(inner, "answer_key", False), f"{module.__name__}.{name} unwraps to the raw oracle"
+    assert found >= 5
 
 
 class _AlwaysEqual:

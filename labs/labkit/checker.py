@@ -126,6 +126,7 @@ def answer_key(fn: Callable[..., Any]) -> Callable[..., Any]:
                 "function from the spec")
         return fn(*args, **kwargs)
     guarded.answer_key = True  # type: ignore[attr-defined]
+    del guarded.__wrapped__    # functools.wraps' handle on the unguarded oracle: not a way around the guard
     return guarded
 
 
@@ -313,7 +314,18 @@ def _guarded(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
                 "the collapsed solution cell shows the reference when you want to compare")
         return fn(*args, **kwargs)
     guarded.reference_guard = True  # type: ignore[attr-defined]
+    guarded.reference_source = _source_of(fn)  # type: ignore[attr-defined]   (show_source: the reference's text)
+    del guarded.__wrapped__    # functools.wraps' handle on the unguarded reference: not a way around the guard
     return guarded
+
+
+def _source_of(fn: Callable[..., Any]) -> str:
+    import inspect
+
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        return ""
 
 
 def guard_references(namespace: dict[str, Any]) -> None:

@@ -99,6 +99,6 @@ def show_source(obj: Any, title: str | None = None) -> _Source:
     if isinstance(sources, list) and sources and not isinstance(obj, type):
         name = getattr(obj, "reference_name", None) or Path(str(sources[-1].name)).name
         return _Source(sources[-1].text, title or f"labkit.solutions.{name}", language="cpp")
-    code = inspect.getsource(obj)
+    code = getattr(obj, "reference_source", "") or inspect.getsource(obj)     # a guarded reference keeps its text
     module = getattr(obj, "__module__", "")
     return _Source(code, title or f"{module}.{getattr(obj, '__qualname__', '')}")
