@@ -46,9 +46,6 @@ KNOWN: dict[str, str] = {
     "ascendc/instructions_adv.py": "instructions split: the shared vector helpers of instructions/instructions_math",
     "ascendc/instructions_reduce.py": "instructions split: the shared vector helpers and dtype constants",
     "ascendc/mask.py": "instructions split: the shared vector helpers of instructions/instructions_math",
-    "ascendc/sanitizer/gm.py": "lead: core._current (core.py could offer the current core publicly)",
-    "ascendc/sanitizer/report.py": "lead: core._current",
-    "ascendc/tensor.py": "lead: core._current",
 }
 
 

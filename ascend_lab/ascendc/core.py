@@ -10,7 +10,6 @@ tiles. The checks on what a kernel does with the core are in :mod:`.sanitizer`.
 
 from __future__ import annotations
 
-import contextvars
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import numpy as np
 from ..base.platform import NpuArch, SocInfo
 from . import sanitizer
 from .cost_model import ISSUE_CYCLES, CostModel
+from .running import current
 from .trace import CoreSummary, Event, Trace, UBBuffer, Warning_
 
 _getframe = sys._getframe
@@ -238,22 +238,6 @@ class CoreContext:
     def finish(self) -> CoreSummary:
         self.summary.cycles = max(self.pipe_free.values())
         return self.summary
-
-
-#: The core running in this thread (each thread launches its own kernels: two launches in two threads never see
-#: each other's core). Read when a kernel builds its pipe and queues, not per instruction.
-_current: contextvars.ContextVar[CoreContext | None] = contextvars.ContextVar("ascendc.core", default=None)
-
-
-def set_current(ctx: CoreContext | None) -> None:
-    _current.set(ctx)
-
-
-def current() -> CoreContext:
-    ctx = _current.get()
-    if ctx is None:
-        raise RuntimeError("no kernel is running: AscendC calls only work inside ascendc.launch(...)")
-    return ctx
 
 
 def GetBlockIdx() -> int:  # AscendC name

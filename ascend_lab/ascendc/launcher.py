@@ -15,9 +15,10 @@ import numpy as np
 
 from ..base.platform import SocInfo
 from . import sanitizer
-from .core import KERNEL_APIS, CoreContext, PlanComplete, reserved_ub_bytes, set_current
+from .core import KERNEL_APIS, CoreContext, PlanComplete, reserved_ub_bytes
 from .cost_model import CostModel
 from .options import current as _options
+from .running import set_current
 from .tensor import GmAddr
 from .trace import Trace
 

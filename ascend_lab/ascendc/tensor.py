@@ -17,6 +17,7 @@ import numpy as np
 from ..acl.runtime import DevicePtr
 from . import sanitizer
 from .core import CoreContext, UBState
+from .running import running_core
 
 # AscendC scalar type names -> numpy dtypes (``half``, ``float``, ``bfloat16_t``, ...)
 half = np.dtype(np.float16)
@@ -110,8 +111,7 @@ class GlobalTensor:
         try:
             g._start = self._start + off * dt.itemsize
         except AttributeError:                      # no SetGlobalBuffer yet: the sanitizer's gm-unset
-            from .core import _current  # deferred: core imports this module (a cycle, listed in test_layers)
-            raise sanitizer.gm_unset(_current.get(), "GlobalTensor::operator[]", None) from None
+            raise sanitizer.gm_unset(running_core(), "GlobalTensor::operator[]", None) from None
         g._arg_start = self._arg_start
         g._arg_nbytes = self._arg_nbytes
         g._name = self._name

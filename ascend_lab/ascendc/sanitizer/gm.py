@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import KernelError
+from ..running import running_core
 from .catalogue import GM_PADDING
 from .report import stop, warn
 
@@ -84,9 +85,7 @@ def check_gm_clobber(ctx: CoreContext, instr: str, tile: int | None, name: str, 
 
 def unmodelled_copy(instr: str, message: str) -> KernelError:
     """A copy the simulator does not model (strided DataCopy ...): a finding, not a NotImplementedError."""
-    # deferred: core imports the sanitizer; the running core is looked up here, when a finding is made
-    from ..core import _current
-    ctx = _current.get()
+    ctx = running_core()
     return stop("copy-unmodelled", message, instruction=instr, core=None if ctx is None else ctx.core)
 
 

@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..errors import FROM_STACK, KernelError, SourceLine, learner_line
+from ..running import running_core
 from ..trace import Warning_
 from .catalogue import explain
 
@@ -29,9 +30,7 @@ def stop(kind: str, message: str, *, instruction: str, core: int | None = None,
     if line is FROM_STACK:
         line = learner_line(sys._getframe(1))
     if tile is None and core is not None:       # inside the tile loop: the tile the core is working on
-        # deferred: core imports the sanitizer; the running core is looked up when a finding is made
-        from ..core import _current
-        ctx = _current.get()
+        ctx = running_core()
         if ctx is not None and ctx.core == core:
             tile = ctx.current_tile
     return KernelError(message, instruction=instruction, core=core, tile=tile, kind=kind, hint=finding.hint,
