@@ -30,10 +30,14 @@ def _run(*cmd: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
-    # build from a copy, so setuptools' build/ folder never lands in the checkout
+    # build from a copy, so setuptools' build/ folder never lands in the checkout; the copy leaves out what git
+    # ignores (.gitignore: the venv, the build, the vendored assets -- _vendor_pyodide alone is 19 MB of the 28 MB a
+    # checkout holds beside .git/.venv/_build/_vendor -- caches), which no wheel takes either
     src = tmp / "src"
-    skip = shutil.ignore_patterns(".git", ".venv", "_build", "_vendor", "build", "*.egg-info", "__pycache__",
-                                  ".pytest_cache", ".hypothesis")
+    skip = shutil.ignore_patterns(".git", ".venv", "_build", "_vendor", "_vendor.new.*", "_vendor_pyodide",
+                                  "_vendor_pyodide.new.*", "build", "*.egg-info", "__pycache__", "*.pyc",
+                                  ".pytest_cache", ".hypothesis", ".ipynb_checkpoints", ".jupyter_cache",
+                                  ".ruff_cache")
     shutil.copytree(ROOT, src, ignore=skip)
     _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(src), cwd=tmp)
     wheel = next((tmp / "dist").glob("ascend_lab-*.whl"))
