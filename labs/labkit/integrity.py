@@ -208,7 +208,10 @@ def _state(value: Any) -> tuple[Any, ...]:
 
 
 def _same(value: Any, state: tuple[Any, ...]) -> bool:
-    if value is not state[0]:
+    # A bound method is a new object at every attribute access: ipykernel sets builtins.input = self.raw_input for
+    # each cell JupyterLab runs (allow_stdin), so the same method of the same kernel is the same code.
+    rebound = isinstance(value, types.MethodType) and value == state[0]
+    if value is not state[0] and not rebound:
         return False
     if state[1] is None:
         return True
