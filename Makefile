@@ -15,7 +15,7 @@ VENDOR := _vendor/.vendor-stamp
 PYODIDE := _vendor_pyodide/.vendor-stamp
 LAB_STAMP := $(VENV)/.lab-installed
 
-.PHONY: venv vendor chromium book test check test-site lint bench lab clean live-tiling
+.PHONY: venv vendor chromium book test check test-site test-lab lint bench lab clean live-tiling
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -100,6 +100,12 @@ $(LAB_STAMP): $(STAMP) scripts/jupyterlab-overrides.json
 
 lab: $(LAB_STAMP)
 	$(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) .
+
+## The live path as a reader meets it (issue 26 item 10): the JupyterLab `make lab` installs, headless on a free
+## loopback port with a token, driven in Chromium -- a chapter's explorer run and moved, a lab's exercise edited and
+## checked (tests/browser_jupyterlab.py, on a copy of chapters/ and labs/). CI runs it after `make test`.
+test-lab: $(LAB_STAMP) chromium
+	$(PYTEST) tests/browser_jupyterlab.py
 
 clean:
 	rm -rf _build .pytest_cache
