@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import ascend_lab as al
-from ascend_lab.ops import standalone
+from ascend_lab.ops import registry, standalone
+from ascend_lab.ops.l0_kernel import dispatch
 from ascend_lab.sweeps import grid, run_case
 
 TILING = dict(dtypes=["float32", "float16", "int8", "bfloat16"], sizes=[1, 7, 100, 4097, 65536, 10**6, 10**9, 2**40],
@@ -36,8 +37,13 @@ def test_tiling_sweep_of_a_thousand_cases_on_a_process_pool():
     assert refused and all(r["status"].startswith(("ValueError: ", "TypeError: ", "TilingError: ")) for r in refused)
     # an attribute goes only to the ops that have it: HardSigmoidGrad rows carry no threshold
     assert all("threshold" not in r or r["op"] != "hard_sigmoid_grad" for r in rows)
-    assert {r["kernel"] for r in rows if r["soc"] == "Ascend950PR"} == {"main"}
-    assert {r["kernel"] for r in rows if r["soc"] == "Ascend910B4"} == {"tbe"}
+    # kernel None = what CANN runs: the stock flavour where the op has one (main on 950, TBE on A2), else its own
+    for soc_name, stock in (("Ascend950PR", "main"), ("Ascend910B4", "tbe")):
+        on_soc = [r for r in rows if r["soc"] == soc_name]
+        with_stock = {r["kernel"] for r in on_soc if stock in registry.get(r["op"]).kernels}
+        assert with_stock == {stock}
+        assert all(r["kernel"] == dispatch(registry.get(r["op"]), al.platform.get_soc(soc_name))[0].flavour
+                   for r in on_soc)
 
 
 def test_any_executor_gives_the_same_rows():
