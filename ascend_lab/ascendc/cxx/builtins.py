@@ -14,7 +14,7 @@ from .ctypes import BOOL, INT32, INT64, VOID, CType, arith
 from .values import NC, E, const_code, convert_const
 
 if TYPE_CHECKING:
-    from .translate import _Inst
+    from .decls import Inst
 
 __all__ = ["Builtins"]
 
@@ -22,7 +22,7 @@ __all__ = ["Builtins"]
 class Builtins:
     """``b_<NAME>`` translations of the entry's macros and the AscendC helpers called like functions."""
 
-    def _tiling_struct(self, node: Node, sname: str | None) -> _Inst:
+    def _tiling_struct(self, node: Node, sname: str | None) -> Inst:
         name = sname or self.tr.tiling_default
         if name is None:
             cands = [c for c in self.tr.classes if c.endswith("TilingData")]

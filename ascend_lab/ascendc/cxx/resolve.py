@@ -11,7 +11,7 @@ from tree_sitter import Node
 
 from . import api
 from .ctypes import AUTO, INT32, CType, scalar_type
-from .decls import _Inst
+from .decls import Inst
 from .preprocess import Unit
 from .values import spell
 
@@ -21,7 +21,7 @@ __all__ = ["TypeResolution"]
 class TypeResolution:
     """Types and template arguments of the kernel's declarations (a mixin of the Translator)."""
 
-    def _alias(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None = None) -> tuple[str, CType]:
+    def _alias(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None = None) -> tuple[str, CType]:
         if node.type == "alias_declaration":
             return (node.child_by_field_name("name").text.decode(),
                     self.type_of(unit, node.child_by_field_name("type"), bind, inst))
@@ -46,7 +46,7 @@ class TypeResolution:
         return node.text.decode()
 
     # ---- types ------------------------------------------------------------------------------------------------
-    def type_of(self, unit: Unit, node: Node | None, bind: dict[str, Any], inst: _Inst | None = None) -> CType:
+    def type_of(self, unit: Unit, node: Node | None, bind: dict[str, Any], inst: Inst | None = None) -> CType:
         if node is None:
             return AUTO
         t = node.type
@@ -97,7 +97,7 @@ class TypeResolution:
         raise self.error(unit, node, f"this type ({t}) is not supported")
 
     def _member_type(self, unit: Unit, scope: Node | None, inner: Node, bind: dict[str, Any],
-                     inst: _Inst | None) -> CType | None:
+                     inst: Inst | None) -> CType | None:
         """A type named through a class: ``std::conditional<c, A, B>::type``, ``std::conditional_t<c, A, B>``,
         ``typename ComputeType<T>::type`` (a member alias of a class of the kernel)."""
         if scope is not None and scope.type == "namespace_identifier" and scope.text.decode() == "std" and \
@@ -128,7 +128,7 @@ class TypeResolution:
         return args[1] if args[0] else args[2]
 
     def named_type(self, unit: Unit, node: Node, name: str, args: tuple[Any, ...] | None, bind: dict[str, Any],
-                   inst: _Inst | None) -> CType:
+                   inst: Inst | None) -> CType:
         if args is None:
             if name in bind:
                 b = bind[name]
@@ -175,7 +175,7 @@ class TypeResolution:
                          "the kernel's own classes and structs")
 
     def template_args(self, unit: Unit, node: Node | None, bind: dict[str, Any],
-                      inst: _Inst | None = None) -> tuple[Any, ...]:
+                      inst: Inst | None = None) -> tuple[Any, ...]:
         out: list[Any] = []
         for a in node.named_children if node is not None else []:
             if a.type == "type_descriptor":
@@ -190,7 +190,7 @@ class TypeResolution:
                 out.append(self.const_eval(unit, a, bind, inst))
         return tuple(out)
 
-    def _value_name(self, name: str, bind: dict[str, Any], inst: _Inst | None) -> bool:
+    def _value_name(self, name: str, bind: dict[str, Any], inst: Inst | None) -> bool:
         last = name.split("::")[-1]
         if last in bind:
             return not isinstance(bind[last], CType)

@@ -23,7 +23,7 @@ from .ctypes import (
     VOID,
     CType,
 )
-from .decls import _ClassDecl, _FuncDecl, _Inst, _Method, _TParams, _Wrap
+from .decls import ClassDecl, FuncDecl, Inst, Method, TParams, Wrap
 from .errors import KernelCompileError
 from .function import FunctionTranslator
 from .preprocess import Preprocessed, Unit
@@ -32,6 +32,9 @@ from .syntax import check_syntax, error_at, parse, unwrap
 from .values import NC, Chunk, E, const_code, convert_const, cxx_spelling, mangle, safe_name, spell
 
 __all__ = ["Chunk", "Translator", "check_syntax", "parse"]
+
+# the records' names inside the translator, and for the modules that annotate with ``translate._Inst``
+_ClassDecl, _FuncDecl, _Inst, _Method, _TParams, _Wrap = ClassDecl, FuncDecl, Inst, Method, TParams, Wrap
 
 
 class Translator(TypeResolution):
