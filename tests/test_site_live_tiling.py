@@ -196,8 +196,7 @@ def want_rows(cores: str) -> int:
 def test_live_tiling_over_file_says_why(site, browser):  # noqa: F811
     page, log = _open(browser, _file_url(PAGE), ())
     try:
-        _settle(page, site.html[PAGE])
-        page.wait_for_timeout(500)
+        _settle(page, site.html[PAGE])                 # waits for the panel to have decided (data-state)
         assert page.get_attribute("#lt-panel", "data-state") == "file"
         status = page.inner_text("#lt-status")
         assert "file://" in status and "web server" in status and "precomputed explorer" in status

@@ -147,8 +147,7 @@ def test_chapter8_viewer_shows_cores_and_a_clicked_slice(site, browser, scheme, 
         before = frame.evaluate(scale)
         for _ in range(5):
             page.keyboard.press("w")
-        page.wait_for_timeout(600)
-        assert frame.evaluate(scale) > before
+        frame.wait_for_function(f"(before) => ({scale})() > before", arg=before, timeout=10_000)
     finally:
         page.close()
     assert not log.problems(), log.problems()
