@@ -772,55 +772,76 @@ def run_battery(fn: Any, cases: Iterable[Case], *, title: str,
         return report(0, Failure(0, None, "a function", f"{type(fn).__name__} {_short(repr(fn), 80)}",
                                  why="pass your function itself, e.g. check(my_function), not its result"))
     changed = integrity.tampered()
-    if changed:
-        return report(0, _tamper_failure(0, None, changed))
+    refused = _tamper_failure(0, None, changed) if changed else _refusal(fn) if refuse_reference else None
+    if refused is not None:
+        return report(0, refused)
     reference = is_reference(fn)
-    if refuse_reference and not _REFERENCE_ALLOWED[0]:
-        if reference:
-            return report(0, Failure(
-                0, None, "your own function or class", _reference_name(fn),
-                why="this is the reference solution, not your code: it was imported from "
-                    f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Check the one you wrote "
-                    "(the skeleton's cell, filled in); the reference is in the collapsed solution "
-                    "cell when you want to compare"))
-        behind = reference_behind(fn)
-        if behind:
-            name = getattr(fn, "__qualname__", type(fn).__name__)
-            return report(0, Failure(
-                0, None, "your own function or class", f"{name}, which {behind}",
-                why="you called the reference: your code is built on the reference solution in "
-                    f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Write it without the reference "
-                    "(the collapsed solution cell shows it when you want to compare)"))
     coverage: dict[str, list[str]] = {}
     looked = time.perf_counter()
     for index, case in enumerate(cases, 1):
         failure = _run_case(fn, case, index, call or _default_call)
-        # the kit that judges, looked at again once per 25 ms of cases (2 ms a look; lab 1 runs 2400 quick cases)
-        changed = ""
-        if failure is not None or time.perf_counter() - looked > 0.025:
-            changed, looked = integrity.tampered(judges_only=True), time.perf_counter()
+        changed, looked = _look(failure is not None, looked)
         if changed:
             return report(index, _tamper_failure(index, case, changed), coverage)
         if failure is not None:
             return report(index, failure, coverage)
-        for tag in case.covers:
-            group, _, value = tag.partition(":")
-            values = coverage.setdefault(group, [])
-            if value not in values:
-                values.append(value)
+        _cover(coverage, case)
     lines = list(summary() if callable(summary) else summary)
     changed = integrity.tampered()
     if changed:
         return report(len(cases), _tamper_failure(len(cases), cases[-1] if cases else None, changed), coverage)
-    if hidden is not None and seed_given:
-        lines.insert(0, f"the hidden cases came from the seed you passed (seed={seed}), so they could be known "
-                        "beforehand: only a check with a seed drawn now, check(fn), counts")
+    return report(len(cases), None, coverage, _caveats(fn, reference, seed if hidden is not None and seed_given
+                                                        else None) + lines)
+
+
+def _look(now: bool, looked: float) -> tuple[str, float]:
+    """The judging kit looked at again (:func:`integrity.tampered`) after a failure, or once per 25 ms of cases: a look
+    costs 2 ms, and lab 1 runs 2400 quick cases. Returns what changed ("" for nothing) and when it looked."""
+    if now or time.perf_counter() - looked > 0.025:
+        return integrity.tampered(judges_only=True), time.perf_counter()
+    return "", looked
+
+
+def _cover(coverage: dict[str, list[str]], case: Case) -> None:
+    for tag in case.covers:
+        group, _, value = tag.partition(":")
+        values = coverage.setdefault(group, [])
+        if value not in values:
+            values.append(value)
+
+
+def _refusal(fn: Any) -> Failure | None:
+    """The failure before the first case for a reference solution, or code built on one (outside
+    ``reference_allowed``); None for the learner's own code."""
+    if _REFERENCE_ALLOWED[0]:
+        return None
+    if is_reference(fn):
+        return Failure(0, None, "your own function or class", _reference_name(fn),
+                       why="this is the reference solution, not your code: it was imported from "
+                           f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Check the one you wrote (the "
+                           "skeleton's cell, filled in); the reference is in the collapsed solution cell when you "
+                           "want to compare")
+    behind = reference_behind(fn)
+    if not behind:
+        return None
+    return Failure(0, None, "your own function or class", f"{getattr(fn, '__qualname__', type(fn).__name__)}, which "
+                   f"{behind}", why="you called the reference: your code is built on the reference solution in "
+                   f"{_SOLUTIONS_MODULE}, so passing would prove nothing. Write it without the reference (the "
+                   "collapsed solution cell shows it when you want to compare)")
+
+
+def _caveats(fn: Any, reference: bool, given_seed: int | None) -> list[str]:
+    """The first lines of a passing report that say what it does not prove."""
+    lines = []
     if reference:
-        lines.insert(0, f"this checked the reference solution, {_reference_name(fn)}, not code of yours")
+        lines.append(f"this checked the reference solution, {_reference_name(fn)}, not code of yours")
     elif _REFERENCE_ALLOWED[0]:
-        lines.insert(0, "this check ran inside reference_allowed(): the reference was in reach, so this checked the "
-                        "reference solution's reach, not code of yours")
-    return report(len(cases), None, coverage, lines)
+        lines.append("this check ran inside reference_allowed(): the reference was in reach, so this checked the "
+                     "reference solution's reach, not code of yours")
+    if given_seed is not None:
+        lines.append(f"the hidden cases came from the seed you passed (seed={given_seed}), so they could be known "
+                     "beforehand: only a check with a seed drawn now, check(fn), counts")
+    return lines
 
 
 def _tamper_failure(index: int, case: Case | None, changed: str) -> Failure:

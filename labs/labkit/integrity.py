@@ -24,10 +24,22 @@ Changing the kit (:func:`tampered`)
     the kit, numpy, builtins -- once per 25 ms of cases, and at everything before the first case and before a
     passing report: a patch put in and taken out again within one such window can go unseen.)
 
-What stays open, honestly: code that runs *before* the kit is first imported can patch a module before it is
-sealed (the code-origin rule still catches a function written by the learner, not a library function put in its
-place); ``ctypes`` before a check, or a C extension, can do anything; and a learner can read the kit's source and
-the rounds it draws. The checks make each of these a deliberate act that a passing report does not hide.
+Returned answers (:func:`learner_dunder`)
+    An answer whose class defines ``__eq__``, ``__bool__``, ``__array__`` ... in the learner's code (alone or inside a
+    list, tuple or dict) fails its case: it would equal anything.
+
+What stays open, honestly -- each a deliberate act, none of which a passing report hides from a reviewer who reads
+the learner's code:
+
+* code that runs before the kit is first imported can patch a module before it is sealed (the code-origin rule
+  still catches a function the learner wrote, not a library function put in its place);
+* code compiled under a file name of the kit (``compile(src, ".../labkit/x.py", "exec")``) passes for the kit's:
+  the hook and the guards judge code by its file;
+* an answer key's unguarded oracle stays reachable through its closure (``oracle.__closure__``), and every source
+  of the kit can be read and copied (a lab 6 session's bugs, too, from its seed);
+* ``ctypes`` before a check, or a C extension, can do anything;
+* the judging modules are looked at once per 25 ms of cases: a patch put in and taken out again within one window
+  can go unseen, and so can the reference switch flipped on and off again inside one call of the learner's code.
 """
 
 from __future__ import annotations
@@ -40,10 +52,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["IntrospectionUsed", "case_running", "install", "learner_dunder", "learner_frame_between", "run_learner",
-           "tampered"]
+__all__ = ["IntrospectionUsed", "install", "learner_dunder", "learner_frame_between", "run_learner", "tampered"]
 
-_KIT_DIR = str(Path(__file__).resolve().parent)
 _SYSTEM_DIRS = tuple(sorted({str(Path(p).resolve()) for k in ("stdlib", "platstdlib", "purelib", "platlib")
                              if (p := sysconfig.get_paths().get(k))}))
 #: Standard modules that read a caller's frame for its module name or line, not for its locals.
@@ -85,6 +95,8 @@ def _origin(filename: str) -> str:
 
         if filename.startswith("<frozen"):
             origin = "system"
+        elif filename.startswith("<string"):      # exec("...") of the learner's, or a dataclass's generated method
+            origin = "learner"
         elif errors.in_library(filename):
             path = filename if filename.startswith("<") else str(Path(filename).resolve())
             origin = "system" if any(path.startswith(d + os.sep) for d in _SYSTEM_DIRS) else "kit"
@@ -92,15 +104,6 @@ def _origin(filename: str) -> str:
             origin = "learner"
         _ORIGINS[filename] = origin
     return origin
-
-
-def case_running(frame: types.FrameType | None) -> bool:
-    """Is :func:`run_learner` on the stack from ``frame`` outward?"""
-    while frame is not None:
-        if frame.f_code is _RUN_CODE:
-            return True
-        frame = frame.f_back
-    return False
 
 
 def learner_frame_between(frame: types.FrameType | None) -> types.FrameType | None:
@@ -225,7 +228,9 @@ def _written_by_learner(value: Any) -> bool:
     are never the learner's, whatever relative file name their code object carries.)"""
     func = getattr(value, "__func__", value)
     func = getattr(func, "fget", func)
-    return isinstance(func, types.FunctionType) and _origin(func.__code__.co_filename) == "learner"
+    if not isinstance(func, types.FunctionType) or func.__code__.co_filename.startswith("<string"):
+        return False           # (dataclasses and namedtuples generate the kit's own methods from "<string>")
+    return _origin(func.__code__.co_filename) == "learner"
 
 
 def _seal(module: types.ModuleType) -> None:
