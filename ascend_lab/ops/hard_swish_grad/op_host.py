@@ -43,6 +43,9 @@ _KEYS = {"float32": 0, "float16": 1, "bfloat16": 2}
 
 
 class HardSwishGradTilingData(TilingData):
+    """The struct of the kernel's ``hard_swish_grad_tiling_data.h`` (3 x int64 = 24 bytes): the element count,
+    each core's share and the elements of one UB tile."""
+
     totalLength: int64
     blockFactor: int64
     ubFactor: int64

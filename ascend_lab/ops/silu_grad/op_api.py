@@ -24,6 +24,9 @@ API = "aclnnSiluBackward"
 @guard_phase1(API + "GetWorkspaceSize")
 def aclnnSiluBackwardGetWorkspaceSize(gradOutput: Any, self: Any, gradInput: Any, workspaceSize: Any = OUT,
                                       executor: Any = OUT) -> tuple[int, int, Any]:
+    """Phase 1 of aclnnSiluBackward: check the three tensors (same dtype and shape, a dtype the op definition
+    registers), then build the graph Contiguous -> SiluGrad kernel -> ViewCopy. Returns ``(status,
+    workspace_size, executor)``; a failed check is its status code, never an exception."""
     exe = aclOpExecutor(API)
     tensors = (("gradOutput", gradOutput), ("self", self), ("gradInput", gradInput))
     for name, t in tensors:
@@ -46,6 +49,7 @@ def aclnnSiluBackwardGetWorkspaceSize(gradOutput: Any, self: Any, gradInput: Any
 
 
 def aclnnSiluBackward(workspace: Any, workspaceSize: int, executor: Any, stream: Any) -> int:
+    """Phase 2: run the executor phase 1 built on ``stream`` (CommonOpExecutorRun's checks and status codes)."""
     return CommonOpExecutorRun(API, workspace, workspaceSize, executor, stream)
 
 
