@@ -1060,3 +1060,27 @@ def test_lab4_asks_for_ubdatanumber_from_the_plan():
         assert says in report.failure.why, str(report)
         assert not any(f" {n} slices" in report.failure.why for n in (7, 8, 9, 10, 14, 15, 16)), str(report)
     assert lab4.check(_lab4_learner(lambda s: s)).passed       # the same source, as the learner's own: passes
+
+
+def test_lab12_a_kernel_that_ignores_the_short_last_tile_fails_on_a_shape_the_tile_does_not_divide():
+    """Issue 22 item 7: the worked example (one row per core) passes such a kernel; a shape whose rows a tile does not
+    divide fails it -- on an announced case, and on every set drawn at check time."""
+    lab12 = get(12).load()
+    from labkit.lab5_copy_compute import compile_kernel
+
+    source = solutions.KernelRowThreshold.sources[-1].text.replace(
+        "int64_t rowsHere = i < tiles - 1 ? tileRows : coreRows - tileRows * i;", "int64_t rowsHere = tileRows;")
+    assert "int64_t rowsHere = tileRows;" in source
+    mine = compile_kernel(source, name="<lab12 no short tile>")
+
+    def pieces():
+        return {"tiling": solutions.row_threshold_tiling, "kernel": mine}
+
+    with reference_allowed():                         # the reference's tiling, the learner's kernel
+        report = lab12.check(pieces, seed=1)
+        assert not report.passed and report.run == 3, str(report)          # the first shape with tails of rows
+        assert "last tile has the rows that are left" in report.failure.hint, str(report)
+        assert "<lab12 no short tile>, line" in report.failure.where, str(report)
+        for seed in (1, 2, 3):                        # and every set of shapes drawn at check time catches it
+            drawn = checker.run_battery(pieces, lab12._hidden(np.random.default_rng(seed)), title="drawn")
+            assert not drawn.passed, f"seed {seed}: {drawn}"
