@@ -72,8 +72,11 @@ def k_select(*args, filler: int, mode: int, dtype: str = "float32", mask_dtype: 
     pipe.InitBuffer(fill, filler if last else 32)
     n = 256 // T.itemsize
     s, m = src.Get(T), msk.Get(np.dtype(mask_dtype))
-    Duplicate(s, 1, n)
-    Duplicate(msk.Get(np.uint8), 0x55, 32)
+    if T.itemsize == 2:         # 1 as its 16 bits: Duplicate takes no bfloat16 on 910A/310P (ascendc.arith_dtypes)
+        Duplicate(src.Get(np.uint16), int(np.ones(1, T).view(np.uint16)[0]), n)
+    else:
+        Duplicate(s, 1, n)
+    Duplicate(msk.Get(np.uint16), 0x5555, 16)     # Duplicate takes no uint8 (arith_dtypes): the same bytes as uint16
     for t in range(tiles):
         out = qout.AllocTensor(T)
         sel = mode if t == tiles - 1 else 0
@@ -331,7 +334,7 @@ def test_a_partial_repeat_is_predicate_masked_on_the_950_and_stale_elsewhere(ins
         x.data[:] = np.arange(128, dtype=np.float32)
         Duplicate(b.Get(np.float32), -1.0, 128)
         mask = m.Get(np.uint8)
-        Duplicate(mask, 0xA5, 64)                                      # stale bits
+        Duplicate(m.Get(np.uint16), 0xA5A5, 32)                        # stale bits (Duplicate takes no uint8)
         if instr == "Compare":
             Compare(mask, x, b.Get(np.float32), CMPMODE.GT, 100)
         else:
