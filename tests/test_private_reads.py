@@ -36,11 +36,6 @@ FAST_PATH = re.compile(r"#\s*fast path:.*\d\s*(ns|us|µs|ms|s|%|x)\b")
 
 #: module (path under ascend_lab/) -> owner and what is left, for reads in files other engineers are editing.
 KNOWN: dict[str, str] = {
-    "ascendc/cxx/calls.py": "C++ front end: translate._Inst (make it public)",
-    "ascendc/cxx/expressions.py": "C++ front end: translate._Inst",
-    "ascendc/cxx/function.py": "C++ front end: translate._Inst",
-    "ascendc/cxx/values.py": "C++ front end: translate._Inst",
-    "ascendc/cxx/statements.py": "C++ front end: self.tr._alias (the translator's alias table)",
     "ascendc/datacopy.py": "lead/instructions split: DataCopy's fast path reads GlobalTensor._alloc/_start/_typed, "
                            "tensor._typed_view and the cost model's _in_cache/_out_cache",
     "ascendc/instructions_adv.py": "instructions split: the shared vector helpers of instructions/instructions_math",

@@ -29,7 +29,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .translate import _Inst
+    from .decls import Inst
 
 __all__ = ['Calls']
 
@@ -164,7 +164,7 @@ class Calls:
             out.append(self.convert(e, pt, a))
         return out
 
-    def _param_types(self, fnode: Node, bind: dict[str, Any], inst: _Inst | None, unit: Unit) -> list[CType]:
+    def _param_types(self, fnode: Node, bind: dict[str, Any], inst: Inst | None, unit: Unit) -> list[CType]:
         decl = fnode.child_by_field_name("declarator")
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_name("declarator")
@@ -177,7 +177,7 @@ class Calls:
             out.append(ptype)
         return out
 
-    def _deduce(self, tparams: list[Any], fnode: Node, unit: Unit, inst: _Inst | None, targs: tuple[Any, ...],
+    def _deduce(self, tparams: list[Any], fnode: Node, unit: Unit, inst: Inst | None, targs: tuple[Any, ...],
                 arg_nodes: list[Node], node: Node, base_bind: dict[str, Any]) -> tuple[Any, ...]:
         """Template argument deduction, the simple cases: a parameter of type T, LocalTensor<T>, T& from the
         argument's type."""
@@ -240,7 +240,7 @@ class Calls:
               if not (p.type == "parameter_declaration" and p.text.decode().strip() == "void")]
         return len(ps)
 
-    def call_method(self, node: Node, obj: str, inst: _Inst, name: str, targs: tuple[Any, ...],
+    def call_method(self, node: Node, obj: str, inst: Inst, name: str, targs: tuple[Any, ...],
                     arg_nodes: list[Node]) -> E:
         """``obj.name(args)`` on a class of the kernel, bound statically as C++ binds a non-virtual call: the
         method of the class (or nearest base) that declares it, called as ``Class.method(obj, ...)``."""

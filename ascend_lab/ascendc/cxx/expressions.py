@@ -37,7 +37,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .translate import _Inst
+    from .decls import Inst
 
 __all__ = ['Expressions']
 
@@ -195,7 +195,7 @@ class Expressions:
         raise self.err(node, f"unknown name '{name}'",
                        "declare it before use (a local, a parameter, a member of the class, a constexpr)")
 
-    def member(self, inst: _Inst, obj: str, name: str) -> E | None:
+    def member(self, inst: Inst, obj: str, name: str) -> E | None:
         """``obj.name`` on a class of the kernel, looked up through its bases: a field, a static constant (folded),
         or a method (to call); None when the class has no such member."""
         ftype = inst.field_type(name)

@@ -24,7 +24,8 @@ from .syntax import unwrap
 from .values import E, const_code, safe_name, spell
 
 if TYPE_CHECKING:
-    from .translate import Translator, _Inst
+    from .decls import Inst
+    from .translate import Translator
 
 __all__ = ['FunctionTranslator']
 
@@ -32,7 +33,7 @@ __all__ = ['FunctionTranslator']
 class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
     """Translates one function body (or a constant expression) with its scopes."""
 
-    def __init__(self, tr: Translator, unit: Unit, bind: dict[str, Any], inst: _Inst | None, ret: CType | None,
+    def __init__(self, tr: Translator, unit: Unit, bind: dict[str, Any], inst: Inst | None, ret: CType | None,
                  entry: bool = False):
         self.tr = tr
         self.unit = unit
@@ -201,7 +202,7 @@ class FunctionTranslator(Statements, Expressions, Conversions, Calls, Builtins):
             return self.default(ctype, node)
         raise self.err(node, f"cannot brace-initialise a {ctype} here")
 
-    def _inst_of(self, ctype: CType) -> _Inst:
+    def _inst_of(self, ctype: CType) -> Inst:
         return self.tr.inst_by_name(ctype.name)
 
 

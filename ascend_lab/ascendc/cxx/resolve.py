@@ -21,7 +21,7 @@ __all__ = ["TypeResolution"]
 class TypeResolution:
     """Types and template arguments of the kernel's declarations (a mixin of the Translator)."""
 
-    def _alias(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None = None) -> tuple[str, CType]:
+    def alias(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None = None) -> tuple[str, CType]:
         if node.type == "alias_declaration":
             return (node.child_by_field_name("name").text.decode(),
                     self.type_of(unit, node.child_by_field_name("type"), bind, inst))

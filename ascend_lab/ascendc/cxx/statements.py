@@ -114,7 +114,7 @@ class Statements:
         self.tr.static_assert(self.unit, node, self.bind, self.inst)
 
     def s_alias_declaration(self, node: Node) -> None:
-        name, ctype = self.tr._alias(self.unit, node, self.bind)
+        name, ctype = self.tr.alias(self.unit, node, self.bind)
         self.bind = {**self.bind, name: ctype}
 
     s_type_definition = s_alias_declaration

@@ -33,9 +33,6 @@ from .values import NC, Chunk, E, const_code, convert_const, cxx_spelling, mangl
 
 __all__ = ["Chunk", "Translator", "check_syntax", "parse"]
 
-# the records' names inside the translator, and for the modules that annotate with ``translate._Inst``
-_ClassDecl, _FuncDecl, _Inst, _Method, _TParams, _Wrap = ClassDecl, FuncDecl, Inst, Method, TParams, Wrap
-
 
 class Translator(TypeResolution):
     """Holds the declarations of a preprocessed kernel and instantiates what the entry needs."""
@@ -43,10 +40,10 @@ class Translator(TypeResolution):
     def __init__(self, pre: Preprocessed, trees: list[tuple[Unit, Any]], constants: dict[str, Any] | None = None):
         self.pre = pre
         self.overrides = dict(constants or {})
-        self.classes: dict[str, _ClassDecl] = {}
-        self.funcs: dict[str, list[_FuncDecl]] = {}
+        self.classes: dict[str, ClassDecl] = {}
+        self.funcs: dict[str, list[FuncDecl]] = {}
         #: explicit specialisations of function templates: name -> [(their template argument list, the function)]
-        self.func_specs: dict[str, list[tuple[Node, _FuncDecl]]] = {}
+        self.func_specs: dict[str, list[tuple[Node, FuncDecl]]] = {}
         self.globals: dict[str, E] = {}
         #: functions (by their Python name) that write scalar reference parameters: those parameters' indices
         self.out_refs: dict[str, list[int]] = {}
@@ -67,8 +64,8 @@ class Translator(TypeResolution):
         return error_at(unit, node, reason, hint)
 
     # ---- declarations -----------------------------------------------------------------------------------------
-    def _tparams(self, unit: Unit, node: Node) -> _TParams:
-        out = _TParams()
+    def _tparams(self, unit: Unit, node: Node) -> TParams:
+        out = TParams()
         for p in node.named_children:
             default = p.child_by_field_name("default_type") or p.child_by_field_name("default_value")
             if p.type in ("type_parameter_declaration", "optional_type_parameter_declaration"):
@@ -98,11 +95,11 @@ class Translator(TypeResolution):
                 else:                                   # extern "C" void f(...) {...}
                     self._declare(unit, body, None)
             elif t == "template_declaration":
-                tp = _TParams(tparams or []) + self._tparams(unit, child.child_by_field_name("parameters"))
+                tp = TParams(tparams or []) + self._tparams(unit, child.child_by_field_name("parameters"))
                 inner = [c for c in child.named_children if c.type != "template_parameter_list"]
                 for c in inner:
                     if c.type == "template_declaration":        # template <T> template <U> K<T>::f<U>(...)
-                        self._collect(unit, _Wrap(c), tp)
+                        self._collect(unit, Wrap(c), tp)
                     else:
                         self._declare(unit, c, tp)
             elif t in ("comment", "using_declaration", "preproc_call"):
@@ -130,11 +127,11 @@ class Translator(TypeResolution):
                 specs = self.func_specs.setdefault(fname, [])
                 # its own Python name (f_spec0, f_spec1 ...): two specialisations are two functions
                 specs.append((name_node.child_by_field_name("arguments"),
-                              _FuncDecl(f"{fname}_spec{len(specs)}", node, unit, [])))
+                              FuncDecl(f"{fname}_spec{len(specs)}", node, unit, [])))
                 return
             else:
                 fname = name_node.text.decode() if name_node is not None else ""
-            self.funcs.setdefault(fname, []).append(_FuncDecl(fname, node, unit, tparams or []))
+            self.funcs.setdefault(fname, []).append(FuncDecl(fname, node, unit, tparams or []))
         elif t == "declaration":
             if any(d.type == "function_declarator" for d in node.children_by_field_name("declarator")):
                 return                                  # a prototype: the definition says all
@@ -143,7 +140,7 @@ class Translator(TypeResolution):
                                  "write a static constexpr member of a class template, or std::is_same_v<A, B>")
             self._declare_global(unit, node)
         elif t in ("alias_declaration", "type_definition"):
-            name, ctype = self._alias(unit, node, {})
+            name, ctype = self.alias(unit, node, {})
             self.aliases[name] = ctype
         elif t == "expression_statement":
             self._top_statement(unit, node)
@@ -215,10 +212,10 @@ class Translator(TypeResolution):
             return
         name = name_node.text.decode()
         if node.child_by_field_name("body") is None:    # a forward declaration: a specialisation may follow
-            self.classes.setdefault(name, _ClassDecl(name, None, unit, tparams, is_struct))
+            self.classes.setdefault(name, ClassDecl(name, None, unit, tparams, is_struct))
             return
         old = self.classes.get(name)
-        decl = _ClassDecl(name, node, unit, tparams, is_struct)
+        decl = ClassDecl(name, node, unit, tparams, is_struct)
         decl.base = next((c for c in base.named_children if c.type != "access_specifier"), None) if base else None
         if old is not None:
             decl.specialisations = old.specialisations
@@ -243,7 +240,7 @@ class Translator(TypeResolution):
                 value = convert_const(self.const_eval(unit, d.child_by_field_name("value"), {}), ctype)
             self.globals[name] = E(const_code(value, ctype), ctype, value)
 
-    def instantiate_class(self, unit: Unit, node: Node, decl: _ClassDecl, args: tuple[Any, ...]) -> _Inst:
+    def instantiate_class(self, unit: Unit, node: Node, decl: ClassDecl, args: tuple[Any, ...]) -> Inst:
         args = self.with_defaults(decl.tparams, args)
         key = args
         if key in decl.insts:
@@ -257,7 +254,7 @@ class Translator(TypeResolution):
                 raise self.error(unit, node, f"template parameter '{pname}' of '{decl.name}' is a type, got {a}")
             bind[pname] = a if kind == "type" else convert_const(a, ptype)
         pyname = decl.name + "".join("_" + mangle(a) for a in args)
-        inst = _Inst(decl, args, pyname, bind, node=decl.node, unit=decl.unit)
+        inst = Inst(decl, args, pyname, bind, node=decl.node, unit=decl.unit)
         for args_node, snode, sunit in decl.specialisations:
             if self.template_args(sunit, args_node, {}) == args:
                 inst.node, inst.unit, inst.bind = snode, sunit, {}
@@ -270,7 +267,7 @@ class Translator(TypeResolution):
         self._emit_class(inst)
         return inst
 
-    def _members(self, inst: _Inst) -> None:
+    def _members(self, inst: Inst) -> None:
         decl, unit = inst.decl, inst.unit
         if decl.base is not None and inst.node is decl.node:
             btype = self.type_of(unit, decl.base, inst.bind, inst)
@@ -299,7 +296,7 @@ class Translator(TypeResolution):
                 self._field(inst, m)
                 continue
             if t in ("alias_declaration", "type_definition"):
-                name, ctype = self._alias(unit, m, inst.bind, inst)
+                name, ctype = self.alias(unit, m, inst.bind, inst)
                 inst.aliases[name] = ctype
                 continue
             if t == "static_assert_declaration":
@@ -316,7 +313,7 @@ class Translator(TypeResolution):
                 # an out-of-class definition may name the class's parameters its own way (K<U>::f)
                 self._add_method(inst, node, munit, extra, outer=tparams[:len(decl.tparams)])
 
-    def _add_method(self, inst: _Inst, node: Node, unit: Unit, tparams: list[Any],
+    def _add_method(self, inst: Inst, node: Node, unit: Unit, tparams: list[Any],
                     outer: list[Any] | None = None) -> None:
         name_node = self._declarator_name(node.child_by_field_name("declarator"))
         name = self._strip_ns(name_node) if name_node is not None else ""
@@ -326,7 +323,7 @@ class Translator(TypeResolution):
         if re.match(r"\s*virtual\b", text) or "virtual " in text.split("(")[0]:
             raise self.error(unit, node, "virtual methods are not supported",
                              "AscendC kernels do not use virtual dispatch: make it a plain method")
-        method = _Method(name, node, unit, tparams)
+        method = Method(name, node, unit, tparams)
         if outer:
             method.tparams = [("rename", outer, None), *tparams]
         if name == inst.decl.name:
@@ -336,7 +333,7 @@ class Translator(TypeResolution):
         else:
             inst.methods.setdefault(name, []).append(method)
 
-    def _field(self, inst: _Inst, node: Node) -> None:
+    def _field(self, inst: Inst, node: Node) -> None:
         unit = inst.unit
         specs = " ".join(c.text.decode() for c in node.children if c.type in ("storage_class_specifier",
                                                                                "type_qualifier"))
@@ -363,7 +360,7 @@ class Translator(TypeResolution):
             inst.field_nodes.append((name, ftype, value_node, d))
 
     # ---- compile-time evaluation ------------------------------------------------------------------------------
-    def static_assert(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> None:
+    def static_assert(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None) -> None:
         """``static_assert(cond, "message")``: a compile error where it fails, as in C++."""
         cond = node.child_by_field_name("condition")
         message = node.child_by_field_name("message")
@@ -371,7 +368,7 @@ class Translator(TypeResolution):
             text = message.text.decode()[1:-1] if message is not None else cond.text.decode()
             raise self.error(unit, node, f"static assertion failed: {text}")
 
-    def const_eval(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None = None) -> Any:
+    def const_eval(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None = None) -> Any:
         fx = FunctionTranslator(self, unit, bind, inst, None)
         e = fx.expr(node)
         if e.const is NC:
@@ -380,7 +377,7 @@ class Translator(TypeResolution):
         return e.const
 
     # ---- emission ---------------------------------------------------------------------------------------------
-    def _emit_class(self, inst: _Inst) -> None:
+    def _emit_class(self, inst: Inst) -> None:
         unit = inst.unit
         lines: list[tuple[str, int]] = []
         line0 = inst.node.start_point[0] + 1
@@ -424,7 +421,7 @@ class Translator(TypeResolution):
         self.chunks.append(Chunk(unit.source.name, inst.pyname, "class", lines,
                                  cxx_name=f"{cxx_spelling(inst)}::{inst.decl.name}"))
 
-    def method(self, inst: _Inst, m: _Method, targs: tuple[Any, ...], call_node: Node, unit: Unit) -> tuple[str, CType]:
+    def method(self, inst: Inst, m: Method, targs: tuple[Any, ...], call_node: Node, unit: Unit) -> tuple[str, CType]:
         key = targs
         if key in m.insts:
             return m.insts[key]
@@ -446,7 +443,7 @@ class Translator(TypeResolution):
                                  pyname, f"{cxx_spelling(inst)}::{m.name}{_targ_text(targs)}"))
         return pyname, ret
 
-    def _body(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None, ret: CType, pyname: str,
+    def _body(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None, ret: CType, pyname: str,
               first: list[str], entry: bool = False) -> list[tuple[str, int]]:
         """The Python lines of one function definition: ``def pyname(first..., params):`` and its body."""
         fx = FunctionTranslator(self, unit, bind, inst, ret, entry=entry)
@@ -460,11 +457,11 @@ class Translator(TypeResolution):
             if fx.out_refs else []
         return [(f"def {pyname}({', '.join([*first, *params])}):", line), *(fx.out or [("    pass", line)]), *tail]
 
-    def _return_type(self, unit: Unit, node: Node, bind: dict[str, Any], inst: _Inst | None) -> CType:
+    def _return_type(self, unit: Unit, node: Node, bind: dict[str, Any], inst: Inst | None) -> CType:
         return unwrap(node.child_by_field_name("declarator"), self.type_of(unit, node.child_by_field_name("type"),
                                                                            bind, inst))[1]
 
-    def function(self, fdecl: _FuncDecl, targs: tuple[Any, ...], call_node: Node | None, unit: Unit | None,
+    def function(self, fdecl: FuncDecl, targs: tuple[Any, ...], call_node: Node | None, unit: Unit | None,
                  entry: bool = False) -> tuple[str, CType]:
         targs = self.with_defaults(fdecl.tparams, targs)
         key = targs
@@ -489,7 +486,7 @@ class Translator(TypeResolution):
                                  cxx_name=fdecl.name + _targ_text(targs)))
         return pyname, ret
 
-    def inst_by_name(self, pyname: str) -> _Inst:
+    def inst_by_name(self, pyname: str) -> Inst:
         """The instantiated class whose Python name is ``pyname`` (a struct CType's name)."""
         for decl in self.classes.values():
             for inst in decl.insts.values():
@@ -497,7 +494,7 @@ class Translator(TypeResolution):
                     return inst
         raise KeyError(pyname)
 
-    def struct_layout(self, inst: _Inst) -> tuple[str, int, list[tuple[str, CType]]]:
+    def struct_layout(self, inst: Inst) -> tuple[str, int, list[tuple[str, CType]]]:
         """``struct`` format, size and fields of a plain struct read from tiling bytes (natural C alignment)."""
         fmt, offset, max_align, fields = "<", 0, 1, []
         codes = {(8, True): "b", (8, False): "B", (16, True): "h", (16, False): "H", (32, True): "i",

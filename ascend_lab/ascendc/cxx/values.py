@@ -25,7 +25,7 @@ from .ctypes import (
 )
 
 if TYPE_CHECKING:
-    from .translate import _Inst
+    from .decls import Inst
 
 __all__ = [
     "E",
@@ -181,7 +181,7 @@ def mangle(a: Any) -> str:
     return str(int(a)) if not isinstance(a, bool) else ("true" if a else "false")
 
 
-def cxx_spelling(inst: _Inst) -> str:
+def cxx_spelling(inst: Inst) -> str:
     return inst.decl.name + (f"<{', '.join(spell(a) for a in inst.args)}>" if inst.args else "")
 
 
