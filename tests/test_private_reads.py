@@ -38,9 +38,6 @@ FAST_PATH = re.compile(r"#\s*fast path:.*\d\s*(ns|us|µs|ms|s|%|x)\b")
 KNOWN: dict[str, str] = {
     "ascendc/datacopy.py": "lead/instructions split: DataCopy's fast path reads GlobalTensor._alloc/_start/_typed, "
                            "tensor._typed_view and the cost model's _in_cache/_out_cache",
-    "ascendc/instructions_adv.py": "instructions split: the shared vector helpers of instructions/instructions_math",
-    "ascendc/instructions_reduce.py": "instructions split: the shared vector helpers and dtype constants",
-    "ascendc/mask.py": "instructions split: the shared vector helpers of instructions/instructions_math",
 }
 
 

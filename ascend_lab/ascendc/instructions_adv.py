@@ -19,7 +19,7 @@ from ..base.platform import NpuArch
 from . import sanitizer
 from .core import reserved_ub_bytes
 from .instructions import Adds, Cast, Duplicate, Maxs, Mins, Muls
-from .instructions_math import _F, Div, Exp, _check, _f64, _s, _same, _unary
+from .instructions_math import Div, Exp
 from .issue import check_local as _check_local
 from .issue import tile_of as _tile_of
 from .issue import ub_operand as _span
@@ -30,6 +30,7 @@ from .mask import MaskMode, ResetMask, SetMaskCount, SetMaskNorm, SetVectorMask
 from .mask import UnaryRepeatParams as _URP
 from .mask import binary as _mbin
 from .mask import with_scalar as _mscalar
+from .math_common import FLOAT, check_dtype, dtype_set, same_dtype, unary, via_float64
 from .numerics import RoundMode, cast
 from .tensor import LocalTensor
 
@@ -45,8 +46,8 @@ def Log(dst: LocalTensor, src: LocalTensor, count: int | None = None) -> None:
     result here. Not on Atlas training (910A), where the library compiles it to nothing."""
     ctx = dst.ctx
     if ctx.soc.npu_arch == NpuArch.DAV_1001:
-        sanitizer.check_api_dtype(ctx, "Log", ctx.current_tile, dst.dtype, _s(), _LOG_ARCHS)
-    _unary("Log", _f64(np.log), dst, src, src.size if count is None else count)
+        sanitizer.check_api_dtype(ctx, "Log", ctx.current_tile, dst.dtype, dtype_set(), _LOG_ARCHS)
+    unary("Log", via_float64(np.log), dst, src, src.size if count is None else count)
 
 
 def _stack_buffer(ctx: Any) -> LocalTensor:
@@ -61,34 +62,34 @@ def _stack_buffer(ctx: Any) -> LocalTensor:
 def _vf_once(api: str, fn: Any, dst: LocalTensor, src: LocalTensor, count: int) -> None:
     """The 950's register loop: ``fn`` over float32 (each step rounded in float32), stored to T (RINT)."""
     _check_local(api, dst, src)
-    dt = _same(api, dst, src)
+    dt = same_dtype(api, dst, src)
     ctx = dst.ctx
-    _check(ctx, api, _tile_of(dst, src), dt)
+    check_dtype(ctx, api, _tile_of(dst, src), dt)
     count = int(count)
-    x = _span(src, count, api, False).astype(_F)
+    x = _span(src, count, api, False).astype(FLOAT)
     with np.errstate(all="ignore"):
         y = fn(x)
-    _span(dst, count, api, True)[...] = y if dt == _F else cast(y, dt, RoundMode.CAST_RINT)
+    _span(dst, count, api, True)[...] = y if dt == FLOAT else cast(y, dt, RoundMode.CAST_RINT)
     _vector_done(ctx, api, dst, count, dt.itemsize, lambda: f"{dst.buffer} = {api}({src.buffer})", src)
 
 
 def _f32(fn: Any) -> Any:
     """A float32 step whose exact result is rounded once to float32 (Exp, Div)."""
-    return lambda *a: fn(*(np.asarray(v, np.float64) for v in a)).astype(_F)
+    return lambda *a: fn(*(np.asarray(v, np.float64) for v in a)).astype(FLOAT)
 
 
 _EXP32, _DIV32 = _f32(np.exp), _f32(np.divide)
 
 
 def _sigmoid32(x: np.ndarray) -> np.ndarray:
-    t = _EXP32(np.multiply(x, _F.type(-1)))
-    return _DIV32(np.ones_like(t), np.add(t, _F.type(1)))
+    t = _EXP32(np.multiply(x, FLOAT.type(-1)))
+    return _DIV32(np.ones_like(t), np.add(t, FLOAT.type(1)))
 
 
 def _tanh32(x: np.ndarray) -> np.ndarray:
-    c = np.maximum(np.minimum(x, _F.type(8.8)), _F.type(-8.8))
-    e = _EXP32(np.multiply(c, _F.type(2)))
-    return _DIV32(np.add(e, _F.type(-1)), np.add(e, _F.type(1)))
+    c = np.maximum(np.minimum(x, FLOAT.type(8.8)), FLOAT.type(-8.8))
+    e = _EXP32(np.multiply(c, FLOAT.type(2)))
+    return _DIV32(np.add(e, FLOAT.type(-1)), np.add(e, FLOAT.type(1)))
 
 
 def _chunks(count: int, split: int) -> list[tuple[int, int]]:
@@ -109,8 +110,8 @@ def Sigmoid(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
         _vf_once("Sigmoid", _sigmoid32, dst, src, count)
         return
     _check_local("Sigmoid", dst, src)
-    dt = _same("Sigmoid", dst, src)
-    _check(ctx, "Sigmoid", _tile_of(dst, src), dt)
+    dt = same_dtype("Sigmoid", dst, src)
+    check_dtype(ctx, "Sigmoid", _tile_of(dst, src), dt)
     buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(dt)
     split = buf.size
     if split == 0:
@@ -139,9 +140,9 @@ def Tanh(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
         _vf_once("Tanh", _tanh32, dst, src, count)
         return
     _check_local("Tanh", dst, src)
-    dt = _same("Tanh", dst, src)
-    _check(ctx, "Tanh", _tile_of(dst, src), dt)
-    buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(_F)
+    dt = same_dtype("Tanh", dst, src)
+    check_dtype(ctx, "Tanh", _tile_of(dst, src), dt)
+    buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(FLOAT)
     half = dt.itemsize == 2
     stack = buf.size // (2 if half else 1) // 32 * 32
     if stack == 0:
@@ -205,7 +206,7 @@ def _erf_steps(out: LocalTensor, src: LocalTensor, x: LocalTensor, t1: LocalTens
 
 def _erf32(x: np.ndarray) -> np.ndarray:
     """The same rational function in float32 registers (the 950's loop), every step rounded in float32."""
-    f = _F.type
+    f = FLOAT.type
     x = np.maximum(np.minimum(x, f(_ERF_CLIP)), f(-_ERF_CLIP))
     x2 = x * x
     p = x2 * f(_ERF_P[5])
@@ -231,20 +232,21 @@ def Erf(dst: LocalTensor, src: LocalTensor, *args: Any) -> None:
     tmp, count = _tmp_and_count(src, args)
     ctx = dst.ctx
     if ctx.soc.npu_arch == NpuArch.DAV_1001:
-        sanitizer.check_api_dtype(ctx, "Erf", ctx.current_tile, dst.dtype, _s(), "Erf exists on A2/A3, 310P, 950")
+        sanitizer.check_api_dtype(ctx, "Erf", ctx.current_tile, dst.dtype, dtype_set(),
+                                  "Erf exists on A2/A3, 310P, 950")
     if ctx.soc.npu_arch == NpuArch.DAV_3510:
         _vf_once("Erf", _erf32, dst, src, count)
         return
     _check_local("Erf", dst, src)
-    dt = _same("Erf", dst, src)
-    _check(ctx, "Erf", _tile_of(dst, src), dt)
+    dt = same_dtype("Erf", dst, src)
+    check_dtype(ctx, "Erf", _tile_of(dst, src), dt)
     buf = (tmp if tmp is not None else _stack_buffer(ctx)).ReinterpretCast(dt)
     half = dt.itemsize == 2
     cal = buf.size // (8 if half else 3) // 32 * 32
     if cal == 0:
         raise ValueError(f"Erf: the temporary buffer ({buf.size * dt.itemsize} bytes) is too small: calSize == 0 "
                          f"(at least {(8 if half else 3) * 32 * dt.itemsize} bytes; the library asserts)")
-    f = buf.ReinterpretCast(_F)
+    f = buf.ReinterpretCast(FLOAT)
     t1, t2, t3, t4 = f, f[cal], f[2 * cal], f[3 * cal]
     round_mode = RoundMode.CAST_ROUND if ctx.soc.npu_arch == NpuArch.DAV_2201 else RoundMode.CAST_NONE
     SetMaskCount()

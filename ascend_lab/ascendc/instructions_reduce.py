@@ -18,12 +18,12 @@ import numpy as np
 
 from ..base.platform import NpuArch
 from . import sanitizer
-from .instructions_math import _F, _H, _HF, _I16, _I32, _U16, _U32, _s, _same
 from .issue import check_local as _check_local
 from .issue import tile_of as _tile_of
 from .issue import ub_operand as _span
 from .issue import vector_done as _vector_done
 from .mask import lanes as _mask_lanes
+from .math_common import FLOAT, HALF, HALF_OR_FLOAT, INT16, INT32, UINT16, UINT32, dtype_set, same_dtype
 from .sanitizer import REPEAT_BYTES
 from .tensor import LocalTensor
 
@@ -43,13 +43,15 @@ _ALL_ORDERS = frozenset(ReduceOrder)
 #: WholeReduce* element types and ReduceOrders by architecture (AD ``归约计算/ReduceRepeat.md``, the API's current
 #: name: 数据类型, 约束说明). 910A: half and ORDER_VALUE_INDEX only; 310P: half/float, VALUE_INDEX or INDEX_VALUE.
 REDUCE_DTYPES: dict[NpuArch, dict[str, frozenset[Any]]] = {
-    NpuArch.DAV_1001: {"Sum": _s(_H), "MaxMin": _s(_H), "orders": _s(ReduceOrder.ORDER_VALUE_INDEX)},
-    NpuArch.DAV_2002: {"Sum": _HF, "MaxMin": _HF,
-                       "orders": _s(ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_INDEX_VALUE)},
-    NpuArch.DAV_2201: {"Sum": _HF, "MaxMin": _HF, "orders": _ALL_ORDERS},
-    NpuArch.DAV_3002: {"Sum": _HF, "MaxMin": _HF,
-                       "orders": _s(ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_ONLY_VALUE)},
-    NpuArch.DAV_3510: {"Sum": _s(_H, _F, _I32, _U32), "MaxMin": _s(_I16, _U16, _H, _I32, _U32, _F),
+    NpuArch.DAV_1001: {"Sum": dtype_set(HALF), "MaxMin": dtype_set(HALF),
+                       "orders": dtype_set(ReduceOrder.ORDER_VALUE_INDEX)},
+    NpuArch.DAV_2002: {"Sum": HALF_OR_FLOAT, "MaxMin": HALF_OR_FLOAT,
+                       "orders": dtype_set(ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_INDEX_VALUE)},
+    NpuArch.DAV_2201: {"Sum": HALF_OR_FLOAT, "MaxMin": HALF_OR_FLOAT, "orders": _ALL_ORDERS},
+    NpuArch.DAV_3002: {"Sum": HALF_OR_FLOAT, "MaxMin": HALF_OR_FLOAT,
+                       "orders": dtype_set(ReduceOrder.ORDER_VALUE_INDEX, ReduceOrder.ORDER_ONLY_VALUE)},
+    NpuArch.DAV_3510: {"Sum": dtype_set(HALF, FLOAT, INT32, UINT32),
+                       "MaxMin": dtype_set(INT16, UINT16, HALF, INT32, UINT32, FLOAT),
                        "orders": _ALL_ORDERS},
 }
 
@@ -78,7 +80,7 @@ def _tree_sum(v: np.ndarray) -> np.ndarray:
 def _reduce(api: str, dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, dst_rep_stride: int,
             src_blk_stride: int, src_rep_stride: int, order: Any, is_set_mask: bool) -> None:
     _check_local(api, dst, src)
-    dt = _same(api, dst, src)
+    dt = same_dtype(api, dst, src)
     ctx = dst.ctx
     tile = _tile_of(dst, src)
     limits = REDUCE_DTYPES.get(ctx.soc.npu_arch, REDUCE_DTYPES[NpuArch.DAV_2201])
@@ -88,7 +90,7 @@ def _reduce(api: str, dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int
         sanitizer.check_api_dtype(ctx, api, t, dt, limits["Sum" if api == "WholeReduceSum" else "MaxMin"])
         if order is not None:
             sanitizer.check_api_dtype(ctx, f"{api} with {ReduceOrder(order).name}", t, dt,
-                                      limits["MaxMin"] if ReduceOrder(order) in limits["orders"] else _s(),
+                                      limits["MaxMin"] if ReduceOrder(order) in limits["orders"] else dtype_set(),
                                       "another architecture offers it")
         ctx.api_checked.add(key)
     per = REPEAT_BYTES // dt.itemsize
@@ -165,21 +167,22 @@ def WholeReduceMin(dst: LocalTensor, src: LocalTensor, mask: Any, repeat: int, d
 
 #: BlockReduce* element types by architecture (AD ``归约计算/ReduceDataBlock.md``, the API's current name).
 BLOCK_REDUCE_DTYPES: dict[NpuArch, frozenset[Any]] = {
-    NpuArch.DAV_1001: _s(_H), NpuArch.DAV_2002: _HF, NpuArch.DAV_2201: _HF, NpuArch.DAV_3002: _HF,
-    NpuArch.DAV_3510: _HF,
+    NpuArch.DAV_1001: dtype_set(HALF), NpuArch.DAV_2002: HALF_OR_FLOAT, NpuArch.DAV_2201: HALF_OR_FLOAT,
+    NpuArch.DAV_3002: HALF_OR_FLOAT,
+    NpuArch.DAV_3510: HALF_OR_FLOAT,
 }
 
 
 def _block_reduce(api: str, dst: LocalTensor, src: LocalTensor, repeat: int, mask: Any, dst_rep_stride: int,
                   src_blk_stride: int, src_rep_stride: int, is_set_mask: bool) -> None:
     _check_local(api, dst, src)
-    dt = _same(api, dst, src)
+    dt = same_dtype(api, dst, src)
     ctx = dst.ctx
     key = ("math", api, dt)
     if key not in ctx.api_checked:
         tile = _tile_of(dst, src)
         sanitizer.check_api_dtype(ctx, api, ctx.current_tile if tile is None else tile, dt,
-                                  BLOCK_REDUCE_DTYPES.get(ctx.soc.npu_arch, _HF))
+                                  BLOCK_REDUCE_DTYPES.get(ctx.soc.npu_arch, HALF_OR_FLOAT))
         ctx.api_checked.add(key)
     per = REPEAT_BYTES // dt.itemsize
     blk = 32 // dt.itemsize

@@ -35,12 +35,13 @@ from ..base.platform import NpuArch
 from . import sanitizer
 from .arith_dtypes import check_arith
 from .core import current
-from .instructions_math import _check as _math_check
-from .instructions_math import _divide, _f64
 from .issue import check_local as _check_local
 from .issue import show as _show
 from .issue import ub_operand as _span
 from .issue import vector_done as _vector_done
+from .math_common import check_dtype as _math_check
+from .math_common import divide as _divide
+from .math_common import via_float64 as _f64
 from .numerics import RoundMode, cast
 from .numerics import scalar as _scalar
 from .sanitizer import REPEAT_BYTES
