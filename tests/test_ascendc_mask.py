@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_ascendc_math import A2, A950, T910A, run_api, same
+from test_ascendc_math import A2, A950, P310, T910A, run_api, same
 from test_cxx_frontend import API_KERNEL, PyApi, _events
 
 from ascend_lab.ascendc import (
+    CMPMODE,
     MASK_PLACEHOLDER,
+    Add,
     BinaryRepeatParams,
+    CompareScalar,
     CopyRepeatParams,
     Duplicate,
     KernelError,
@@ -197,3 +200,89 @@ def test_mask_forms_from_cxx_equal_the_python_api(name):
     y = np.frombuffer(results[0][0], np.float32)
     if name.startswith("counter mode"):
         assert (y[:130] == a[:130] + b[:130]).all() and (y[130:] == 3).all()
+
+
+# --- what a count-form instruction leaves in the register (asc-devkit impl/basic_api @ 82b89a15, see ascendc.mask) ---
+#: (SoC, elements a later isSetMask=false Muls with repeatTime 2 computes after SetMaskCount; SetVectorMask(130);
+#: count-form Add): A2/A3 and 310P's Add ends SetMaskNorm + all ones (2 full float repeats: 128); the 950's Add is a
+#: register loop that never writes the mask register, so Counter mode with 130 is still there.
+AFTER_COUNT_FORM = {"A2": (A2, 128), "310P": (P310, 128), "950": (A950, 130)}
+
+
+@pytest.mark.parametrize("arch", list(AFTER_COUNT_FORM))
+def test_count_form_leaves_the_register_as_the_library_does(arch):
+    soc, lanes_after = AFTER_COUNT_FORM[arch]
+    dt, n = F32, 256
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-3, 3, n).astype(dt)
+
+    def call(o, s):
+        t = s[n]                                        # scratch in the input's second half
+        Duplicate(o, 3.0, n)
+        SetMaskCount()
+        SetVectorMask(130, dtype=dt, mode=MaskMode.COUNTER)
+        mk.binary("Add", t, s, s, MASK_PLACEHOLDER, 1, BinaryRepeatParams(), is_set_mask=False)  # mask form: 130
+        Add(t, t, s, n)                                 # count form: all 256, then the library's end state
+        mk.with_scalar("Muls", o, t, 2.0, MASK_PLACEHOLDER, 2, UnaryRepeatParams(), is_set_mask=False)
+        SetMaskNorm()
+        ResetMask()
+
+    got, run = run_api(soc, call, [np.concatenate((x, np.zeros(n, dt)))], dt, n)
+    t = np.where(np.arange(n) < 130, x + x, 0).astype(dt) + x
+    want = np.full(n, 3, dt)
+    want[:lanes_after] = t[:lanes_after] * dt.type(2)
+    same(got, want)
+    assert [e.count for e in run.trace.events if e.instr == "Muls"] == [-(-lanes_after // 64) * 64]
+
+
+def test_mask_form_and_compare_count_form_leave_the_register_alone():
+    """On A2 a mask-form instruction (isSetMask=false) and CompareScalar's count form (vcmpv, no mask write:
+    dav_c220 kernel_operator_vec_cmp_impl.h:153-174) keep the kernel's Counter-mode count for the next one."""
+    dt, n = F32, 256
+    x = np.random.default_rng(12).uniform(-3, 3, n).astype(dt)
+
+    def call(o, s):
+        bits = s[n].ReinterpretCast(np.uint8)
+        Duplicate(o, 3.0, n)
+        SetMaskCount()
+        SetVectorMask(0, 100, dtype=dt)
+        mk.with_scalar("Adds", o, s, 1.0, MASK_PLACEHOLDER, 1, UnaryRepeatParams(), is_set_mask=False)
+        CompareScalar(bits, s, np.float32(0), CMPMODE.GT, n)
+        mk.with_scalar("Muls", o, o, 2.0, MASK_PLACEHOLDER, 1, UnaryRepeatParams(), is_set_mask=False)
+        SetMaskNorm()
+        ResetMask()
+
+    got, _ = run_api(A2, call, [np.concatenate((x, np.zeros(n, dt)))], dt, n)
+    want = np.full(n, 3, dt)
+    want[:100] = (x[:100] + dt.type(1)) * dt.type(2)
+    same(got, want)
+
+
+CXX_AFTER_COUNT_FORM = (
+    "Duplicate(y, 3.0f, 256);\n    SetMaskCount();\n    SetVectorMask<float, MaskMode::COUNTER>(130);\n"
+    "    Add(tmp, x, xb, 256);\n    Muls<float, false>(y, tmp, 2.0f, MASK_PLACEHOLDER, 2, {1, 1, 8, 8});\n"
+    "    SetMaskNorm();\n    ResetMask();")
+
+
+@pytest.mark.parametrize("arch", list(AFTER_COUNT_FORM))
+def test_count_form_then_register_mask_from_cxx(arch):
+    """The same through the C++ front end: a count-form Add after SetMaskCount + SetVectorMask, then Muls<float,
+    false> -- 128 elements on A2/A3 and 310P (the Add left Normal, all ones), 130 on the 950; equal to the Python
+    API's run (bytes, events, cycles)."""
+    soc, lanes_after = AFTER_COUNT_FORM[arch]
+    rng = np.random.default_rng(13)
+    a, b = rng.uniform(-3, 3, 256).astype(np.float32), rng.uniform(-3, 3, 256).astype(np.float32)
+    py = PyApi(lambda x, xb, y, t, m: (
+        Duplicate(y, np.float32(3), 256), SetMaskCount(), SetVectorMask(130, dtype=F32, mode=MaskMode.COUNTER),
+        Add(t, x, xb, 256), mk.with_scalar("Muls", y, t, np.float32(2), 0, 2, UnaryRepeatParams(), is_set_mask=False),
+        SetMaskNorm(), ResetMask()))
+    results = []
+    for entry in (cxx.compile(API_KERNEL.format(BODY=CXX_AFTER_COUNT_FORM)), py):
+        out = gm_from_array(None, "y", nbytes=1024)
+        run = launch(entry, 1, [gm_from_array(a, "a"), gm_from_array(b, "b"), out], b"", soc, outputs=(2,),
+                     record=True)
+        results.append((bytes(out.ptr.allocation.buffer[:1024]), _events(run), run.cycles))
+    assert results[0] == results[1]
+    want = np.full(256, 3, F32)
+    want[:lanes_after] = (a + b)[:lanes_after] * np.float32(2)
+    same(np.frombuffer(results[0][0], np.float32), want)

@@ -37,6 +37,20 @@ def tile_of(*tensors: Any) -> int | None:
     return None
 
 
+#: Count-form instructions whose library sequence ends ``set_mask_norm(); set_vector_mask(-1, -1)`` (A2/A3) or
+#: ``SetMaskNorm(); ResetMask()`` / ``ResetMask(); SetMaskNorm()`` (310P): Normal mode, all ones, whatever the kernel
+#: had set (asc-devkit impl/basic_api/dav_c220|dav_m200 kernel_operator_vec_{binary,binary_scalar,unary,duplicate,
+#: vconv,cmpsel,ternary_scalar}_impl.h @ 82b89a15; :mod:`.mask`). Not Compare/CompareScalar: their count form is
+#: vcmpv over whole repeats, no mask write (dav_c220 kernel_operator_vec_cmp_impl.h:153-174).
+MASK_RESETTING = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "And", "Or", "Adds", "Muls", "Maxs", "Mins",
+                            "LeakyRelu", "Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Relu", "Not",
+                            "Duplicate", "Cast", "Select", "Axpy"})
+#: The architectures whose count forms do that (the 950's run a register loop that never writes the mask register;
+#: 910A's leave the last chunk's continuous mask, not modelled -- :mod:`.mask`).
+_RESETTING_ARCHS = frozenset({NpuArch.DAV_2201, NpuArch.DAV_2002})
+_FULL = (1 << 64) - 1
+
+
 #: Entries a SoC's vector-cost memo may hold before it starts afresh (a kernel uses a few dozen layouts).
 _MEMO_LIMIT = 1 << 16
 
@@ -64,8 +78,12 @@ def _banked_cost(arch: NpuArch, api: str, dst: LocalTensor, count: int, width: i
 def vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width: int, detail: Any,
                  *srcs: Any, out_bytes: int | None = None, reads: tuple[Any, ...] | None = None,
                  mask: LocalTensor | None = None, integer: bool = False,
-                 cast_dir: tuple[str, str] | None = None, row: str | None = None) -> None:
+                 cast_dir: tuple[str, str] | None = None, row: str | None = None, mask_form: bool = False) -> None:
     """Occupy PIPE_V for the instruction's cycles; ``detail`` is a callable, only evaluated when tracing.
+
+    Every count-form instruction passes here (``mask_form``: the mask/repeat form of :mod:`.mask`, which does
+    not): on A2/A3 and 310P one of :data:`MASK_RESETTING` leaves the core's mask register as its library sequence
+    does -- Normal mode, all ones -- so a later ``isSetMask = false`` instruction no longer sees what the kernel set.
 
     ``width`` and ``integer`` (the operands are of an integer type) choose the cost row: int32 and float32 have the
     same width but not always the same cost (GE-ATT V1 fits int32 ``Muls`` apart, :data:`.cost_model.INTEGER_ROWS`);
@@ -107,6 +125,10 @@ def vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width:
                                            integer, cast_dir)
         cycles, conflicts = hit
         start, end = ctx.issue("V", cycles)
+    if not mask_form and api in MASK_RESETTING:
+        reg = ctx.__dict__.get("vector_mask")          # None: never written, already Normal with all ones
+        if reg is not None and ctx.soc.npu_arch in _RESETTING_ARCHS:
+            reg.counter, reg.high, reg.low = False, _FULL, _FULL
     if ctx.record:
         values = None
         if ctx.snapshot:

@@ -13,8 +13,23 @@ kernel_reg.h`` @ 82b89a15):
 The mask comes from the instruction's own ``mask`` argument (``isSetMask = true``, the default: the API writes the
 register itself) or, with ``isSetMask = false`` (``Add<T, false>(..., MASK_PLACEHOLDER, 1, params)``), from whatever
 :func:`SetVectorMask` last wrote; :func:`ResetMask` puts back all ones. The state is per core. The count form
-(``Add(dst, a, b, count)``) is the library's own counter-mode sequence (``SetMaskCount; SetVectorMask(count); ...;
-ResetMask; SetMaskNorm``) and leaves the register as it found it here (NOT modelled: on the device it resets it).
+(``Add(dst, a, b, count)``) is the library's own sequence, and what it leaves in the register is modelled per
+architecture (asc-devkit impl/basic_api @ 82b89a15; :data:`.issue.MASK_RESETTING` lists the instructions):
+
+* **A2/A3** (dav_c220): ``set_mask_count(); set_vector_mask(0, count); vadd(...); set_mask_norm();
+  set_vector_mask(-1, -1)`` (``kernel_operator_vec_binary_impl.h:67-86``, Add; Sub, Mul ... Adds, Exp ..., Cast,
+  Duplicate, Select, Axpy alike) -- the register ends **Normal, all ones**, whatever the kernel had set;
+* **310P** (dav_m200): ``SetMaskCount(); SetVectorMask<T, COUNTER>(0, count); ...; SetMaskNorm(); ResetMask()``
+  (``kernel_operator_vec_binary_impl.h:63-72``) -- the same end state;
+* **Ascend950** (dav_3510): a register loop, ``Reg::UpdateMask`` into a local ``MaskReg`` per repeat
+  (``kernel_operator_vec_binary_continuous_impl.h:34-51, 74-90``): the mask register and mode are never written --
+  left as found (so here too);
+* **910A** (dav_1001): ``BinaryCompute`` runs the mask form with ``isSetMask = true`` over full repeats, then the
+  tail (``kernel_operator_vec_binary_impl.h:27-63, 130-134``): the register ends holding the last chunk's continuous
+  mask -- NOT modelled, left as found here (910A has no Counter mode to leave).
+
+Compare/CompareScalar's count form is vcmpv over whole repeats with no mask write on A2/A3
+(``dav_c220/kernel_operator_vec_cmp_impl.h:153-174``): left as found. The library's mask writes cost no cycles here.
 
 Each mask-form instruction gathers the lanes its repeats read -- 8 blocks of 32 bytes per repeat, ``blkStride`` blocks
 apart, repeats ``repStride`` blocks apart, per operand -- computes them as the count form does (same dtype, same
@@ -220,7 +235,7 @@ def _run(api: str, fn: Any, dst: LocalTensor, srcs: list[tuple[LocalTensor, int,
     _span(dst, int(didx.max()) + 1, api, True)[didx] = out
     _vector_done(ctx, api, dst, on.size, wide.itemsize,
                  lambda: f"{dst.buffer} = {text} ({on.shape[0]} repeats, {int(on.sum())} lanes)",
-                 *[s for s, _b, _r in srcs], integer=dt.kind in "iu")
+                 *[s for s, _b, _r in srcs], integer=dt.kind in "iu", mask_form=True)
 
 
 def _same(api: str, *ts: LocalTensor) -> np.dtype:
