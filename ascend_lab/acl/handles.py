@@ -72,7 +72,7 @@ class DeviceAllocation:
         return self._lent is not None
 
     def lent_view(self, cache: list[Any]) -> None:
-        """Register a one-element view cache (``GlobalTensor._typed``) holding a view of the lent bytes."""
+        """Register a one-element view cache (``GlobalTensor.typed_cache``) holding a view of the lent bytes."""
         self._lent_views.append(cache)
 
     def take_back(self) -> None:

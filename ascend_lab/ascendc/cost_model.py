@@ -312,8 +312,11 @@ class CostModel:
     soc: SocInfo
     block_dim: int
     in_fraction: float = 0.5        # share of GM traffic that is reads (set from the kernel's GM args)
-    _in_cache: dict[int, float] = field(default_factory=dict, repr=False)     # copy costs by byte count
-    _out_cache: dict[int, float] = field(default_factory=dict, repr=False)
+    #: :meth:`copy_in`'s and :meth:`copy_out`'s memo, cycles by byte count. Public so that DataCopy's fast path
+    #: can read it inline (``memo.get(nbytes)``, the method only on a miss): a method call per copy costs ~1% of a
+    #: copy-only launch. Only those two methods write it.
+    copy_in_memo: dict[int, float] = field(default_factory=dict, repr=False)
+    copy_out_memo: dict[int, float] = field(default_factory=dict, repr=False)
 
     @property
     def clock_hz(self) -> float:
@@ -337,7 +340,7 @@ class CostModel:
     def head_cycles(self) -> float:
         """The kernel head of this launch (:func:`kernel_head_cycles`), the largest copy-in costed so far standing
         for GE-ATT V2's largest Load block."""
-        return kernel_head_cycles(self.block_dim, self.soc, max(self._in_cache, default=0))
+        return kernel_head_cycles(self.block_dim, self.soc, max(self.copy_in_memo, default=0))
 
     @cached_property
     def gm_share_b_per_cycle(self) -> float:
@@ -353,16 +356,18 @@ class CostModel:
 
     def copy_in(self, nbytes: int) -> float:
         """MTE2 cycles of one GM->UB copy: latency + whole 512-byte bursts at this core's bandwidth."""
-        cached = self._in_cache.get(nbytes)
+        cached = self.copy_in_memo.get(nbytes)
         if cached is None:
-            cached = self._in_cache[nbytes] = self.mte2_latency + math.ceil(nbytes / 512) * 512 / self.mte2_b_per_cycle
+            cached = self.mte2_latency + math.ceil(nbytes / 512) * 512 / self.mte2_b_per_cycle
+            self.copy_in_memo[nbytes] = cached
         return cached
 
     def copy_out(self, nbytes: int) -> float:
         """MTE3 cycles of one UB->GM copy: latency + whole 32-byte blocks at this core's bandwidth."""
-        cached = self._out_cache.get(nbytes)
+        cached = self.copy_out_memo.get(nbytes)
         if cached is None:
-            cached = self._out_cache[nbytes] = self.mte3_latency + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
+            cached = self.mte3_latency + math.ceil(nbytes / 32) * 32 / self.mte3_b_per_cycle
+            self.copy_out_memo[nbytes] = cached
         return cached
 
     def vector(self, api: str, n: int, itemsize: int, beats_per_repeat: float = 1.0, integer: bool = False,

@@ -13,7 +13,7 @@ from typing import Any
 from . import sanitizer
 from .core import CoreContext
 from .issue import ub_operand, vector_done
-from .tensor import GlobalTensor, LocalTensor, _typed_view
+from .tensor import GlobalTensor, LocalTensor, typed_view
 
 
 @dataclass(slots=True)
@@ -114,14 +114,14 @@ def _copy_fast(dst: Any, src: Any, nbytes: int) -> bool:
     clean = r.clean
     if not clean and pipe == "MTE3":                 # a read of a buffer not known clean: the sanitizer's checks
         return False
-    alloc, start, arg_start = gm._alloc, gm._start, gm._arg_start
+    alloc, start, arg_start = gm.allocation, gm.byte_offset, gm.arg_start
     end = start + nbytes
-    if (alloc is None or start % item or start < arg_start or end > arg_start + gm._arg_nbytes
+    if (alloc is None or start % item or start < arg_start or end > arg_start + gm.arg_nbytes
             or alloc.freed or (pipe == "MTE3" and alloc.lent)):      # a write to lent bytes: copied in first
         return False
-    typed = gm._typed[0]
+    typed = gm.typed_cache[0]
     if typed is None:                                # gm_slice's view of the allocation, made as it makes it
-        typed = gm._typed[0] = _typed_view(alloc, gm._typed, gm.dtype)
+        typed = gm.typed_cache[0] = typed_view(alloc, gm.typed_cache, gm.dtype)
     cost = ctx.cost
     if pipe == "MTE2":
         r.owner, r.wrote = pipe, True
@@ -129,14 +129,14 @@ def _copy_fast(dst: Any, src: Any, nbytes: int) -> bool:
             a = local.offset * 8
             sanitizer.ub_access(local, a, a + nbytes * 8, item * 8, "DataCopyPad", True, pipe)
         (local.data if count == local.size else local.data[:count])[...] = typed[start // item:end // item]
-        cycles = cost._in_cache.get(nbytes)
+        cycles = cost.copy_in_memo.get(nbytes)      # the memo inline: calling copy_in measured +1-2% per launch
         ctx.issue("MTE2", cost.copy_in(nbytes) if cycles is None else cycles)
         ctx.summary.bytes_in += nbytes
     else:
         if owner is None:
             r.owner, r.wrote = pipe, False
         typed[start // item:end // item] = local.data if count == local.size else local.data[:count]
-        cycles = cost._out_cache.get(nbytes)
+        cycles = cost.copy_out_memo.get(nbytes)
         ctx.issue("MTE3", cost.copy_out(nbytes) if cycles is None else cycles)
         summary = ctx.summary
         summary.bytes_out += nbytes
@@ -162,7 +162,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         else:
             ub[...] = g
         cost = ctx.cost
-        cycles = cost._in_cache.get(nbytes)                # CostModel.copy_in's memo, read inline (every copy)
+        cycles = cost.copy_in_memo.get(nbytes)             # CostModel.copy_in's memo, read inline (every copy)
         start, end = ctx.issue("MTE2", cost.copy_in(nbytes) if cycles is None else cycles)
         ctx.summary.bytes_in += nbytes
         if ctx.record:
@@ -174,7 +174,7 @@ def _copy(ctx: CoreContext, instr: str, local: LocalTensor, gm: GlobalTensor, co
         ub = ub_operand(local, count, instr, False, "MTE3", gm)
         g[...] = ub
         cost = ctx.cost
-        cycles = cost._out_cache.get(nbytes)               # CostModel.copy_out's memo, read inline
+        cycles = cost.copy_out_memo.get(nbytes)            # CostModel.copy_out's memo, read inline
         start, end = ctx.issue("MTE3", cost.copy_out(nbytes) if cycles is None else cycles)
         ctx.summary.bytes_out += nbytes
         ctx.summary.tiles += 1

@@ -61,33 +61,37 @@ class GlobalTensor:
     """``GlobalTensor<T>``: ``gm = GlobalTensor(float_); gm.SetGlobalBuffer(x + off * sizeof(T), n)``.
 
     Internally it keeps the allocation and byte offset directly (``xGm[i]`` is taken once per tile, so it
-    must be cheap); ``addr`` rebuilds the GM_ADDR when a message needs it."""
+    must be cheap); ``addr`` rebuilds the GM_ADDR when a message needs it. Those fields are public (read-only
+    outside this module) because DataCopy's fast path (:mod:`.datacopy`) checks a copy against them inline:
+    ``allocation`` (None before SetGlobalBuffer), ``byte_offset`` into it, the kernel argument's ``arg_start`` and
+    ``arg_nbytes``, and ``typed_cache`` -- a one-element list holding the allocation's bytes as T (:func:`typed_view`),
+    shared by every ``xGm[i]`` of one SetGlobalBuffer."""
 
-    __slots__ = ("dtype", "size", "_alloc", "_start", "_arg_start", "_arg_nbytes", "_name", "_typed")
+    __slots__ = ("dtype", "size", "allocation", "byte_offset", "arg_start", "arg_nbytes", "_name", "typed_cache")
 
     def __init__(self, dtype: Any):
         self.dtype = np.dtype(dtype)
         self.size = 0
-        self._alloc = None
-        self._typed = [None]
+        self.allocation = None
+        self.typed_cache = [None]
 
     def SetGlobalBuffer(self, addr: GmAddr, buffer_size: int = 0) -> None:
         if not isinstance(addr, GmAddr):
             raise TypeError(f"SetGlobalBuffer needs a GM_ADDR, got {type(addr).__name__}")
-        self._alloc = addr.ptr.allocation
-        self._start = addr.ptr.offset
-        self._arg_start = addr.arg_start
-        self._arg_nbytes = addr.arg_nbytes
+        self.allocation = addr.ptr.allocation
+        self.byte_offset = addr.ptr.offset
+        self.arg_start = addr.arg_start
+        self.arg_nbytes = addr.arg_nbytes
         self._name = addr.name
-        self._typed = [None]        # the allocation's bytes as T, made at the first element-aligned access and
+        self.typed_cache = [None]        # the allocation's bytes as T, made at the first element-aligned access and
                                     # shared with every xGm[i] made from this tensor (one view per launch, not per copy)
         self.size = int(buffer_size)
 
     @property
     def addr(self) -> GmAddr | None:
-        if self._alloc is None:
+        if self.allocation is None:
             return None
-        return GmAddr(DevicePtr(self._alloc, self._start), self._name, self._arg_start, self._arg_nbytes)
+        return GmAddr(DevicePtr(self.allocation, self.byte_offset), self._name, self.arg_start, self.arg_nbytes)
 
     def GetSize(self) -> int:
         return self.size
@@ -96,26 +100,26 @@ class GlobalTensor:
     def bytes_to_end(self) -> int:
         """Bytes from this tensor's start to the logical end of its kernel argument (the padding after it not
         counted): how much of a copy to GM from here lands in the result (the sanitizer's ``ub_span``)."""
-        return self._arg_start + self._arg_nbytes - self._start
+        return self.arg_start + self.arg_nbytes - self.byte_offset
 
     def label(self) -> str:
         """``x+1024`` -- the argument name and the byte offset into it, for trace details."""
-        return f"{self._name}+{self._start - self._arg_start}" if self._alloc is not None else "unset"
+        return f"{self._name}+{self.byte_offset - self.arg_start}" if self.allocation is not None else "unset"
 
     def __getitem__(self, offset: int) -> GlobalTensor:
         """``xGm[off]``: the GlobalTensor starting ``off`` elements further (as in AscendC)."""
         off = offset if offset.__class__ is int else int(offset)
         g = GlobalTensor.__new__(GlobalTensor)
         g.dtype = dt = self.dtype
-        g._alloc = self._alloc
+        g.allocation = self.allocation
         try:
-            g._start = self._start + off * dt.itemsize
+            g.byte_offset = self.byte_offset + off * dt.itemsize
         except AttributeError:                      # no SetGlobalBuffer yet: the sanitizer's gm-unset
             raise sanitizer.gm_unset(running_core(), "GlobalTensor::operator[]", None) from None
-        g._arg_start = self._arg_start
-        g._arg_nbytes = self._arg_nbytes
+        g.arg_start = self.arg_start
+        g.arg_nbytes = self.arg_nbytes
         g._name = self._name
-        g._typed = self._typed
+        g.typed_cache = self.typed_cache
         size = self.size - off
         g.size = size if size > 0 else 0
         return g
@@ -123,15 +127,15 @@ class GlobalTensor:
     def gm_slice(self, ctx: CoreContext, count: int, instr: str, tile: int | None, write: bool) -> np.ndarray:
         """The numpy view of ``count`` elements at this address. The common case (inside the live tensor)
         is answered here; everything else goes to the sanitizer's GM checks."""
-        alloc = self._alloc
+        alloc = self.allocation
         if alloc is None:
             raise sanitizer.gm_unset(ctx, instr, tile)
-        start = self._start
+        start = self.byte_offset
         end = start + count * self.dtype.itemsize
-        arg_start = self._arg_start
-        if not (start >= arg_start and end <= arg_start + self._arg_nbytes and not alloc.freed):
+        arg_start = self.arg_start
+        if not (start >= arg_start and end <= arg_start + self.arg_nbytes and not alloc.freed):
             sanitizer.check_gm(ctx, instr, tile, self._name, alloc, start, end - start, arg_start,
-                               self._arg_nbytes, write)
+                               self.arg_nbytes, write)
             if alloc.lent:                          # past the tensor (padding, guard): the whole buffer
                 alloc.take_back()
         elif write and alloc.lent:                  # copy on write: the lent bytes are copied in first
@@ -139,14 +143,15 @@ class GlobalTensor:
         item = self.dtype.itemsize
         if start % item:                            # not element-aligned in the allocation: a view of its own
             return alloc.buffer[start:end].view(self.dtype)
-        typed = self._typed[0]
+        typed = self.typed_cache[0]
         if typed is None:                           # once per SetGlobalBuffer (xGm[i] shares it): no view per copy
-            typed = self._typed[0] = _typed_view(alloc, self._typed, self.dtype)
+            typed = self.typed_cache[0] = typed_view(alloc, self.typed_cache, self.dtype)
         return typed[start // item:end // item]
 
 
-def _typed_view(alloc: Any, cache: list[Any], dtype: np.dtype) -> np.ndarray:
-    """The allocation's bytes seen as ``dtype`` for a GlobalTensor's view cache: the lent bytes while they stand
+def typed_view(alloc: Any, cache: list[Any], dtype: np.dtype) -> np.ndarray:
+    """The allocation's bytes seen as ``dtype`` for a GlobalTensor's view cache (``typed_cache``; DataCopy's
+    fast path makes it as :meth:`GlobalTensor.gm_slice` does): the lent bytes while they stand
     (registered, so that the cache is dropped when they are copied in), else the whole buffer."""
     buf = alloc.read_bytes()
     if alloc.lent:
