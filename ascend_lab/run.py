@@ -218,25 +218,69 @@ def _resolve_soc(soc: str | None) -> str:
     return platform.get_soc(soc).name
 
 
+def _host_out(out: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``out`` checked: (the caller's array or None, the array to upload or None). NULLPTR and None upload nothing
+    (a default out is allocated on the device only; its host array is made at the copy back)."""
+    if out is NULLPTR or out is None:
+        return None, None
+    user_out = _as_array(out, "out")
+    if not user_out.flags.writeable:
+        raise ValueError("out is read-only: pass a writeable array (or None to get a new one)")
+    if user_out.size > 1 and any(s == 0 and d > 1 for s, d in zip(user_out.strides, user_out.shape, strict=True)):
+        raise ValueError("out is a broadcast view (a stride of 0 repeats elements, so the results would "
+                         "overwrite each other): pass a real array, e.g. np.empty(shape, dtype)")
+    return user_out, user_out
+
+
+def _device_out(held: _Tensors, out_arr: np.ndarray | None, out: Any,
+                default_out: tuple[tuple[int, ...], Any] | None) -> aclTensor | None:
+    """The out aclTensor: a user's out array is copied in (a strided view keeps the elements it does not cover);
+    an out allocated here is only written, so its device memory needs no upload (nor a host array yet)."""
+    if out_arr is not None:
+        return held.upload(out_arr, "out", copy=True)
+    if default_out is not None and out is not NULLPTR:
+        return held.allocate(tuple(int(d) for d in default_out[0]), default_out[1], "out")
+    return None
+
+
+def _execute(run: Run, phase2, exe: Any, ws: int, held: _Tensors, trace: bool) -> None:
+    """Phase 2 after a successful phase 1: the workspace, a stream, the launch; the run records what ran."""
+    run.graph, run.nodes = exe.graph, list(exe.nodes)
+    node = run.kernel_node
+    run.kernel, run.tiling = (None, None) if node is None else (node.attrs["kernel"], node.attrs["tiling"])
+    ws_ptr = None
+    if ws:
+        _, ws_ptr = rt.aclrtMalloc(ws, rt.ACL_MEM_MALLOC_HUGE_FIRST)
+        held.ptrs.append(ws_ptr)
+    ret, stream = rt.aclrtCreateStream()
+    run.status = phase2(ws_ptr, ws, exe, stream)
+    rt.aclrtSynchronizeStream(stream)
+    rt.aclrtDestroyStream(stream)
+    run.kernel_runs = [k for k in exe.kernel_runs if k is not None]
+    if trace:
+        run.trace = next((getattr(k, "trace", None) for k in run.kernel_runs), None)
+
+
+def _copy_back(run: Run, t_out: aclTensor, user_out: np.ndarray | None) -> None:
+    """The result to the host: into the caller's (maybe strided) array, else a new one (step 5 of the sample)."""
+    if user_out is not None:
+        user_out[...] = t_out.numpy()
+        run.out = user_out
+        return
+    out_arr = np.empty(tuple(t_out.view_dims), dtype=to_numpy(t_out.dtype))
+    if out_arr.nbytes:
+        rt.aclrtMemcpy(out_arr, out_arr.nbytes, t_out.data + t_out.offset * t_out.itemsize,
+                       out_arr.nbytes, rt.ACL_MEMCPY_DEVICE_TO_HOST)
+    run.out = out_arr
+
+
 def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             default_out: tuple[tuple[int, ...], Any] | None, scalars: list[aclScalar | None] = (),
             trace: bool = False, kernel: str | None = None) -> Run:
     """Shared body: upload, phase 1, workspace, phase 2, copy back, release."""
     soc = _resolve_soc(soc)
     arrays = {k: (None if v is None else _as_array(v, k)) for k, v in inputs.items()}
-    user_out = None
-    if out is NULLPTR:
-        out_arr = None
-    elif out is not None:
-        user_out = _as_array(out, "out")
-        if not user_out.flags.writeable:
-            raise ValueError("out is read-only: pass a writeable array (or None to get a new one)")
-        if user_out.size > 1 and any(s == 0 and d > 1 for s, d in zip(user_out.strides, user_out.shape, strict=True)):
-            raise ValueError("out is a broadcast view (a stride of 0 repeats elements, so the results would "
-                             "overwrite each other): pass a real array, e.g. np.empty(shape, dtype)")
-        out_arr = user_out
-    else:
-        out_arr = None        # a default out is allocated on the device only (host array made at the copy back)
+    user_out, out_arr = _host_out(out)
     run = Run(op=op, soc=soc, status=-1)
     with platform.soc(soc), _session(), oplog.capture() as records:
         held = _Tensors()
@@ -245,44 +289,16 @@ def _invoke(op: str, soc: str, phase1, phase2, inputs: dict[str, Any], out: Any,
             # the arrays' bytes instead of copying them (copied in only if something writes them)
             with rt.lending_uploads():
                 tensors = {k: (None if a is None else held.upload(a, k)) for k, a in arrays.items()}
-            # a user's out array is copied in (a strided view keeps the elements it does not cover); an out
-            # allocated here is only written, so its device memory needs no upload (nor a host array yet)
-            if out_arr is not None:
-                t_out = held.upload(out_arr, "out", copy=True)
-            elif default_out is not None and out is not NULLPTR:
-                t_out = held.allocate(tuple(int(d) for d in default_out[0]), default_out[1], "out")
-            else:
-                t_out = None
+            t_out = _device_out(held, out_arr, out, default_out)
             args = list(tensors.values())
             args.extend(scalars)
             with requested_kernel(kernel), _PHASE1:
                 status, ws, exe = phase1(*args, t_out)
             run.status, run.workspace_size = status, ws
             if status == 0:
-                run.graph, run.nodes = exe.graph, list(exe.nodes)
-                node = run.kernel_node
-                run.kernel, run.tiling = (None, None) if node is None else (node.attrs["kernel"], node.attrs["tiling"])
-                ws_ptr = None
-                if ws:
-                    _, ws_ptr = rt.aclrtMalloc(ws, rt.ACL_MEM_MALLOC_HUGE_FIRST)
-                    held.ptrs.append(ws_ptr)
-                ret, stream = rt.aclrtCreateStream()
-                run.status = phase2(ws_ptr, ws, exe, stream)
-                rt.aclrtSynchronizeStream(stream)
-                rt.aclrtDestroyStream(stream)
-                run.kernel_runs = [k for k in exe.kernel_runs if k is not None]
-                if trace:
-                    run.trace = next((getattr(k, "trace", None) for k in run.kernel_runs), None)
+                _execute(run, phase2, exe, ws, held, trace)
                 if run.status == 0 and t_out is not None:
-                    if user_out is not None:                 # the caller's (maybe strided) array
-                        user_out[...] = t_out.numpy()
-                        run.out = user_out
-                    else:                                    # step 5 of the sample: copy back to the host
-                        out_arr = np.empty(tuple(t_out.view_dims), dtype=to_numpy(t_out.dtype))
-                        if out_arr.nbytes:
-                            rt.aclrtMemcpy(out_arr, out_arr.nbytes, t_out.data + t_out.offset * t_out.itemsize,
-                                           out_arr.nbytes, rt.ACL_MEMCPY_DEVICE_TO_HOST)
-                        run.out = out_arr
+                    _copy_back(run, t_out, user_out)
         except DeviceMemoryError as exc:             # the code and the log line a C caller gets from aclrtMalloc
             run.status, run.out = exc.status, None
         except MemoryError as exc:                   # the host ran out (numpy): a code and a reason, never a raise

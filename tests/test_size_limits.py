@@ -29,7 +29,6 @@ ALLOWED_FUNCTIONS: dict[str, int] = {
     "ascendc/cxx/calls.py:Calls.api_call": 69,
     "ascendc/cxx/kernel.py:load_kernel": 65,
     "ascendc/cxx/preprocess.py:_process": 109,
-    "run.py:_invoke": 77,                                # operator-contract engineer
 }
 
 
