@@ -67,6 +67,7 @@ from .lab5_copy_compute import (
     SocLimits,
     compare_kernel_output,
     describe_run,
+    instruction_case,
     is_cxx,
     launch_kernel,
     limited_call,
@@ -78,8 +79,8 @@ from .lab5_copy_compute import (
     usable_ub,
 )
 
-__all__ = ["API", "FUNCTION", "Arr", "cases", "check", "expected_status", "figures", "oracle", "oracle_kernel",
-           "oracle_tiling", "supported_dtypes"]
+__all__ = ["API", "FUNCTION", "LAB_INSTRUCTIONS", "Arr", "cases", "check", "expected_status", "figures", "oracle",
+           "oracle_kernel", "oracle_tiling", "supported_dtypes"]
 
 API = "aclnnSoftshrinkBackwardGetWorkspaceSize"
 API2 = "aclnnSoftshrinkBackward"
@@ -630,6 +631,21 @@ def _compute_cases(socs: Sequence[str], limits: SocLimits | None = None) -> list
     return out
 
 
+#: The vector instructions this lab is about: a kernel must issue them (not compute the result another way).
+LAB_INSTRUCTIONS = {"CompareScalar": "the two masks, x > lambd and x < -lambd",
+                    "Select": "grad or +0, by the masks"}
+
+
+def _recorded_run(fn: Any, n: int = 1000, dtype: str = "float32", soc: str = "Ascend910B4", lambd: float = 0.5) -> Any:
+    """One recorded run of the learner's tiling and kernel (the instruction-stream case reads its trace)."""
+    info = standalone.make_soc(soc)
+    g, x = sample(n, dtype, 7, -2.0, 2.0), sample(n, dtype, 8, -2.0, 2.0, edges=(lambd, -lambd, 0.0))
+    td = _part("tiling")(fn)(n, dtype, info.vector_core_num, usable_ub(info), lambd)
+    run, _ = launch_kernel(_part("kernel")(fn), td, [g, x], g.dtype, info, schMode=td.tilingKey,
+                           kernel_name="SoftshrinkGrad", record=True, strict=False)   # the other cases judge the bits
+    return run
+
+
 def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) -> list[Case]:
     """The battery; ``limits`` collects what happened on SoCs whose AscendC API lacks the kernel's
     instructions (``lab5_copy_compute.LIMITED_ARCHS``), for the summary."""
@@ -646,6 +662,8 @@ def cases(socs: Iterable[str] | None = None, limits: SocLimits | None = None) ->
     # the kernel alone
     out += [
         _kernel_case(f"N = 1000 float32 on {first}", ["topic:kernel"], 1000, "float32", first),
+        instruction_case("the instructions of your Compute: N = 1000 float32 on Ascend910B4", LAB_INSTRUCTIONS,
+                         _recorded_run),
         _kernel_case("N = 4097 float32 on one core, 4 KB UB budget", ["topic:many tiles"], 4097, "float32", first,
                      core_num=1, tiling_ub=4096, seed=1),
         _kernel_case("N = 3001 float16 on 3 cores, 4 KB UB budget", ["topic:many tiles"], 3001, "float16", first,
