@@ -474,12 +474,7 @@ def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, d
     """Preprocess, parse and check ``main`` (cached by the text of every file, the defines and the knobs).
     ``dtype_macros`` (``{"dtype": "DTYPE_INPUT_GRADIENT"}``): launch keywords that pick the element type a macro
     is defined as; the kernel is preprocessed again per type (:meth:`CxxKernel.variant`)."""
-    if not main.name.startswith("<"):
-        C_SOURCE_FILES.add(main.name)
-    else:
-        linecache.cache[main.name] = (len(main.text), None, main.text.splitlines(keepends=True), main.name)
-    for name, text in (headers or {}).items():
-        linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+    _register_sources(main, headers)
     defs = {k: (str(v) if not isinstance(v, bool) else ("1" if v else "0")) for k, v in (defines or {}).items()}
     options = (tuple(sorted(defs.items())), entry, tuple(sorted((knobs or {}).items())),
                tuple(sorted((dtype_macros or {}).items())), tuple(map(str, include_dirs or ())))
@@ -504,20 +499,8 @@ def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, d
             return hit
     for s in sources:
         C_SOURCE_FILES.add(s.name)
-    names = _entries(sources)
     if entry is None:
-        if not names:
-            raise KernelCompileError("no kernel entry: a kernel needs a __global__ __aicore__ function",
-                                     Where(main.name, 1, 1),
-                                     'write extern "C" __global__ __aicore__ void my_kernel(GM_ADDR x, ..., '
-                                     "GM_ADDR workspace, GM_ADDR tiling)")
-        if len(names) > 1:
-            stem = Path(main.name).stem
-            entry = next((n for n in names if n == stem or stem.startswith(n)), None)
-            if entry is None:
-                raise KernelCompileError(f"several kernel entries ({', '.join(names)}): say which with entry=")
-        else:
-            entry = names[0]
+        entry = _pick_entry(_entries(sources), main.name)
     trees = []
     for unit in pre.units:
         trees.append((unit, parse(unit.text)))
@@ -525,6 +508,41 @@ def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, d
              "include_dirs": include_dirs, "dtype_macros": dtype_macros}
     kernel = CxxKernel(pre, trees, entry, knobs or {}, sources, build)
     kernel.check()
+    _remember(key, quick, kernel, stats)
+    return kernel
+
+
+def _register_sources(main: SourceFile, headers: Mapping[str, str] | None) -> None:
+    """Make the kernel's files known: a file on disk is recorded as C++ (the trace asks whether a frame is C++);
+    an in-memory file or header goes into ``linecache`` so that its lines can be shown."""
+    if not main.name.startswith("<"):
+        C_SOURCE_FILES.add(main.name)
+    else:
+        linecache.cache[main.name] = (len(main.text), None, main.text.splitlines(keepends=True), main.name)
+    for name, text in (headers or {}).items():
+        linecache.cache[name] = (len(text), None, text.splitlines(keepends=True), name)
+
+
+def _pick_entry(names: list[str], main_name: str) -> str:
+    """The kernel entry when ``entry=`` is not given: the only ``__global__`` function, or of several the one the
+    main file is named after; none, or several with no such name, is a compile error saying what to write."""
+    if not names:
+        raise KernelCompileError("no kernel entry: a kernel needs a __global__ __aicore__ function",
+                                 Where(main_name, 1, 1),
+                                 'write extern "C" __global__ __aicore__ void my_kernel(GM_ADDR x, ..., '
+                                 "GM_ADDR workspace, GM_ADDR tiling)")
+    if len(names) == 1:
+        return names[0]
+    stem = Path(main_name).stem
+    entry = next((n for n in names if n == stem or stem.startswith(n)), None)
+    if entry is None:
+        raise KernelCompileError(f"several kernel entries ({', '.join(names)}): say which with entry=")
+    return entry
+
+
+def _remember(key: tuple[Any, ...], quick: tuple[Any, ...], kernel: CxxKernel, stats: list[Any]) -> None:
+    """Cache a checked kernel by its preprocessed text (``key``) and by its inputs' text (``quick``), each an LRU
+    of bounded size (a session edits and reloads a kernel many times)."""
     with _CACHE_LOCK:
         _CACHE[key] = kernel
         _QUICK[quick] = (kernel, stats)
@@ -532,7 +550,6 @@ def load_kernel(main: SourceFile, *, headers: Mapping[str, str] | None = None, d
             _CACHE.popitem(last=False)
         while len(_QUICK) > 256:
             _QUICK.popitem(last=False)
-    return kernel
 
 
 def _stat(path: str) -> tuple[int, int] | None:
