@@ -27,7 +27,6 @@ ALLOWED_MODULES: dict[str, int] = {
 ALLOWED_FUNCTIONS: dict[str, int] = {
     "ascendc/cxx/calls.py:Calls.api_method": 70,        # AscendC-API engineer
     "ascendc/cxx/calls.py:Calls.api_call": 69,
-    "ascendc/cxx/preprocess.py:_process": 109,
 }
 
 

@@ -293,13 +293,9 @@ def _resolve(state: _State, name: str, current: SourceFile, where: Where, angled
                              f"the CANN headers the simulator provides: {', '.join(sorted(BUILTIN_HEADERS))}")
 
 
-def _process(state: _State, source: SourceFile) -> None:
-    if source.name in state.pragma_once:
-        return
-    state.files.append(source.name)
-    text = _blank_comments(source.text.replace("\r\n", "\n"))
-    lines = text.split("\n")
-    # join continued lines, keeping the count (the joined line first, empty lines after it)
+def _join_continued(lines: list[str]) -> list[str]:
+    """Lines ending in a backslash joined to the next, keeping the count: the joined line first, empty lines after
+    it (so that every later line keeps its number)."""
     i = 0
     while i < len(lines):
         k = i
@@ -308,100 +304,145 @@ def _process(state: _State, source: SourceFile) -> None:
             lines[k + 1] = "\x01"
             k += 1
         i = k + 1
-    lines = [("" if ln == "\x01" else ln) for ln in lines]
-    out: list[str] = []
-    block: list[str] = []
-    block_start = 1
+    return [("" if ln == "\x01" else ln) for ln in lines]
+
+
+class _Output:
+    """One file's preprocessed lines, as many as the file has: ordinary lines gather into a block, macro-expanded
+    at the next directive (a macro call may span lines); a directive becomes an empty line."""
+
+    def __init__(self, state: _State, source: SourceFile):
+        self.state, self.source = state, source
+        self.lines: list[str] = []
+        self.block: list[str] = []
+        self.block_start = 1
+
+    def add(self, idx: int, line: str) -> None:
+        if not self.block:
+            self.block_start = idx
+        self.block.append(line)
+
+    def flush(self) -> None:
+        """Expand the gathered block into as many lines as it had (extra lines of an expansion join its last)."""
+        block = self.block
+        if not block:
+            return
+        joined = "\n".join(block)
+        where = Where(self.source.name, self.block_start, 1)
+        joined = _blank_tpl_macros(joined, self.state, SourceFile(self.source.name, joined))
+        got = self.state.expand(joined, where).split("\n")
+        got += [""] * (len(block) - len(got))
+        out = self.lines
+        out.extend(got[:len(block)] if len(got) > len(block) else got)
+        if len(got) > len(block):       # an expansion added lines: keep them on the block's last line
+            out[-1] = " ".join([out[-1], *got[len(block):]])
+        self.block = []
+
+
+#: The directives that open, switch or close a conditional region (handled even inside an inactive one).
+_CONDITIONALS = ("if", "ifdef", "ifndef", "elif", "else", "endif")
+
+
+def _active(stack: list[list[bool]]) -> bool:
+    return all(s[0] for s in stack)
+
+
+def _conditional(state: _State, stack: list[list[bool]], word: str, rest: str, where: Where) -> None:
+    """``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else``/``#endif`` on the stack of
+    [this branch active, a branch was taken, parent active] -- one entry per open ``#if``."""
+    if word in ("if", "ifdef", "ifndef"):
+        parent = _active(stack)
+        if word == "if":
+            cond = parent and state.condition(rest, where)
+        else:
+            name = rest.split()[0] if rest.split() else ""
+            cond = parent and ((name in state.macros) == (word == "ifdef"))
+        stack.append([cond, cond, parent])
+    elif word in ("elif", "else"):
+        if not stack:
+            raise KernelCompileError(f"#{word} without #if", where)
+        top = stack[-1]
+        if top[1] or not top[2]:
+            top[0] = False
+        else:
+            top[0] = True if word == "else" else state.condition(rest, where)
+            top[1] = top[0]
+    else:
+        if not stack:
+            raise KernelCompileError("#endif without #if", where)
+        stack.pop()
+
+
+def _define(state: _State, rest: str, where: Where) -> None:
+    """``#define NAME body`` or ``#define NAME(params) body`` (``...`` is ``__VA_ARGS__``)."""
+    dm = re.match(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", rest, re.S)
+    if not dm:
+        raise KernelCompileError("#define needs a macro name", where)
+    params = None
+    variadic = False
+    if dm.group(2) is not None:
+        params = [p.strip() for p in dm.group(3).split(",") if p.strip()]
+        if params and params[-1] == "...":
+            params[-1] = "__VA_ARGS__"
+            variadic = True
+    state.macros[dm.group(1)] = Macro(dm.group(1), dm.group(4).strip(), params, variadic)
+
+
+def _include(state: _State, rest: str, source: SourceFile, where: Where) -> None:
+    """``#include "file"`` or ``<file>``: the file preprocessed in turn, once per preprocessing."""
+    im = re.match(r'"([^"]+)"|<([^>]+)>', rest)
+    if not im:
+        raise KernelCompileError("#include needs \"file\" or <file>", where)
+    name = im.group(1) or im.group(2)
+    inc = _resolve(state, name, source, where, angled=im.group(2) is not None)
+    if inc is not None and inc.name not in state.done:
+        state.done.add(inc.name)
+        _process(state, inc)
+
+
+def _directive(state: _State, source: SourceFile, word: str, rest: str, where: Where) -> None:
+    """One directive of an active region, other than the conditionals."""
+    if word == "define":
+        _define(state, rest, where)
+    elif word == "undef":
+        state.macros.pop(rest.split()[0] if rest else "", None)
+    elif word == "include":
+        _include(state, rest, source, where)
+    elif word == "pragma":
+        if rest.split()[:1] == ["once"]:
+            state.pragma_once.add(source.name)
+    elif word == "error":
+        raise KernelCompileError(f"#error {rest}", where)
+    elif word not in ("line", "warning", ""):
+        raise KernelCompileError(f"unknown preprocessor directive '#{word}'", where)
+
+
+def _process(state: _State, source: SourceFile) -> None:
+    """Preprocess one file into ``state.units`` (its includes first, as they are met), line for line."""
+    if source.name in state.pragma_once:
+        return
+    state.files.append(source.name)
+    lines = _join_continued(_blank_comments(source.text.replace("\r\n", "\n")).split("\n"))
+    out = _Output(state, source)
     stack: list[list[bool]] = []            # per #if: [this branch active, a branch was taken, parent active]
-
-    def active() -> bool:
-        return all(s[0] for s in stack)
-
-    def flush() -> None:
-        nonlocal block
-        if block:
-            joined = "\n".join(block)
-            where = Where(source.name, block_start, 1)
-            joined = _blank_tpl_macros(joined, state, SourceFile(source.name, joined))
-            expanded = state.expand(joined, where)
-            got = expanded.split("\n")
-            got += [""] * (len(block) - len(got))
-            out.extend(got[:len(block)] if len(got) > len(block) else got)
-            if len(got) > len(block):       # an expansion added lines: keep them on the block's last line
-                out[-1] = " ".join([out[-1], *got[len(block):]])
-            block = []
-
     for idx, line in enumerate(lines, start=1):
         m = _DIRECTIVE.match(line)
         if not m:
-            if not block:
-                block_start = idx
-            block.append(line if active() else "")
+            out.add(idx, line if _active(stack) else "")
             continue
-        flush()
-        out.append("")
+        out.flush()
+        out.lines.append("")
         word, rest = m.group(1), m.group(2).strip()
         where = Where(source.name, idx, line.find("#") + 1, len(word) + 1)
-        if word in ("if", "ifdef", "ifndef"):
-            parent = active()
-            if word == "if":
-                cond = parent and state.condition(rest, where)
-            else:
-                name = rest.split()[0] if rest.split() else ""
-                cond = parent and ((name in state.macros) == (word == "ifdef"))
-            stack.append([cond, cond, parent])
-        elif word in ("elif", "else"):
-            if not stack:
-                raise KernelCompileError(f"#{word} without #if", where)
-            top = stack[-1]
-            if top[1] or not top[2]:
-                top[0] = False
-            else:
-                top[0] = True if word == "else" else state.condition(rest, where)
-                top[1] = top[0]
-        elif word == "endif":
-            if not stack:
-                raise KernelCompileError("#endif without #if", where)
-            stack.pop()
-        elif not active():
-            continue
-        elif word == "define":
-            dm = re.match(r"([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", rest, re.S)
-            if not dm:
-                raise KernelCompileError("#define needs a macro name", where)
-            params = None
-            variadic = False
-            if dm.group(2) is not None:
-                params = [p.strip() for p in dm.group(3).split(",") if p.strip()]
-                if params and params[-1] == "...":
-                    params[-1] = "__VA_ARGS__"
-                    variadic = True
-            state.macros[dm.group(1)] = Macro(dm.group(1), dm.group(4).strip(), params, variadic)
-        elif word == "undef":
-            state.macros.pop(rest.split()[0] if rest else "", None)
-        elif word == "include":
-            im = re.match(r'"([^"]+)"|<([^>]+)>', rest)
-            if not im:
-                raise KernelCompileError("#include needs \"file\" or <file>", where)
-            name = im.group(1) or im.group(2)
-            inc = _resolve(state, name, source, where, angled=im.group(2) is not None)
-            if inc is not None and inc.name not in state.done:
-                state.done.add(inc.name)
-                _process(state, inc)
-        elif word == "pragma":
-            if rest.split()[:1] == ["once"]:
-                state.pragma_once.add(source.name)
-        elif word == "error":
-            raise KernelCompileError(f"#error {rest}", where)
-        elif word in ("line", "warning", ""):
-            pass
-        else:
-            raise KernelCompileError(f"unknown preprocessor directive '#{word}'", where)
-    flush()
+        if word in _CONDITIONALS:
+            _conditional(state, stack, word, rest, where)
+        elif _active(stack):
+            _directive(state, source, word, rest, where)
+    out.flush()
     if stack:
         raise KernelCompileError("#if without #endif", Where(source.name, len(lines), 1))
     if not source.builtin:
-        state.units.append(Unit(source, "\n".join(out)))
+        state.units.append(Unit(source, "\n".join(out.lines)))
 
 
 def preprocess(main: SourceFile, defines: dict[str, str] | None = None, include_dirs: list[Path] | None = None,
