@@ -299,6 +299,25 @@ class Calls:
 
     def api_method(self, node: Node, fn: Node, base: E, btype: CType, mname: str, targs: tuple[Any, ...],
                    arg_nodes: list[Node]) -> E:
+        """``obj.Method(args)`` on an AscendC class (TPipe, TQue, GlobalTensor ...): the overload, its arguments
+        converted, the result's type."""
+        m, vals = self._method_overload(node, fn, btype, mname, arg_nodes)
+        elem = btype.args[0] if btype.args and isinstance(btype.args[0], CType) else None
+        out = [self._method_arg(kind, v, a, btype, mname, elem)
+               for kind, v, a in zip(m.params, vals, arg_nodes, strict=True)]
+        if btype.name == "TQueBind" and mname in ("EnQue", "DeQue"):
+            out += self._bind_stage(node, mname, targs)
+            targs = tuple(a for a in targs if isinstance(a, CType))       # <src, dst, T>: T is the element type
+        rtype = self._method_returns(node, btype, mname, m.returns, targs, elem, out)
+        py = m.python or mname
+        if btype.name == "TPipe" and mname == "FetchEventID":          # the pipe's event IDs live on the core
+            return E(f"FetchEventID({', '.join(out)})", INT32)
+        return E(f"{base.code}.{py}({', '.join(out)})", rtype)
+
+    def _method_overload(self, node: Node, fn: Node, btype: CType, mname: str,
+                         arg_nodes: list[Node]) -> tuple[Any, list[E | None]]:
+        """The method's overload by its argument count (InitBuffer also by its first argument) and the arguments'
+        expressions (None for a braced list); a method the simulator lacks is an error listing those it has."""
         methods = api.API_CLASSES.get(btype.name, {})
         if mname not in methods:
             raise self.err(fn.child_by_field_name("field"), f"{btype.name} has no method '{mname}' in the simulator",
@@ -310,35 +329,34 @@ class Calls:
         vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
         m = self._init_buffer_overload(node, cands, vals) if btype.name == "TPipe" and mname == "InitBuffer" \
             else cands[0]
-        out = []
-        elem = btype.args[0] if btype.args and isinstance(btype.args[0], CType) else None
-        for kind, v, a in zip(m.params, vals, arg_nodes, strict=True):
-            if kind in METHOD_INTS:
-                out.append(self.convert(v, METHOD_INTS[kind], a))
-            elif kind == "S":
-                out.append(self.convert(v, elem, a))
-            elif kind in ("Q", "B"):
-                want = "TQue" if kind == "Q" else "TBuf"
-                if v.t.kind != "api" or v.t.name not in (_QUEUES if kind == "Q" else ("TBuf",)):
-                    raise self.err(a, f"InitBuffer expects a {want} here, got {v.t}")
-                out.append(v.code)
-            elif kind == "L":
-                if v.t.kind != "api" or v.t.name != "LocalTensor":
-                    raise self.err(a, f"{btype.name}::{mname} takes a LocalTensor, got {v.t}")
-                out.append(v.code)
-            elif kind == "PTR":
-                if v.t.kind != "ptr":
-                    raise self.err(a, f"SetGlobalBuffer takes a GM pointer ((__gm__ T*)addr), got {v.t}")
-                if elem is not None and v.t.target is not None and v.t.target != elem and \
-                        v.t.target.name != "uint8_t":
-                    raise self.err(a, f"SetGlobalBuffer of a GlobalTensor<{elem}> takes a {elem}*, got {v.t}")
-                out.append(v.code)
-            else:
-                out.append(v.code)
-        ret = m.returns
-        if btype.name == "TQueBind" and mname in ("EnQue", "DeQue"):
-            out += self._bind_stage(node, mname, targs)
-            targs = tuple(a for a in targs if isinstance(a, CType))       # <src, dst, T>: T is the element type
+        return m, vals
+
+    def _method_arg(self, kind: str, v: Any, a: Node, btype: CType, mname: str, elem: CType | None) -> str:
+        """One argument of an API method as Python, checked against its parameter kind (an integer kind, ``S`` the
+        element type, ``Q``/``B`` a queue/TBuf, ``L`` a LocalTensor, ``PTR`` a GM pointer of the element type)."""
+        if kind in METHOD_INTS:
+            return self.convert(v, METHOD_INTS[kind], a)
+        if kind == "S":
+            return self.convert(v, elem, a)
+        if kind in ("Q", "B"):
+            want = "TQue" if kind == "Q" else "TBuf"
+            if v.t.kind != "api" or v.t.name not in (_QUEUES if kind == "Q" else ("TBuf",)):
+                raise self.err(a, f"InitBuffer expects a {want} here, got {v.t}")
+        elif kind == "L":
+            if v.t.kind != "api" or v.t.name != "LocalTensor":
+                raise self.err(a, f"{btype.name}::{mname} takes a LocalTensor, got {v.t}")
+        elif kind == "PTR":
+            if v.t.kind != "ptr":
+                raise self.err(a, f"SetGlobalBuffer takes a GM pointer ((__gm__ T*)addr), got {v.t}")
+            if elem is not None and v.t.target is not None and v.t.target != elem and \
+                    v.t.target.name != "uint8_t":
+                raise self.err(a, f"SetGlobalBuffer of a GlobalTensor<{elem}> takes a {elem}*, got {v.t}")
+        return v.code
+
+    def _method_returns(self, node: Node, btype: CType, mname: str, ret: str, targs: tuple[Any, ...],
+                        elem: CType | None, out: list[str]) -> CType:
+        """The C++ type a method returns; a ``LocalTensor<U>`` one (AllocTensor<T>, DeQue<T>, ReinterpretCast<U>)
+        needs U as its template argument, passed first to the Python method (inserted into ``out``)."""
         if ret == "LocalTensor<U>":
             u = targs[0] if targs else None
             if mname == "ReinterpretCast" and u is None:
@@ -350,21 +368,8 @@ class Calls:
             if not isinstance(u, CType):
                 raise self.err(node, f"{mname}<{u}>: the template argument must be a type")
             out.insert(0, self.dtype(u, node))
-            rtype = CType("api", "LocalTensor", args=(u,))
-        elif ret == "T":
-            rtype = elem
-        elif ret == "bool":
-            rtype = BOOL
-        elif ret == "uint64":
-            rtype = UINT64
-        elif ret == "uint32":
-            rtype = INT_TYPES["uint32_t"]
-        else:
-            rtype = VOID
-        py = m.python or mname
-        if btype.name == "TPipe" and mname == "FetchEventID":          # the pipe's event IDs live on the core
-            return E(f"FetchEventID({', '.join(out)})", INT32)
-        return E(f"{base.code}.{py}({', '.join(out)})", rtype)
+            return CType("api", "LocalTensor", args=(u,))
+        return {"T": elem, "bool": BOOL, "uint64": UINT64, "uint32": INT_TYPES["uint32_t"]}.get(ret, VOID)
 
     def _bind_stage(self, node: Node, mname: str, targs: tuple[Any, ...]) -> list[str]:
         """``EnQue<src, dst, T>`` / ``DeQue<src, dst, T>`` of a TQueBind: the hand-over, as keywords."""
@@ -393,29 +398,51 @@ class Calls:
         return E(f"{name}(HardEvent.{members[targs[0]]}, {event_id})", VOID)
 
     def api_call(self, node: Node, name: str, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        """A free AscendC function (``Add(dst, a, b, n)``, ``DataCopy(...)``, ``PipeBarrier<PIPE_V>()`` ...): the
+        overload the arguments' types pick, its arguments converted to the element type, the Python call."""
         if name == "PipeBarrier":
-            if arg_nodes:
-                raise self.err(node, "PipeBarrier takes no arguments: PipeBarrier<PIPE_V>()")
-            pipe = targs[0] if targs else ("enum", "PIPE_ALL")
-            if not (isinstance(pipe, tuple) and pipe[1] in api.PIPES):
-                raise self.err(node, f"PipeBarrier<{spell(pipe)}> is not modelled",
-                               f"the simulator models {', '.join(api.PIPES)}")
-            return E(f"PipeBarrier({pipe[1]!r})", VOID)
+            return self._pipe_barrier(node, targs, arg_nodes)
         if name in api.SYNC_FUNCTIONS:
             return self.sync_call(node, name, targs, arg_nodes)
-        overloads = api.FUNCTIONS[name]
         vals = [None if a.type == "initializer_list" else self.expr(a) for a in arg_nodes]
-        chosen = None
+        chosen = self._choose_overload(node, name, vals)
+        elem = self._call_element_type(name, chosen, vals, arg_nodes)
+        out = []
+        for k, v, a in zip(chosen.params, vals, arg_nodes, strict=True):
+            code = self._call_arg(k, v, a, vals, elem)
+            if code is not None:
+                out.append(code)
+        rtype = INT64 if chosen.returns == "int64" else VOID
+        pyname = api.PYTHON_NAME.get(name, name)
+        out += self._mask_template_args(node, name, chosen, targs)
+        if chosen.note == "mask":
+            pyname = f"_mask_{name}"
+        return E(f"{pyname}({', '.join(out)})", rtype)
+
+    def _pipe_barrier(self, node: Node, targs: tuple[Any, ...], arg_nodes: list[Node]) -> E:
+        """``PipeBarrier<PIPE_X>()`` (PIPE_ALL when no pipe is named)."""
+        if arg_nodes:
+            raise self.err(node, "PipeBarrier takes no arguments: PipeBarrier<PIPE_V>()")
+        pipe = targs[0] if targs else ("enum", "PIPE_ALL")
+        if not (isinstance(pipe, tuple) and pipe[1] in api.PIPES):
+            raise self.err(node, f"PipeBarrier<{spell(pipe)}> is not modelled",
+                           f"the simulator models {', '.join(api.PIPES)}")
+        return E(f"PipeBarrier({pipe[1]!r})", VOID)
+
+    def _choose_overload(self, node: Node, name: str, vals: list[E | None]) -> api.Overload:
+        """The first overload whose parameter kinds all accept the arguments; none is an error listing them."""
+        overloads = api.FUNCTIONS[name]
         for ov in overloads:
-            if len(ov.params) != len(vals):
-                continue
-            if all(self._kind_ok(k, v) for k, v in zip(ov.params, vals, strict=True)):
-                chosen = ov
-                break
-        if chosen is None:
-            got = ", ".join(("{...}" if v is None else str(v.t)) for v in vals)
-            raise self.err(node, f"no overload of {name} takes ({got})",
-                           "the simulator has: " + "; ".join(ov.spelled(name) for ov in overloads))
+            if len(ov.params) == len(vals) and all(self._kind_ok(k, v) for k, v in zip(ov.params, vals, strict=True)):
+                return ov
+        got = ", ".join(("{...}" if v is None else str(v.t)) for v in vals)
+        raise self.err(node, f"no overload of {name} takes ({got})",
+                       "the simulator has: " + "; ".join(ov.spelled(name) for ov in overloads))
+
+    def _call_element_type(self, name: str, chosen: api.Overload, vals: list[E | None],
+                           arg_nodes: list[Node]) -> CType | None:
+        """The call's element type T: that of the tensor ``api.T_FROM`` names (else the first tensor); for an
+        instruction of one T (``api.SAME_T``) a tensor of another type is an error."""
         tensors = [v for k, v in zip(chosen.params, vals, strict=True) if k in ("L", "G") and v is not None]
         first = api.T_FROM.get(name, 0)
         tsrc = vals[first] if first < len(vals) and vals[first] is not None else (tensors[0] if tensors else None)
@@ -426,41 +453,36 @@ class Calls:
                     raise self.err(a, f"the operands of {name} hold different element types ({elem} and "
                                    f"{v.t.args[0]})", "Cast one of them first: every operand of a vector "
                                    "instruction has the same element type")
-        out = []
-        for k, v, a in zip(chosen.params, vals, arg_nodes, strict=True):
-            if k in ("L", "G", "M"):
-                out.append(v.code)
-            elif k == "S" or (k == "S|L" and v.t.kind != "api"):
-                out.append(v.code if v.t == elem else self.convert(v, elem, a))
-            elif k == "S|L":
-                out.append(v.code)
-            elif k == "I":
-                out.append(self.convert(v, INT32, a))
-            elif k.startswith("E:"):
-                out.append(v.code)
-            elif k in ("MASK", "U64"):
-                out.append(self.convert(v, UINT64, a))
-            elif k == "R":
-                out.append(self.convert(v, INT_TYPES["uint8_t"], a))
-            elif k in ("BRP", "URP", "CRP"):
-                out.append(v.code if v is not None else self.construct(
-                    CType("pstruct", api.PARAM_STRUCTS[k][0]), [self.expr(x) for x in a.named_children], a))
-            elif k in ("P", "PAD"):
-                if v is None:
-                    # DataCopyParams goes with DataCopyPadParams, DataCopyExtParams with DataCopyPadExtParams<T>
-                    ext = any(x is not None and x.t.name == "DataCopyExtParams" for x in vals)
-                    sname = ("DataCopyExtParams" if ext else "DataCopyParams") if k == "P" else (
-                        "DataCopyPadExtParams" if ext else "DataCopyPadParams")
-                    ctype = CType("pstruct", sname, args=(elem,) if elem is not None else ())
-                    out.append(self.construct(ctype, [self.expr(x) for x in a.named_children], a))
-                else:
-                    out.append(v.code)
-        rtype = INT64 if chosen.returns == "int64" else VOID
-        pyname = api.PYTHON_NAME.get(name, name)
-        out += self._mask_template_args(node, name, chosen, targs)
-        if chosen.note == "mask":
-            pyname = f"_mask_{name}"
-        return E(f"{pyname}({', '.join(out)})", rtype)
+        return elem
+
+    def _call_arg(self, k: str, v: Any, a: Node, vals: list[E | None], elem: CType | None) -> str | None:
+        """One argument of an API function as Python by its parameter kind: a scalar converted to T, integers to
+        their C type, a braced list built as the parameter struct it stands for (None: a kind that passes nothing)."""
+        if k in ("L", "G", "M"):
+            return v.code
+        if k == "S" or (k == "S|L" and v.t.kind != "api"):
+            return v.code if v.t == elem else self.convert(v, elem, a)
+        if k == "S|L" or k.startswith("E:"):
+            return v.code
+        if k == "I":
+            return self.convert(v, INT32, a)
+        if k in ("MASK", "U64"):
+            return self.convert(v, UINT64, a)
+        if k == "R":
+            return self.convert(v, INT_TYPES["uint8_t"], a)
+        if k in ("BRP", "URP", "CRP"):
+            return v.code if v is not None else self.construct(
+                CType("pstruct", api.PARAM_STRUCTS[k][0]), [self.expr(x) for x in a.named_children], a)
+        if k in ("P", "PAD"):
+            if v is not None:
+                return v.code
+            # DataCopyParams goes with DataCopyPadParams, DataCopyExtParams with DataCopyPadExtParams<T>
+            ext = any(x is not None and x.t.name == "DataCopyExtParams" for x in vals)
+            sname = ("DataCopyExtParams" if ext else "DataCopyParams") if k == "P" else (
+                "DataCopyPadExtParams" if ext else "DataCopyPadParams")
+            ctype = CType("pstruct", sname, args=(elem,) if elem is not None else ())
+            return self.construct(ctype, [self.expr(x) for x in a.named_children], a)
+        return None
 
     def _mask_template_args(self, node: Node, name: str, chosen: api.Overload, targs: tuple[Any, ...]) -> list[str]:
         """The template arguments the mask register needs, as Python keywords: ``isSetMask`` of a mask/repeat form
