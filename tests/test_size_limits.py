@@ -21,7 +21,6 @@ MAX_MODULE_LINES = 600
 
 #: module (relative to ascend_lab/) -> its lines today, a ceiling
 ALLOWED_MODULES: dict[str, int] = {
-    "tbe/dsl.py": 605,                          # TBE engineer
 }
 #: "module:qualified.name" -> the function's lines today, a ceiling
 ALLOWED_FUNCTIONS: dict[str, int] = {
