@@ -126,21 +126,32 @@ def vector_done(ctx: CoreContext, api: str, dst: LocalTensor, count: int, width:
         cycles, conflicts = hit
         start, end = ctx.issue("V", cycles)
     if not mask_form and api in MASK_RESETTING:
-        reg = ctx.__dict__.get("vector_mask")          # None: never written, already Normal with all ones
-        if reg is not None and ctx.soc.npu_arch in _RESETTING_ARCHS:
-            reg.counter, reg.high, reg.low = False, _FULL, _FULL
+        _library_resets_mask(ctx)
     if ctx.record:
-        values = None
-        if ctx.snapshot:
-            if api in ("CompareScalar", "Compare"):
-                values = np.unpackbits(ctx.ub[dst.offset:dst.offset + count // 8], bitorder="little").astype(bool)
-            else:
-                values = dst.data[:count].copy() if count <= dst.size else None
-        nbytes = count * dst.dtype.itemsize if out_bytes is None else out_bytes
-        tile = tile_of(dst, *srcs)
-        ctx.event("V", api, ctx.current_tile if tile is None else tile, start, end, nbytes=nbytes, count=count,
-                  ub=(dst.offset, dst.offset + nbytes), buffer=dst.buffer, detail=detail(), values=values,
-                  bank_conflicts=conflicts)
+        _record_vector(ctx, api, dst, count, out_bytes, srcs, detail, start, end, conflicts)
+
+
+def _library_resets_mask(ctx: CoreContext) -> None:
+    """A count-form instruction on A2/A3 or 310P ends with the library's SetMaskNorm + all-ones mask."""
+    reg = ctx.__dict__.get("vector_mask")              # None: never written, already Normal with all ones
+    if reg is not None and ctx.soc.npu_arch in _RESETTING_ARCHS:
+        reg.counter, reg.high, reg.low = False, _FULL, _FULL
+
+
+def _record_vector(ctx: CoreContext, api: str, dst: LocalTensor, count: int, out_bytes: int | None,
+                   srcs: tuple[Any, ...], detail: Any, start: float, end: float, conflicts: int) -> None:
+    """The trace event of one vector instruction (and, in snapshot mode, the values it wrote)."""
+    values = None
+    if ctx.snapshot:
+        if api in ("CompareScalar", "Compare"):
+            values = np.unpackbits(ctx.ub[dst.offset:dst.offset + count // 8], bitorder="little").astype(bool)
+        else:
+            values = dst.data[:count].copy() if count <= dst.size else None
+    nbytes = count * dst.dtype.itemsize if out_bytes is None else out_bytes
+    tile = tile_of(dst, *srcs)
+    ctx.event("V", api, ctx.current_tile if tile is None else tile, start, end, nbytes=nbytes, count=count,
+              ub=(dst.offset, dst.offset + nbytes), buffer=dst.buffer, detail=detail(), values=values,
+              bank_conflicts=conflicts)
 
 
 def check_local(instr: str, *ts: Any) -> None:
