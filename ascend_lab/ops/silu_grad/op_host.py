@@ -14,15 +14,8 @@ from typing import Any
 from ...acl.types import aclDataType as DT
 from ...acl.types import dtype_itemsize
 from ...opdev.op_def import Input, OpDef, Output, infer_shape_same_as_input
-from ...opdev.tiling_data import (
-    TilingData,
-    TilingError,
-    block_factor_ranges,
-    ceil_div,
-    floor_align,
-    int64,
-    require_count,
-)
+from ...opdev.tiling_data import TilingData, int64, require_count
+from ..common.gallery_tiling import core_ranges, family_tiling, tiling_dtype
 
 __all__ = ["BUFFER_NUM", "FLOAT_SLOTS", "OP_DEF", "SiluGradTilingData", "core_ranges", "infer_shape", "tiling",
            "tiling_dtype", "ub_bytes_per_element"]
@@ -39,7 +32,6 @@ BUFFER_NUM = 2
 FLOAT_SLOTS = 5
 #: Elements of a float repeat: ubFactor and blockFactor are multiples of it.
 _ALIGN = 64
-_KEYS = {"float32": 0, "float16": 1, "bfloat16": 2}
 
 
 class SiluGradTilingData(TilingData):
@@ -62,29 +54,8 @@ def ub_bytes_per_element(dtype: Any) -> int:
 
 def tiling(total_length: int, dtype: Any, core_num: int, ub_size: int) -> SiluGradTilingData:
     """The tiling for ``total_length`` elements of ``dtype`` on ``core_num`` cores of ``ub_size`` bytes of UB;
-    ``tilingKey`` 0/1/2 for float32/float16/bfloat16."""
+    ``tilingKey`` 0/1/2 for float32/float16/bfloat16 (the family's arithmetic: ``ops.common.gallery_tiling``)."""
     dt = OP_DEF.require_dtype(dtype)
     n = require_count("total_length", total_length)
-    key = _KEYS[dt.short]
-    if n == 0:
-        return SiluGradTilingData(totalLength=0, blockFactor=0, ubFactor=0, blockDim=1, tilingKey=key)
-    ub_factor = floor_align(ub_size // ub_bytes_per_element(dt), _ALIGN)
-    if ub_factor == 0:
-        raise TilingError(f"SiluGrad: a UB of {ub_size} B holds no {_ALIGN}-element tile "
-                          f"({ub_bytes_per_element(dt)} B per element)")
-    factor = ceil_div(ceil_div(n, core_num), _ALIGN) * _ALIGN
-    return SiluGradTilingData(totalLength=n, blockFactor=factor, ubFactor=ub_factor, blockDim=ceil_div(n, factor),
-                              tilingKey=key)
-
-
-def tiling_dtype(td: Any) -> str:
-    """The dtype a tiling's key encodes."""
-    return {v: k for k, v in _KEYS.items()}[td.tilingKey]
-
-
-def core_ranges(td: Any, dtype: Any = None, n: int | None = None, *, tiles: bool = True) -> list[dict[str, Any]]:
-    """What each core moves: ``blockFactor`` elements from ``blockFactor * core``, in tiles of ``ubFactor``."""
-    if td.totalLength == 0:
-        return []
-    size = dtype_itemsize(dtype if dtype is not None else tiling_dtype(td))
-    return block_factor_ranges(td.totalLength, td.blockFactor, td.ubFactor, td.blockDim, size, tiles=tiles)
+    per_element = ub_bytes_per_element(dt)
+    return family_tiling(SiluGradTilingData, "SiluGrad", n, dt.short, core_num, ub_size, per_element, _ALIGN)
