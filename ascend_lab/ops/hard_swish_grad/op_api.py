@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...acl.types import as_acl_dtype
-from ...opdev import l0_ops
-from ...opdev.aclnn_common import OUT, CommonOpExecutorRun, ParamError, check_not_null, check_tensor_type, guard_phase1
-from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_SUCCESS
+from ...opdev.aclnn_common import OUT, CommonOpExecutorRun, guard_phase1
+from ...opdev.errno import ACLNN_SUCCESS
 from ...opdev.executor import aclOpExecutor
 from .. import registry
-from ..l0_kernel import kernel_node
+from ..common.gallery_api import backward_graph, check_backward_tensors
 from ..spec import AclnnSpec
 from . import op_host
 
@@ -28,23 +27,10 @@ def aclnnHardswishBackwardGetWorkspaceSize(gradOutput: Any, self: Any, gradInput
     registers), then build the graph Contiguous -> HardSwishGrad kernel -> ViewCopy. Returns ``(status,
     workspace_size, executor)``; a failed check is its status code, never an exception."""
     exe = aclOpExecutor(API)
-    tensors = (("gradOutput", gradOutput), ("self", self), ("gradInput", gradInput))
-    for name, t in tensors:
-        check_tensor_type(name, t)
-        check_not_null(name, t)
-    for name, t in tensors:
-        if t.dtype not in op_host.OP_DEF.dtypes or t.dtype != self.dtype:
-            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} dtype {t.dtype.short} is not supported (HardSwishGrad "
-                             f"takes {', '.join(d.short for d in op_host.OP_DEF.dtypes)}, all three the same)")
-        if tuple(t.view_dims) != tuple(self.view_dims):
-            raise ParamError(ACLNN_ERR_PARAM_INVALID, f"{name} shape {list(t.view_dims)} differs from self's "
-                             f"{list(self.view_dims)}")
+    check_backward_tensors(op_host.OP_DEF, gradOutput, self, gradInput)
     if self.IsEmpty():
         return ACLNN_SUCCESS, 0, exe
-    dy, x = (l0_ops.Contiguous(t, exe) for t in (gradOutput, self))
-    dx = exe.alloc_tensor(tuple(x.view_dims), x.dtype, name="dx")
-    kernel_node(registry.get("hard_swish_grad"), [dy, x], dx, {}, exe, why="the AI Core kernel")
-    l0_ops.ViewCopy(dx, gradInput, exe)
+    backward_graph(registry.get("hard_swish_grad"), gradOutput, self, gradInput, exe)
     return ACLNN_SUCCESS, exe.GetWorkspaceSize(), exe
 
 
