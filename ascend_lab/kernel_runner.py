@@ -34,7 +34,7 @@ from .ascendc.errors import KernelError, display_path, learner_line
 from .ascendc.launcher import launch
 from .base.platform import DEFAULT_SOC, get_soc
 from .dtypes import as_acl_dtype, to_numpy
-from .ops.kernel_args import gm_from_array
+from .ops.common.kernel_args import gm_from_array
 
 __all__ = ["RunError", "RunSpec", "parse_pairs", "parse_number", "resolve_template", "run", "show", "np_dtype"]
 

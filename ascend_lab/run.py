@@ -36,7 +36,7 @@ from .dtypes import as_acl_dtype, to_numpy
 from .opdev.errno import describe
 from .opdev.executor import L0Node
 from .ops import registry
-from .ops.l0_kernel import find_kernel_node, requested_kernel
+from .ops.common.l0_kernel import find_kernel_node, requested_kernel
 
 
 class _Null:

@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from . import tiling
+from . import standalone, tiling
 from .ascendc import KernelError
 from .base.platform import get_soc
 from .base.platform import socs as all_socs
 from .dtypes import to_numpy
-from .ops import registry, standalone
-from .ops.l0_kernel import dispatch
+from .ops import registry
+from .ops.common.l0_kernel import dispatch
 
 __all__ = ["KINDS", "grid", "run_case", "sweep"]
 

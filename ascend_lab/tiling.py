@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .base import platform
+from .live.tiling_inputs import check_float, check_n, resolve_platform
 from .opdev.tiling_data import TilingError
 from .ops import registry
 from .ops.spec import OpSpec
-from .ops.tiling_inputs import check_float, check_n, resolve_platform
 
 
 class _KernelDefault:

@@ -6,7 +6,7 @@ ThresholdGradV2D and ReluGrad on 2**24 float32 elements (``--quick``: 2**20) on 
   (``np.where(x <= thr, 0, g)``; ReluGrad ``g * np.where(x <= 0, 0, 1)``);
 * **kernel launch**: the template's ``BroadcastSch`` on every simulated core (tiling and device memory set
   up outside the timer), as the L0 node runs it in phase 2;
-* **standalone call**: ``ops.standalone.run_kernel(op, g, x, soc="Ascend950PR", kernel="main")``, which also
+* **standalone call**: ``ascend_lab.standalone.run_kernel(op, g, x, soc="Ascend950PR", kernel="main")``, which also
   tiles, puts the inputs in device memory (lent, not copied: ``DeviceAllocation.lend``) and allocates the output
   (a pooled buffer, zeroed before the kernel's first write).
 
@@ -29,8 +29,8 @@ from ascend_lab.ascendc.launcher import launch
 from ascend_lab.atvoss import sch_mode_of
 from ascend_lab.base.platform import get_soc
 from ascend_lab.ops import registry
-from ascend_lab.ops.kernel_args import gm_from_array
-from ascend_lab.ops.standalone import run_kernel
+from ascend_lab.ops.common.kernel_args import gm_from_array
+from ascend_lab.standalone import run_kernel
 
 from .measure import default_k, interleaved, load_text, ratio_row
 

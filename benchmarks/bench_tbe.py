@@ -25,8 +25,8 @@ import numpy as np
 
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.base.platform import get_soc
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import tbe as hsg_tbe
-from ascend_lab.ops.kernel_args import gm_from_array
 
 from .bench_simulator import FULL_LOG2, QUICK_LOG2, TARGET_TRACE_OFF, inputs
 from .measure import default_k, interleaved, load_text, ratio_row

@@ -2,9 +2,9 @@
 
     python scripts/live_tiling_bundle.py [DEST]     (default DEST: _vendor_pyodide/live-tiling)
 
-Writes ``DEST/ascend_lab_live.zip`` -- exactly the modules ``ascend_lab.ops.live_tiling`` imports when numpy is
+Writes ``DEST/ascend_lab_live.zip`` -- exactly the modules ``ascend_lab.live.live_tiling`` imports when numpy is
 blocked (found by importing it so in a subprocess and computing every op's tiling on every kernel), plus the SoC
-catalogue and ``ops/live_boot.py`` -- and ``DEST/facts.json`` (``live_tiling.build_facts()``: what each kernel's
+catalogue and ``live/live_boot.py`` -- and ``DEST/facts.json`` (``live_tiling.build_facts()``: what each kernel's
 compilation fixes). Both come from the package source at build time and are not committed. Run by ``make book``
 after scripts/vendor_pyodide.sh; the files are written next to DEST and moved into place, so a page never sees
 half a bundle.
@@ -33,8 +33,8 @@ class Block(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Block())
 root, facts_path = sys.argv[1:]
-runpy.run_path(f"{root}/ascend_lab/ops/live_boot.py")["install"](root)
-from ascend_lab.ops import live_tiling
+runpy.run_path(f"{root}/ascend_lab/live/live_boot.py")["install"](root)
+from ascend_lab.live import live_tiling
 
 facts = json.load(open(facts_path))
 for op in facts["ops"]:
@@ -55,7 +55,7 @@ def build(dest: Path) -> None:
     dest = dest.resolve()
     sys.path.insert(0, str(ROOT))
     import ascend_lab  # noqa: F401  (the registry's operators)
-    from ascend_lab.ops import live_tiling
+    from ascend_lab.live import live_tiling
 
     facts = live_tiling.build_facts()
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -69,7 +69,7 @@ def build(dest: Path) -> None:
         if proc.returncode != 0:
             sys.exit(f"live_tiling_bundle: the live tiling does not import without numpy:\n{proc.stderr}")
         files = [Path(f) for f in json.loads(proc.stdout)]
-        files += [ROOT / "ascend_lab" / "data" / "platforms.ini", ROOT / "ascend_lab" / "ops" / "live_boot.py"]
+        files += [ROOT / "ascend_lab" / "data" / "platforms.ini", ROOT / "ascend_lab" / "live" / "live_boot.py"]
         with zipfile.ZipFile(new / "ascend_lab_live.zip", "w", zipfile.ZIP_DEFLATED) as zf:
             for f in sorted(set(files)):
                 zf.write(f, f.relative_to(ROOT).as_posix())

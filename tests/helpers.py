@@ -14,7 +14,7 @@ import numpy as np
 from ascend_lab import acl
 from ascend_lab.opdev.executor import aclOpExecutor
 from ascend_lab.ops import registry
-from ascend_lab.ops.l0_kernel import find_kernel_node
+from ascend_lab.ops.common.l0_kernel import find_kernel_node
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

@@ -953,7 +953,7 @@ def test_a_reused_buffer_never_shows_its_last_owners_bytes(dev):
 
 def test_an_allocation_dropped_without_free_returns_its_bytes_to_the_pool_unless_a_view_holds_them():
     rt.trim_pool()
-    alloc = rt.DeviceAllocation(4096)                    # as ops.kernel_args makes kernel arguments
+    alloc = rt.DeviceAllocation(4096)                    # as ops.common.kernel_args makes kernel arguments
     alloc.buffer[:4] = 7
     size = alloc.backing_bytes
     del alloc

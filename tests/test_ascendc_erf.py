@@ -15,7 +15,7 @@ from test_cxx_frontend import API_KERNEL, PyApi, _events
 
 from ascend_lab.ascendc import Erf, KernelError, LocalTensor, cxx, launch
 from ascend_lab.ascendc import mask as mk
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 P = (0.29639384698e5, 0.50637915060e4, 0.13938061484e4, 0.10162808918e3, 0.75517016694e1, 0.053443748819)

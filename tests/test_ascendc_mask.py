@@ -35,7 +35,7 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.ascendc import mask as mk
 from ascend_lab.ascendc.instructions_reduce import BlockReduceMax
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 

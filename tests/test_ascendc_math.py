@@ -60,7 +60,7 @@ from ascend_lab.ascendc import instructions_math as im
 from ascend_lab.ascendc import instructions_reduce as ir
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 A2, P310, T910A, A950 = (get_soc(n) for n in ("Ascend910B4", "Ascend310P3", "Ascend910A", "Ascend950PR"))
 F16, F32, BF16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(bfloat16)

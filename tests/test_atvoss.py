@@ -54,10 +54,10 @@ from ascend_lab.base.platform import get_soc
 from ascend_lab.book.calls import dense_tensor
 from ascend_lab.opdev.tiling_data import TilingError
 from ascend_lab.ops import registry
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.relu_grad.op_kernel import main as rg
-from ascend_lab.ops.standalone import make_soc, run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
+from ascend_lab.standalone import make_soc, run_kernel
 
 SOC = "Ascend950PR"
 CORES, UB = 64, 253952

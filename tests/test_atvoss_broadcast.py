@@ -40,7 +40,8 @@ from ascend_lab.ascendc import cost_model as cm
 from ascend_lab.atvoss import pool_bytes, sch_mode_of
 from ascend_lab.base.platform import get_soc
 from ascend_lab.book.calls import dense_tensor
-from ascend_lab.ops import kernel_args, registry
+from ascend_lab.ops import registry
+from ascend_lab.ops.common import kernel_args
 from ascend_lab.ops.relu_grad.op_kernel import main as rg
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
 from ascend_lab.run import DeviceTensors, acl_session

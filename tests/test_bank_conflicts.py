@@ -33,7 +33,7 @@ from ascend_lab.ascendc.cost_model import compare_row, vector_cycles, without_ba
 from ascend_lab.ascendc.numerics import RoundMode
 from ascend_lab.ascendc.ub_banks import Access, instruction_beats, repeat_beats
 from ascend_lab.base.platform import NpuArch, get_soc, socs
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 A2, A5 = NpuArch.DAV_2201, NpuArch.DAV_3510
 

@@ -36,7 +36,7 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.ascendc.cost_model import VECTOR_COST, compare_row
 from ascend_lab.base.platform import get_soc
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 STALE = 0xA5                                       # the mask buffer's bytes before the compare

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ascend_lab import standalone as sa
 from ascend_lab.ascendc import cost_model as cm
 from ascend_lab.base.platform import get_soc, socs
-from ascend_lab.ops import standalone as sa
 
 #: kParamV2Info, GE-ATT row -> {type key: (k, b)}, for the rows the simulator's instructions use.
 V2_SOURCE: dict[str, dict[str, tuple[float, float]]] = {

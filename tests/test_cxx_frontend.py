@@ -50,7 +50,7 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.ascendc.cxx import KernelCompileError
 from ascend_lab.base.platform import get_soc
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 SOC = get_soc("Ascend950PR")
 

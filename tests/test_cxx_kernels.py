@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from cxx_kernel_cases import CASES, digest, inputs
 
+from ascend_lab import standalone as sa
 from ascend_lab.ascendc import launch
 from ascend_lab.ascendc.cxx import KernelFile
 from ascend_lab.dtypes import as_acl_dtype
 from ascend_lab.ops import registry
-from ascend_lab.ops import standalone as sa
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 DIGESTS = json.loads((Path(__file__).parent / "data" / "cxx_kernel_digests.json").read_text())["digests"]
 

@@ -22,7 +22,7 @@ import ascend_lab
 from ascend_lab.ascendc import launch
 from ascend_lab.ascendc.cxx import CxxKernel
 from ascend_lab.base.platform import get_soc
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 IPython = pytest.importorskip("IPython")
 ROOT = Path(__file__).resolve().parents[1]

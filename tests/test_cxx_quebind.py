@@ -13,7 +13,7 @@ import pytest
 
 from ascend_lab.ascendc import KernelError, TQueBind, cxx, launch
 from ascend_lab.base.platform import get_soc
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 KERNEL = """
 #include "kernel_operator.h"

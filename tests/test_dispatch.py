@@ -15,7 +15,7 @@ from helpers import assert_bits_equal, oracle_of
 import ascend_lab as al
 from ascend_lab.base import platform
 from ascend_lab.ops import registry
-from ascend_lab.ops.l0_kernel import stock_flavour
+from ascend_lab.ops.common.l0_kernel import stock_flavour
 from ascend_lab.ops.spec import FLAVOURS
 
 #: Scalars that steer an aclnn API to one of its L0 ops (ReluGrad: ThresholdBackward with threshold 0); an op not

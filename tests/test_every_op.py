@@ -20,12 +20,13 @@ import pytest
 
 import ascend_lab as al
 from ascend_lab import cli, tiling, viz
+from ascend_lab import standalone as sa
 from ascend_lab.ascendc import KernelError
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.base.platform import get_soc, socs
-from ascend_lab.ops import live_tiling, registry
-from ascend_lab.ops import standalone as sa
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.live import live_tiling
+from ascend_lab.ops import registry
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 try:                                     # the explorers' own layer (issue 21 item 6), where it exists yet
     from ascend_lab import explore as E

@@ -469,9 +469,8 @@ def main_threaded(seed: int, seconds: float, threads: int = THREADS) -> dict:
 def main_limits(seed: int, seconds: float) -> dict:
     """The limit cases, random within each kind, for ``seconds`` (at least one round of every kind). Meant to run
     under ``RLIMIT_AS`` (``_fuzz_in_subprocess(..., limit_mb=LIMIT_MB)``)."""
-    from ascend_lab import aclnn
+    from ascend_lab import aclnn, standalone
     from ascend_lab.base import log as oplog
-    from ascend_lab.ops import standalone
     rng = np.random.default_rng([seed, 25])
     outcomes: dict[str, Counter] = defaultdict(Counter)
     failures: list[str] = []

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from ascend_lab import golden
+from ascend_lab import standalone as sa
 from ascend_lab.acl.types import aclDataType as DT
 from ascend_lab.ascendc import launch
 from ascend_lab.opdev.tiling_data import TilingError
 from ascend_lab.ops import registry
-from ascend_lab.ops import standalone as sa
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.hard_sigmoid_grad import op_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import main as hsg_main
-from ascend_lab.ops.kernel_args import gm_from_array
 
 F16, F32 = np.dtype(np.float16), np.dtype(np.float32)
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -16,7 +16,7 @@ from labkit import solutions
 from labkit.checker import reference_allowed
 from labkit.lab5_copy_compute import compile_kernel
 
-from ascend_lab.ops import standalone
+from ascend_lab import standalone
 
 Solution = solutions.KernelThresholdGradV2DInt8
 _REF = Solution.sources[-1].text
@@ -222,8 +222,8 @@ def test_lab11_plan_bytes_is_what_the_kernels_init_lays_out(buffer_num, ub_facto
     """lab11.plan_bytes (the legality rule and the 'B over' message) equals the end of the UB plan the kernel's own
     Init builds in a plan-only launch, over-capacity plans included."""
     from ascend_lab.ascendc import launch
+    from ascend_lab.ops.common.kernel_args import gm_from_array
     from ascend_lab.ops.hard_sigmoid_grad import op_host
-    from ascend_lab.ops.kernel_args import gm_from_array
 
     n = lab11.SIZES[0]
     soc = standalone.make_soc(lab11.SOC)

@@ -95,6 +95,17 @@ class Package:
     def is_module(self, name: str) -> bool:
         return name in self.names
 
+    def aliases(self) -> dict[str, str]:
+        """Modules kept under an old public name after a move (``sys.modules[__name__] = <the moved module>``):
+        alias -> the module it hands out. Nothing but the alias statement is allowed in one."""
+        out = {}
+        for name, path in self.names.items():
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            if any(_is_alias_assignment(stmt) for stmt in tree.body):
+                targets = {e.target for e in self.edges(path) if self.is_module(e.target)}
+                out[name] = ", ".join(sorted(targets))
+        return out
+
     def as_module(self, name: str) -> str | None:
         """The module a loader string names (``pkg.mod`` or ``pkg.mod:attr``), None when it names none (a logger,
         an entry-point group such as ``ascend_lab.operators``)."""
@@ -106,6 +117,12 @@ class Package:
 
     def all_edges(self) -> list[Edge]:
         return [e for p in self.files for e in self.edges(p)]
+
+
+def _is_alias_assignment(stmt: ast.stmt) -> bool:
+    """``sys.modules[__name__] = ...``: the module replaces itself by another in the import system."""
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript)
+            and ast.unparse(stmt.targets[0]) == "sys.modules[__name__]")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -310,13 +327,18 @@ def _cycles(edges: Iterable[Edge]) -> list[list[str]]:
 
 
 def check(pkg: Package) -> dict[str, list[str]]:
-    """Every problem of the package, by kind: layer, cycle, operator, deferred."""
+    """Every problem of the package, by kind: layer, cycle, operator, deferred, alias."""
     edges = pkg.all_edges()
     inside = [e for e in edges if e.target == pkg.root.name or e.target.startswith(pkg.root.name + ".")]
     owner = _operator_packages(pkg)
-    problems: dict[str, list[str]] = {"layer": [], "cycle": [], "operator": [], "deferred": []}
+    aliases = pkg.aliases()
+    problems: dict[str, list[str]] = {"layer": [], "cycle": [], "operator": [], "deferred": [], "alias": []}
     for e in inside:
-        problems["layer"] += _edge_problems(e)
+        if e.target in aliases:          # inside the package, a moved module is imported from where it lives
+            problems["alias"].append(f"{e.source} line {e.line}: imports {e.target}, the old name of "
+                                     f"{aliases[e.target]}; import that")
+        if e.source not in aliases:      # an alias takes the layer of the module it hands out
+            problems["layer"] += _edge_problems(e)
         if owner.get(e.source) and owner.get(e.target) and owner[e.source] != owner[e.target]:
             problems["operator"].append(f"{e.source} line {e.line}: operator package {owner[e.source]} imports "
                                         f"{e.target} of {owner[e.target]}; share it through ops/common")
@@ -328,6 +350,7 @@ def check(pkg: Package) -> dict[str, list[str]]:
 
 
 REAL = Package(PACKAGE)
+ALIASES = REAL.aliases()
 
 #: Cycles still open, by a module each goes through and who is removing it (issue 21). A cycle through none of
 #: these fails; an entry whose module is in no cycle any more fails too, so the list only shrinks.
@@ -345,7 +368,11 @@ def test_every_module_has_a_layer():
         assert _in_oracle(name) or _layer(name) is not None, f"{name} has no layer in tests/test_layers.py"
 
 
-@pytest.mark.parametrize("path", REAL.files, ids=lambda p: str(p.relative_to(PACKAGE)))
+#: every module but the old names kept after a move (an alias takes the layer of the module it hands out)
+LAYERED = [p for p in REAL.files if REAL.module_name(p) not in ALIASES]
+
+
+@pytest.mark.parametrize("path", LAYERED, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_edges_point_down(path):
     problems = [p for e in REAL.edges(path) if e.target.startswith("ascend_lab") for p in _edge_problems(e)]
     assert not problems, "\n".join(problems)
@@ -371,6 +398,12 @@ def test_deferred_imports_say_why():
 
 def test_operator_packages_do_not_import_each_other():
     assert not check(REAL)["operator"], "\n".join(check(REAL)["operator"])
+
+
+def test_moved_modules_are_imported_from_where_they_live():
+    """The old names (``ascend_lab.ops.standalone`` ...) are for the public API; the package uses the new ones."""
+    assert ALIASES, "no alias found: the detection broke (ops/standalone.py is one)"
+    assert not check(REAL)["alias"], "\n".join(check(REAL)["alias"])
 
 
 def test_viz_imports_nothing_from_ops():
@@ -400,6 +433,8 @@ FAKE = {
     "ops/relu/oracle.py": "from ...ascendc import core\n",                        # an op's oracle -> simulator
     "ascendc/tensor.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .pipe import Q\n",
     "ascendc/pipe.py": "from .tensor import T\n",     # a cycle through a TYPE_CHECKING import only: not reported
+    "ops/old.py": "import sys\nfrom ..viz import data as _moved\nsys.modules[__name__] = _moved\n",  # an alias...
+    "ops/gelu/op_api.py": "from ..old import X\n",                                 # ... imported inside
 }
 
 
@@ -424,6 +459,9 @@ def test_the_checker_reports_each_kind_of_violation(tmp_path):
     assert "ascend_lab.ops.relu.oracle line 1 (import): an operator's oracle imports ascend_lab.ascendc" \
         in text["layer"]
     assert "operator package ascend_lab.ops.relu imports ascend_lab.ops.gelu.op_host" in text["operator"]
+    assert found["alias"] == ["ascend_lab.ops.gelu.op_api line 1: imports ascend_lab.ops.old, the old name of "
+                              "ascend_lab.viz.data; import that"]
+    assert "ascend_lab.ops.old" not in text["layer"]            # an alias takes its target's layer
     assert found["deferred"] == ["ascend_lab.ops.registry line 2: import of ascend_lab.ops.spec inside a function "
                                  "without '# deferred: <reason>'"]
 
@@ -435,8 +473,9 @@ def test_a_clean_fake_package_passes(tmp_path):
              "ops/relu/__init__.py": "", "ops/relu/op_host.py": "from ..common import TILE\n",
              "viz/__init__.py": "", "viz/data.py": "def f():\n    import numpy  # deferred: only f needs it\n",
              "explore/__init__.py": "from ..ops import relu\nfrom ..viz import data\n",
-             "opdev/__init__.py": "import importlib\nM = importlib.import_module('ascend_lab.acl.types')\n"}
-    assert check(_fake(tmp_path, clean)) == {"layer": [], "cycle": [], "operator": [], "deferred": []}
+             "opdev/__init__.py": "import importlib\nM = importlib.import_module('ascend_lab.acl.types')\n",
+             "ops/old.py": "import sys\nfrom ..viz import data as _moved\nsys.modules[__name__] = _moved\n"}
+    assert check(_fake(tmp_path, clean)) == {"layer": [], "cycle": [], "operator": [], "deferred": [], "alias": []}
 
 
 def test_layer_ranks_follow_design_section_8():

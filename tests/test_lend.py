@@ -24,8 +24,8 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.ascendc.launcher import launch
 from ascend_lab.base.platform import get_soc
-from ascend_lab.ops.kernel_args import gm_from_array
-from ascend_lab.ops.standalone import kernel_entry, make_soc, run_kernel, tiling_for
+from ascend_lab.ops.common.kernel_args import gm_from_array
+from ascend_lab.standalone import kernel_entry, make_soc, run_kernel, tiling_for
 
 SOC = get_soc("Ascend950PR")
 

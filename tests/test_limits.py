@@ -18,11 +18,10 @@ import numpy as np
 import pytest
 
 import ascend_lab as al
-from ascend_lab import acl, aclnn, tiling
+from ascend_lab import acl, aclnn, standalone, tiling
 from ascend_lab.acl import runtime as rt
 from ascend_lab.base import log as oplog
 from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID
-from ascend_lab.ops import standalone
 
 #: Address space a limited subprocess may use: room for Python, numpy and the package, not for a big array.
 LIMIT_MB = 900

@@ -31,7 +31,7 @@ class Block(importlib.abc.MetaPathFinder):
 root, site = sys.argv[1:]
 sys.meta_path.insert(0, Block())
 sys.path.insert(0, site)
-boot = runpy.run_path(f"{root}/ascend_lab/ops/live_boot.py")
+boot = runpy.run_path(f"{root}/ascend_lab/live/live_boot.py")
 boot["install"](root)
 boot["install"](site, "my_ops")
 from my_ops.scaled_square import op_host

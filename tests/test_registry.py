@@ -15,8 +15,8 @@ import pytest
 import ascend_lab as al
 from ascend_lab import cli, tiling
 from ascend_lab import explore as E
+from ascend_lab import standalone as sa
 from ascend_lab.ops import registry
-from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.spec import FLAVOURS, LIVE_KINDS, KernelSpec, LiveTiling
 
 

@@ -2,7 +2,7 @@
 
 The numbers below are §4's tables, typed in from the reference (not computed from the package): the tiling
 of N = 1e6 on Ascend910B4 (40 AIV) with the UB CANN reports there (196352 B), the UB plan and tileData per
-dtype, the per-dtype instruction sequences. The kernel runs through ``ops.standalone.run_kernel`` and is
+dtype, the per-dtype instruction sequences. The kernel runs through ``ascend_lab.standalone.run_kernel`` and is
 compared bit for bit with ``golden.relu_grad_experimental`` (written from §4) and, where §4 says the result
 is exact, with the plain formula ``x > 0 ? grad : 0``.
 
@@ -22,10 +22,10 @@ from ascend_lab.ascendc.cxx import KernelCompileError
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.ops import registry
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.relu_grad import op_host
 from ascend_lab.ops.relu_grad.op_kernel import experimental as kernel
-from ascend_lab.ops.standalone import run_kernel, ub_plan
+from ascend_lab.standalone import run_kernel, ub_plan
 
 UB = 196352              # GetCoreMemSize(UB) on 910B/910_93 as CANN reports it (§6)
 SOC = "Ascend910B4"

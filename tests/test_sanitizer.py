@@ -32,7 +32,7 @@ import pytest
 from helpers import oracle_of
 
 import ascend_lab as al
-from ascend_lab import golden
+from ascend_lab import golden, standalone
 from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
@@ -68,7 +68,7 @@ from ascend_lab.ascendc.sanitizer import report as sanitizer_report
 from ascend_lab.ascendc.trace import Warning_
 from ascend_lab.base.platform import get_soc
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA
-from ascend_lab.ops import kernel_args, standalone
+from ascend_lab.ops.common import kernel_args
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
 from ascend_lab.ops.relu_grad.op_kernel import experimental as rg_kernel

@@ -20,7 +20,7 @@ import ascend_lab  # noqa: F401  (the registry's operators)
 from ascend_lab import tiling
 from ascend_lab.base.platform import get_soc
 from ascend_lab.ops import registry
-from ascend_lab.ops.l0_kernel import dispatch
+from ascend_lab.ops.common.l0_kernel import dispatch
 
 PAGE = "chapters/075_live_tiling.html"
 
@@ -131,7 +131,7 @@ def test_live_tiling_stays_responsive(site, browser, http_base):  # noqa: F811
     """Issue 26 item 1: a large core count typed digit by digit never freezes the page (each update < 1 s, the chart
     built off-page and inserted once); the form enforces the explorer's core cap with a message; N = 2^63 - 1 prints
     exactly (integers past 2^53 cross from Python as strings)."""
-    from ascend_lab.ops.live_tiling import MAX_CORES
+    from ascend_lab.live.live_tiling import MAX_CORES
 
     page, log = _open(browser, http_base + PAGE, (http_base,))
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ascend_lab import standalone as sa
 from ascend_lab import viz
 from ascend_lab.ascendc import (
     VECCALC,
@@ -27,7 +28,6 @@ from ascend_lab.ascendc import (
     sizeof,
 )
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA, TilingData, int64
-from ascend_lab.ops import standalone as sa
 
 
 class AxpbTilingData(TilingData):

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import ascend_lab as al
-from ascend_lab.ops import registry, standalone
-from ascend_lab.ops.l0_kernel import dispatch
+from ascend_lab import standalone
+from ascend_lab.ops import registry
+from ascend_lab.ops.common.l0_kernel import dispatch
 from ascend_lab.sweeps import grid, run_case
 
 TILING = dict(dtypes=["float32", "float16", "int8", "bfloat16"], sizes=[1, 7, 100, 4097, 65536, 10**6, 10**9, 2**40],

@@ -17,11 +17,11 @@ from ascend_lab.ascendc.launcher import launch as ascendc_launch
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.ops import registry
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import tbe as hsg
-from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
-from ascend_lab.ops.standalone import run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
+from ascend_lab.standalone import run_kernel
 from ascend_lab.tbe import dsl, lowering
 
 #: ``api_check_support("tik.vcopy")`` = the ini lists Intrinsic_vcopy (CANN 8.1.RC1 data/platform_config):

@@ -19,8 +19,8 @@ from ascend_lab import golden
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import tbe as hsg
 from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
-from ascend_lab.ops.standalone import run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
+from ascend_lab.standalone import run_kernel
 from ascend_lab.tbe import dsl
 
 BF16_SOCS = ("Ascend910B4", "Ascend910_9392")

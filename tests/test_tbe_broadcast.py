@@ -21,7 +21,7 @@ from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
 from ascend_lab.opdev.tiling_data import TilingError
 from ascend_lab.ops import registry
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
 from ascend_lab.tbe import dsl

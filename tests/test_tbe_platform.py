@@ -22,8 +22,8 @@ import pytest
 from ascend_lab import golden
 from ascend_lab.base.platform import get_soc
 from ascend_lab.ops.relu_grad.op_kernel import tbe as rg
-from ascend_lab.ops.standalone import run_kernel
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import tbe as tg
+from ascend_lab.standalone import run_kernel
 from ascend_lab.tbe import dsl
 
 #: name: (ini, Short_SoC_version, cores the tilings use, cube_freq MHz, ub_size, Intrinsic_vcopy, vconv bf162f32)

@@ -23,7 +23,7 @@ import pytest
 from helpers import bits
 
 import ascend_lab as al
-from ascend_lab import acl, aclnn, tiling
+from ascend_lab import acl, aclnn, standalone, tiling
 from ascend_lab.acl import runtime as rt
 from ascend_lab.ascendc import options
 from ascend_lab.ascendc.cost_model import without_bank_conflicts
@@ -31,7 +31,7 @@ from ascend_lab.ascendc.options import current as current_options
 from ascend_lab.base import context
 from ascend_lab.base import log as oplog
 from ascend_lab.explore import tile_maps
-from ascend_lab.ops import registry, standalone
+from ascend_lab.ops import registry
 
 THREADS = 8
 CALLS = 500

@@ -1,7 +1,7 @@
 """Issue 26 item 7: what the live tiling page exposed, fixed in the package.
 
 * Every tiling entry point reports the attribute values the kernel will use: ``tiling.<op>()`` without an
-  attribute takes the chosen kernel's own default, as ``tiling.compute()``, ``ops.live_tiling.compute()`` and an
+  attribute takes the chosen kernel's own default, as ``tiling.compute()``, ``live.live_tiling.compute()`` and an
   aclnn run do (HardSigmoidGrad's TBE and main kernels: alpha = float32(1/6) = 0.1666666717; the experimental
   kernel: float32(0.16666666) = 0.1666666567).
 * A UB smaller than one 32-byte block is refused with a message in bytes, by every front door; the TBE tiling
@@ -17,7 +17,8 @@ import pytest
 
 import ascend_lab as al
 from ascend_lab import tiling
-from ascend_lab.ops import live_tiling, registry
+from ascend_lab.live import live_tiling
+from ascend_lab.ops import registry
 from ascend_lab.ops.hard_sigmoid_grad import op_host
 
 FACTS = json.loads(json.dumps(live_tiling.build_facts()))

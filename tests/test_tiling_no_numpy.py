@@ -1,7 +1,7 @@
 """The host tiling runs without numpy (issue 13 item 3: the live tiling page runs it in pyodide, which has none).
 
 A subprocess blocks numpy and ml_dtypes with a meta-path finder, registers the package's folders without their
-``__init__`` files (``ops/live_boot.py``, as the page does) and computes ``ops.live_tiling.compute`` for every
+``__init__`` files (``live/live_boot.py``, as the page does) and computes ``live.live_tiling.compute`` for every
 registered op, kernel flavour, dtype of its op definition, SoC of the catalogue and a spread of element counts and
 platform numbers; this process computes the same with the whole package (``ascend_lab.tiling.compute`` and the
 kernel's ``core_ranges``) and the results must be equal, errors included (type and message).
@@ -27,9 +27,10 @@ from ascend_lab.acl.types import DTYPE_ITEMSIZE, aclDataType
 from ascend_lab.base.platform import socs
 from ascend_lab.dtypes import to_numpy
 from ascend_lab.explore import tile_maps
+from ascend_lab.live import live_tiling
+from ascend_lab.live.tile_map import tile_map_parts
 from ascend_lab.opdev.tiling_data import float32_text, to_float32
-from ascend_lab.ops import live_tiling, registry
-from ascend_lab.ops.tile_map import tile_map_parts
+from ascend_lab.ops import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = (0, 1, 100_003, 3_000_000_017)
@@ -46,10 +47,10 @@ class Block(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Block())
 root, facts_path, cases_path = sys.argv[1:]
-boot = runpy.run_path(f"{root}/ascend_lab/ops/live_boot.py")
+boot = runpy.run_path(f"{root}/ascend_lab/live/live_boot.py")
 boot["install"](root)
 boot["install"](root, "tests")         # operators registered from tests/ (tests/fixture_ops), when there are any
-from ascend_lab.ops import live_tiling
+from ascend_lab.live import live_tiling
 
 facts = json.load(open(facts_path))
 out = []
@@ -103,7 +104,7 @@ def test_every_tiling_without_numpy_equals_the_package(op: str, facts: tuple[dic
     assert proc.returncode == 0, proc.stderr[-3000:]
     child = json.loads(proc.stdout)
     assert child["numpy"] == []
-    assert "ascend_lab.ops.live_tiling" in child["modules"] and "ascend_lab.ascendc.core" not in child["modules"]
+    assert "ascend_lab.live.live_tiling" in child["modules"] and "ascend_lab.ascendc.core" not in child["modules"]
     ok = 0
     for case, got in zip(cases, child["results"], strict=True):
         want = json.loads(json.dumps(_expected(*case)))          # tuples -> lists, as the child's JSON has them
@@ -117,7 +118,7 @@ def test_every_tiling_without_numpy_equals_the_package(op: str, facts: tuple[dic
 def test_default_kernel_is_what_a_stock_cann_runs(facts: tuple[dict, Path]) -> None:
     f, _ = facts
     from ascend_lab.base.platform import get_soc
-    from ascend_lab.ops.l0_kernel import dispatch
+    from ascend_lab.ops.common.l0_kernel import dispatch
     for spec in registry.ops():
         for soc in socs():
             kernel, _ = dispatch(spec, get_soc(soc))
@@ -128,7 +129,7 @@ def test_default_kernel_is_what_a_stock_cann_runs(facts: tuple[dict, Path]) -> N
 
 
 def test_the_page_and_the_tile_map_share_one_assignment(facts: tuple[dict, Path]) -> None:
-    """The segments the page draws are the matplotlib tile map's (explore.tile_maps.tile_map -> ops.tile_map)."""
+    """The segments the page draws are the matplotlib tile map's (explore.tile_maps.tile_map -> live.tile_map)."""
     f, _ = facts
     for op, dtype, soc in [("hard_sigmoid_grad", "float16", "Ascend910B4"),
                            ("threshold_grad_v2_d", "int8", "Ascend950PR"), ("relu_grad", "float32", "Ascend950PR")]:

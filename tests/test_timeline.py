@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 import numpy as np
 import pytest
 
+from ascend_lab import standalone as sa
 from ascend_lab.ascendc import timeline
 from ascend_lab.ascendc.trace import PIPES
-from ascend_lab.ops import standalone as sa
 
 # The same test for a loading reference as tests/test_site.py: an element that fetches from another host.
 EXTERNAL = re.compile(

@@ -69,9 +69,9 @@ from ascend_lab.ascendc.cost_model import (
     vector_cycles,
 )
 from ascend_lab.base.platform import get_soc, socs
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.hard_sigmoid_grad.op_kernel import experimental as hs_kernel
-from ascend_lab.ops.kernel_args import gm_from_array
 from ascend_lab.run import DeviceTensors, acl_session
 
 BF16 = np.dtype(ml_dtypes.bfloat16)

@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pytest
 
+from ascend_lab import standalone as sa
 from ascend_lab import viz
 from ascend_lab.ascendc import (
     VECCALC,
@@ -25,7 +26,6 @@ from ascend_lab.ascendc import (
     TQue,
 )
 from ascend_lab.opdev.tiling_data import TilingData, int64
-from ascend_lab.ops import standalone as sa
 from ascend_lab.viz import stepper as E
 from ascend_lab.viz import style as S
 

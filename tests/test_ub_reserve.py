@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from ascend_lab import golden
+from ascend_lab import standalone as sa
 from ascend_lab.ascendc import (
     CMPMODE,
     SELMODE,
@@ -43,7 +44,6 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.base.platform import get_soc
 from ascend_lab.dtypes import bfloat16
-from ascend_lab.ops import standalone as sa
 
 UB_A2 = 196608                      # 192 KB (Ascend910B4, Ascend910_9392)
 UB_310P = UB_910A = 262144          # 256 KB

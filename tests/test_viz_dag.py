@@ -14,11 +14,11 @@ import pytest
 from matplotlib.text import Text
 
 import ascend_lab as al
+from ascend_lab import standalone as sa
 from ascend_lab import viz
 from ascend_lab.atvoss import CopyInBrc, CopyOut, Dag, Duplicate, In, Mul
 from ascend_lab.explore import tile_maps
 from ascend_lab.ops import registry
-from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.relu_grad.op_kernel import main as rg
 from ascend_lab.ops.threshold_grad_v2_d.op_kernel import main as tg
 from ascend_lab.viz import dag as vd

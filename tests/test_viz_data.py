@@ -12,17 +12,17 @@ import pytest
 
 import ascend_lab as al
 from ascend_lab import golden, tiling
+from ascend_lab import standalone as sa
 from ascend_lab.acl.types import aclDataType as DT
 from ascend_lab.base import platform
 from ascend_lab.dtypes import as_acl_dtype
 from ascend_lab.explore import tile_maps as TM
+from ascend_lab.live.tile_map import TileSegment
 from ascend_lab.opdev.data_type_utils import CanCast, PromoteType
-from ascend_lab.ops import standalone as sa
 from ascend_lab.ops.hard_sigmoid_grad import op_api as hs_api
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hs_host
 from ascend_lab.ops.threshold_grad_v2_d import op_api as th_api
 from ascend_lab.ops.threshold_grad_v2_d import op_host as tg_host
-from ascend_lab.ops.tile_map import TileSegment
 from ascend_lab.viz import data as D
 
 UB_A2 = 196608

@@ -27,8 +27,8 @@ from PIL import Image
 
 import ascend_lab as al
 from ascend_lab import explore as E
+from ascend_lab import standalone as sa
 from ascend_lab import tiling, viz
-from ascend_lab.ops import standalone as sa
 from ascend_lab.viz import data as D
 from ascend_lab.viz import html as H
 from ascend_lab.viz import style as S

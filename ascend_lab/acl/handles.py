@@ -49,7 +49,7 @@ class DeviceAllocation:
         an upload that a kernel only reads then costs nothing. The bytes are copied in (copy on write) the moment
         anything else needs the buffer -- a write, a memcpy, a look through ``buffer`` -- so every reader and
         writer sees exactly what an upload would have left. Only for a caller that keeps ``host`` unchanged while
-        the allocation lives (``ops.standalone.run_kernel``, the convenience calls of ``ascend_lab.run``, which
+        the allocation lives (``ascend_lab.standalone.run_kernel``, the convenience calls of ``ascend_lab.run``, which
         free their device memory before they return)."""
         if host.dtype != np.uint8 or host.ndim != 1 or host.size != self.size or not host.flags.c_contiguous:
             raise ValueError(f"lend needs {self.size} C-contiguous uint8 bytes, got {host.dtype} {host.shape}")
@@ -129,7 +129,7 @@ class DeviceAllocation:
             pool.recycle(buf)
 
     def __del__(self) -> None:
-        # Dropped without aclrtFree (a kernel argument made by ops.kernel_args, or a leaked allocation Python
+        # Dropped without aclrtFree (a kernel argument made by ops.common.kernel_args, or a leaked allocation Python
         # reclaims): its bytes go back to the pool like a freed buffer's -- unless a numpy view still reaches them
         # (``pool.recycle`` checks) -- so the next run of the same size is spared the page faults of fresh memory.
         buf = getattr(self, "_buffer", None)

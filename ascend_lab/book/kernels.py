@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..ascendc.tensor import GmAddr
-from ..ops.kernel_args import gm_from_array
+from ..ops.common.kernel_args import gm_from_array
 
 
 def gm(arr: np.ndarray, name: str) -> GmAddr:

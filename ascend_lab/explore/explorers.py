@@ -23,12 +23,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import standalone as sa
 from ..base import platform
 from ..dtypes import as_acl_dtype
+from ..live.live_tiling import MAX_CORES
 from ..opdev.tiling_data import TilingError
 from ..ops import registry
-from ..ops import standalone as sa
-from ..ops.live_tiling import MAX_CORES
 from ..run import validation_case
 from ..viz import data as D
 from ..viz import figures as F

@@ -19,8 +19,8 @@ from matplotlib.figure import Figure
 from ..atvoss.tiling import advance_split, sch_mode_of
 from ..base import platform
 from ..dtypes import as_acl_dtype, itemsize
+from ..live.tile_map import TileSegment, span, tile_map_parts
 from ..ops import registry
-from ..ops.tile_map import TileSegment, span, tile_map_parts
 from ..viz.data import TileMap
 from ..viz.figures import support_figure, tile_map_figure
 

@@ -202,7 +202,7 @@ def oracle(node: Any) -> Callable[..., Any]:
 
 def kernel_oracle(op: str, flavour: str, soc: Any, attrs: dict[str, float] | None = None) -> Callable[..., Any]:
     """The bound oracle of ``op``'s ``flavour`` kernel on ``soc`` with tiling attributes ``attrs`` (the kernel's
-    defaults filled in) -- for a kernel launched directly (``ops.standalone.run_kernel``), with no graph node."""
+    defaults filled in) -- for a kernel launched directly (``ascend_lab.standalone.run_kernel``), with no graph node."""
     spec = get(op)
     values = {**spec.check_attrs(attrs or {}, flavour), "soc": get_soc(soc).name}
     return _bind(*_oracle_call(spec, flavour, values), spec.op_type)

@@ -37,7 +37,7 @@ __all__ = ["FLAVOURS", "LIVE_KINDS", "AclnnSpec", "KernelSpec", "LiveTiling", "O
 #: Kernel flavours, as design §8 names them: built-in TBE, built-in AscendC (main tree), custom package.
 FLAVOURS: tuple[str, ...] = ("tbe", "main", "experimental")
 
-#: How the live tiling page (pyodide: no numpy) recomputes a kernel's tiling (``ops.live_tiling``).
+#: How the live tiling page (pyodide: no numpy) recomputes a kernel's tiling (``live.live_tiling``).
 LIVE_KINDS: tuple[str, ...] = ("host", "tbe", "template")
 
 

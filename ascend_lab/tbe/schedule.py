@@ -14,9 +14,9 @@ A TBE kernel's tiling happens in two places (``kernel_flavours.md`` §5.5):
   the variables ``[dim, blockFactor, ubFactor]``; reproduced exactly by :func:`elewise_tiling`.
 
 The compile info belongs to the binary built for one SoC, so a tiling compiles its description for the SoC in force
-(:func:`compile_target`; ``tiling.compute`` and ``ops.standalone.tiling_for`` put the SoC they tile for in force, as
-the aclnn path does). Every caller passes ``ub_size`` as to every host tiling, ``GetCoreMemSize(UB)`` (256 B short
-of the ini on 910B/910_93); the schedule adds that back (:func:`ub_reserve`).
+(:func:`compile_target`; ``tiling.compute`` and ``ascend_lab.standalone.tiling_for`` put the SoC they tile for in
+force, as the aclnn path does). Every caller passes ``ub_size`` as to every host tiling, ``GetCoreMemSize(UB)``
+(256 B short of the ini on 910B/910_93); the schedule adds that back (:func:`ub_reserve`).
 
 **Broadcasting** (ThresholdGradV2D and ReluGrad are classified ``ELEWISE_WITH_BROADCAST``, §5.2/§5.3): the
 real run-time tiling is ``op_tiling/broadcast_v3.cc`` (canndev mirror @0231fcc2). Its ``BroadcastTiling``

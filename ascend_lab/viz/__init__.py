@@ -18,7 +18,7 @@ modules import nothing from ``ops`` (design §8). What asks the operator registr
 explorers, a tile map or dtype-support table of a registered op, the CANN-stack figure -- lives one layer up,
 in :mod:`ascend_lab.explore`; this package's namespace re-exports those names (loaded on first use, since
 explore itself imports viz's modules), so ``viz.tiling_explorer(...)`` and ``viz.plot_tile_map(td)`` work as
-before. ``ascend_lab.ops.standalone`` runs kernels for figures (``pipeline_run``, ``buffer_num_study``,
+before. ``ascend_lab.standalone`` runs kernels for figures (``pipeline_run``, ``buffer_num_study``,
 ``stepper_run``). matplotlib is imported here, never by ``import ascend_lab``; ipywidgets only when an explorer
 is built.
 """

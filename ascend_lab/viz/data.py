@@ -44,7 +44,7 @@ class TileMap:
     tile_field: str                     # "ubFactor" / "tileDataNum"
     tile_elems: int
     cores: list[dict[str, Any]]         # op_host.core_ranges(...)
-    segments: list[Any]                 # ops.tile_map.TileSegment rows: core, kind, tile, start, end, tail
+    segments: list[Any]                 # live.tile_map.TileSegment rows: core, kind, tile, start, end, tail
     padding: tuple[int, int] | None     # [n, padded_end) read and written past the logical end
     fields: dict[str, Any]              # the TilingData fields, blockDim and tilingKey
     title: str

@@ -91,7 +91,7 @@ def draw_lanes(ln: D.Lanes, ax: Axes, note: str = "", own: bool = False, upto: f
 
 def plot_buffer_num(study: dict[str, Any]) -> Figure:
     """Core 0 with BUFFER_NUM = 1 (top) and 2 (bottom) on one cycle axis, with the estimated speed-up, drawn
-    from a study of ``ascend_lab.ops.standalone.buffer_num_study`` (the two runs and their cycles)."""
+    from a study of ``ascend_lab.standalone.buffer_num_study`` (the two runs and their cycles)."""
     st = dict(study)
     st.setdefault("lanes", {bn: D.lanes(r.trace, [0]) for bn, r in study["runs"].items()})
     n, dtype = st["n"], st["dtype"]

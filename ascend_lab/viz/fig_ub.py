@@ -58,7 +58,7 @@ def plot_ub_layout(source: Any, core: int = 0) -> Figure:
     block is drawn wide enough to name. Labels never overlap: a name that does not fit in its block goes above
     the bar on a leader line, spread sideways and stacked in rows as needed.
 
-    ``source``: ``ops.standalone.ub_plan(...)``, a Trace, a KernelRun -- of a registered op or of your own
+    ``source``: ``ascend_lab.standalone.ub_plan(...)``, a Trace, a KernelRun -- of a registered op or of your own
     kernel -- or the ``KernelSteps`` of :func:`ascend_lab.viz.step_kernel` (its core)::
 
         steps = viz.step_kernel(MyKernel, td, [x], soc="Ascend910B4")

@@ -32,11 +32,11 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.ascendc import GmAddr, KernelError, KernelRun, launch
 from ascend_lab.base.platform import SocInfo
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA
-from ascend_lab.ops import standalone
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.threshold_grad_v2_d import op_host
 
 from .checker import Case, Report, compare_arrays, locator, quote_lines, run_battery

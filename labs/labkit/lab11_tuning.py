@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.ascendc import KernelError, KernelRun, launch
-from ascend_lab.ops import standalone
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.hard_sigmoid_grad import op_host
-from ascend_lab.ops.kernel_args import gm_from_array
 
 from .checker import Case, Report, answer_key, quote_lines, run_battery
 

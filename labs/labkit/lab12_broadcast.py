@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.ascendc import KernelRun, launch
 from ascend_lab.base.platform import SocInfo
 from ascend_lab.opdev.tiling_data import TilingData, ceil_div, int64
-from ascend_lab.ops import standalone
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 from .checker import Case, Report, answer_key, compare_arrays, run_battery
 from .lab5_copy_compute import SENTINEL, instruction_case, is_cxx, usable_ub

@@ -52,14 +52,14 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.ascendc import KernelError, KernelRun, launch, reserved_ub_bytes
 from ascend_lab.base import platform
 from ascend_lab.base.platform import NpuArch, SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, float32, floor_align, int64
-from ascend_lab.ops import standalone
+from ascend_lab.ops.common.kernel_args import gm_from_array
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
-from ascend_lab.ops.kernel_args import gm_from_array
 
 from .checker import Case, KernelFault, Report, answer_key, compare_arrays, locator, run_battery
 

@@ -31,13 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.ascendc import KernelRun, launch
 from ascend_lab.base import platform
 from ascend_lab.base.platform import SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, float32, floor_align, int64
-from ascend_lab.ops import standalone
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 from . import checker
 from .checker import Case, Report, answer_key, draw_seed, run_battery

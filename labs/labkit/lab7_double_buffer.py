@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.acl.runtime import DeviceAllocation, DevicePtr
 from ascend_lab.ascendc import (
     GmAddr,
@@ -45,7 +46,6 @@ from ascend_lab.base import platform
 from ascend_lab.base.platform import SocInfo
 from ascend_lab.dtypes import as_acl_dtype, to_numpy
 from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, int64
-from ascend_lab.ops import standalone
 
 from .checker import Case, Report, answer_key, checker_side, run_battery
 from .lab5_copy_compute import LAB_DIR, SocLimits, is_cxx, kernel_case, launch_kernel, sample, usable_ub

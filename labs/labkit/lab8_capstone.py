@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ascend_lab import acl
+from ascend_lab import acl, standalone
 from ascend_lab.acl.runtime import (
     ACL_MEM_MALLOC_HUGE_FIRST,
     aclrtCreateStream,
@@ -56,7 +56,6 @@ from ascend_lab.opdev.errno import (
     describe,
 )
 from ascend_lab.opdev.tiling_data import TilingData, TilingError
-from ascend_lab.ops import standalone
 from ascend_lab.ops.hard_sigmoid_grad import op_host as hsg_host
 from ascend_lab.run import DeviceTensors, acl_session
 

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from ascend_lab import standalone
 from ascend_lab.ascendc import KernelRun, errors, launch
 from ascend_lab.atvoss import Dag, Node, broadcast_sch, sch_mode_of
 from ascend_lab.atvoss import dag as atvoss_dag
@@ -47,8 +48,7 @@ from ascend_lab.atvoss.kernel import TemplateOp
 from ascend_lab.base.platform import SocInfo
 from ascend_lab.dtypes import as_acl_dtype, bfloat16, to_numpy
 from ascend_lab.opdev.tiling_data import TilingError
-from ascend_lab.ops import standalone
-from ascend_lab.ops.kernel_args import gm_from_array
+from ascend_lab.ops.common.kernel_args import gm_from_array
 
 from .checker import Case, Report, compare_arrays, locator, run_battery
 from .lab5_copy_compute import SENTINEL, sample, strict_policy

@@ -28,7 +28,7 @@ from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULL
 from ascend_lab.opdev.executor import L0Node, aclOpExecutor
 from ascend_lab.opdev.l0_ops import broadcast_shape
 from ascend_lab.opdev.tiling_data import TilingData, TilingError, ceil_div, float32, floor_align, int64
-from ascend_lab.ops.kernel_args import gm_arg
+from ascend_lab.ops.common.kernel_args import gm_arg
 from ascend_lab.ops.threshold_grad_v2_d.op_host import ThresholdGradV2DTilingData
 
 __all__ = ["KernelHardswishGrad",

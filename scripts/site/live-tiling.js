@@ -3,7 +3,7 @@
 // The page has <div id="lt-panel"> with the controls; this script (a classic script, so that nothing is
 // fetched over file://, where Chromium refuses WebAssembly modules) loads the vendored pyodide core from
 // _static/pyodide/, unpacks _static/live-tiling/ascend_lab_live.zip (the package's numpy-free tiling modules,
-// built from the source at book build) and calls ascend_lab.ops.live_tiling.compute on every change of an input.
+// built from the source at book build) and calls ascend_lab.live.live_tiling.compute on every change of an input.
 // Nothing is requested from another host. Over file:// it only says why the live panel is off.
 (function () {
   "use strict";
@@ -32,8 +32,8 @@
 
   const PY_SETUP = `
 import json, runpy
-runpy.run_path("/home/pyodide/live/ascend_lab/ops/live_boot.py")["install"]("/home/pyodide/live")
-from ascend_lab.ops import live_tiling
+runpy.run_path("/home/pyodide/live/ascend_lab/live/live_boot.py")["install"]("/home/pyodide/live")
+from ascend_lab.live import live_tiling
 FACTS = json.loads(FACTS_TEXT)
 
 def _count(text, what):
@@ -168,7 +168,7 @@ def live(args_json):
       tip.textContent = `core ${c.core} (${c.kind}): elements [${c.offset}, ${big(c.offset) + big(c.data_num)}), ` +
                         `${c.tile_num} tile(s), last ${c.tail}, ${c.bytes} B`;
     });
-    // tile boundaries and tail tiles from the tile map's segments (ops.tile_map, as the matplotlib figure)
+    // tile boundaries and tail tiles from the tile map's segments (live.tile_map, as the matplotlib figure)
     if (segs.length && segs.length <= 4000) {
       const byCore = new Map(rows.map((c, i) => [c.core, i]));
       for (const [core, , start, end, tail] of segs) {
@@ -237,7 +237,7 @@ def live(args_json):
     const why = r.kernel === r.default_kernel ? "the one a stock CANN runs here" : "chosen in the menu";
     $("#lt-which").textContent = `${r.op}, ${r.kernel} kernel (${why}${r.registered ? "" :
       "; its op definition does NOT register it for this SoC: a what-if"}), ${r.core_num} cores, ` +
-      `UB ${r.ub_size} B — computed in ${ms.toFixed(1)} ms by ascend_lab.ops.live_tiling in this page`;
+      `UB ${r.ub_size} B — computed in ${ms.toFixed(1)} ms by ascend_lab.live.live_tiling in this page`;
     renderFields(r);
     renderCores(r);
     root.dataset.updateMs = (performance.now() - t).toFixed(1);

@@ -9,7 +9,7 @@ import numpy as np
 from ascend_lab.ascendc import KernelRun
 from ascend_lab.ascendc import launch as _launch
 from ascend_lab.ascendc.cxx import KernelFile
-from ascend_lab.ops.kernel_args import gm_arg, launch_options
+from ascend_lab.ops.common.kernel_args import gm_arg, launch_options
 
 from .common import BUFFER_NUM
 

@@ -15,8 +15,8 @@ from ...opdev.aclnn_common import ParamError, check_not_null, check_tensor_type
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID
 from ...opdev.executor import aclOpExecutor
 from ...opdev.op_def import OpDef
-from ..l0_kernel import kernel_node
 from ..spec import OpSpec
+from .l0_kernel import kernel_node
 
 __all__ = ["backward_graph", "check_backward_tensors"]
 

@@ -40,7 +40,7 @@ from ...opdev.data_type_utils import CanCast, PromoteType
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ...opdev.executor import aclOpExecutor
 from .. import registry
-from ..l0_kernel import dispatch, kernel_node
+from ..common.l0_kernel import dispatch, kernel_node
 from ..spec import AclnnSpec
 from . import op_host
 

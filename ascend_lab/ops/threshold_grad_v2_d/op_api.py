@@ -47,7 +47,7 @@ from ...opdev.aclnn_common import (
 from ...opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, ACLNN_SUCCESS
 from ...opdev.executor import aclOpExecutor
 from .. import registry
-from ..l0_kernel import kernel_node
+from ..common.l0_kernel import kernel_node
 from ..spec import AclnnSpec, ScalarArg
 
 DT = aclDataType

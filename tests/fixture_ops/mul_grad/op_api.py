@@ -17,7 +17,7 @@ from ascend_lab.opdev.aclnn_common import (
 from ascend_lab.opdev.errno import ACLNN_ERR_PARAM_INVALID, ACLNN_SUCCESS
 from ascend_lab.opdev.executor import aclOpExecutor
 from ascend_lab.ops import registry
-from ascend_lab.ops.l0_kernel import kernel_node
+from ascend_lab.ops.common.l0_kernel import kernel_node
 from ascend_lab.ops.spec import AclnnSpec
 
 from . import op_host

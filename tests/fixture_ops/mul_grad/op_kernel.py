@@ -22,7 +22,7 @@ from ascend_lab.ascendc import (
 )
 from ascend_lab.ascendc import launch as _launch
 from ascend_lab.opdev.tiling_data import GET_TILING_DATA
-from ascend_lab.ops.kernel_args import gm_arg, launch_options
+from ascend_lab.ops.common.kernel_args import gm_arg, launch_options
 
 from .op_host import MulGradTilingData
 

@@ -13,7 +13,7 @@ from ....ascendc import launch as _launch
 from ....ascendc.cxx import KernelFile
 from ....base.platform import get_soc
 from ....dtypes import bfloat16
-from ...kernel_args import gm_arg, launch_options
+from ...common.kernel_args import gm_arg, launch_options
 from ..op_host import BUFFER_NUM, tiling_dtype
 
 __all__ = ["ARGS", "kernel_file", "launch", "gelu_grad", "template_args"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from ....ascendc import SELMODE, KernelRun, cxx
 from ....ascendc import launch as _launch
-from ...kernel_args import gm_arg, launch_options
+from ...common.kernel_args import gm_arg, launch_options
 
 __all__ = ["BUFFER_NUM", "SELMODE", "SOURCE_DIR", "hard_sigmoid_grad", "launch", "template_args"]
 

@@ -37,7 +37,7 @@ from ....atvoss import (
 )
 from ....atvoss.kernel import TemplateOp
 from ....dtypes import bfloat16
-from ...template_launch import launch_template
+from ...common.template_launch import launch_template
 
 __all__ = ["ARGS", "BUFFER_NUM", "DTYPE_IDS", "OP", "TilingData", "core_ranges", "dag", "launch", "relu_grad",
            "template_args", "tiling", "tiling_for_shapes", "workspace_size"]
@@ -93,6 +93,6 @@ def relu_grad(*args: Any, dag: Dag, sch_mode: int, tiling_class: type) -> None:
 
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, record: bool | None = None,
            buffer_num: int | None = None, cores: Any = None) -> KernelRun:
-    """Launch with the graph's aclTensors (``ops.template_launch``: inputs of different shapes are re-tiled on
+    """Launch with the graph's aclTensors (``ops.common.template_launch``: inputs of different shapes are re-tiled on
     their own shapes); ``buffer_num`` is accepted for a uniform signature: the template has no BUFFER_NUM."""
     return launch_template(OP, relu_grad, td, (grad, feat), out, soc, ARGS, record=record, cores=cores)

@@ -12,7 +12,7 @@ from ....ascendc import KernelRun
 from ....ascendc import launch as _launch
 from ....ascendc.cxx import KernelFile
 from ....dtypes import bfloat16
-from ...kernel_args import gm_arg, launch_options
+from ...common.kernel_args import gm_arg, launch_options
 from ..op_host import BUFFER_NUM, tiling_dtype
 
 __all__ = ["ARGS", "launch", "silu_grad", "template_args"]

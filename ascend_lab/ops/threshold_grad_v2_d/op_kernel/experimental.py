@@ -24,7 +24,7 @@ from typing import Any
 from ....ascendc import KernelRun, cxx
 from ....ascendc import launch as _launch
 from ....dtypes import to_numpy
-from ...kernel_args import gm_arg, launch_options
+from ...common.kernel_args import gm_arg, launch_options
 
 #: The kernel's folder (ops-nn: ``experimental/activation/threshold_grad_v2_d/op_kernel/``).
 SOURCE_DIR = Path(__file__).with_name("experimental")

@@ -39,7 +39,7 @@ from ....atvoss import (
 )
 from ....atvoss.kernel import TemplateOp
 from ....dtypes import bfloat16
-from ...template_launch import launch_template
+from ...common.template_launch import launch_template
 
 __all__ = ["ARGS", "BUFFER_NUM", "DTYPE_IDS", "OP", "core_ranges", "dag", "launch", "template_args", "tiling",
            "threshold_grad_v2_d", "workspace_size", "TilingData"]
@@ -103,7 +103,7 @@ def threshold_grad_v2_d(*args: Any, dag: Dag, sch_mode: int, tiling_class: type)
 
 def launch(td: Any, grad: Any, feat: Any, out: Any, soc: Any, record: bool | None = None,
            buffer_num: int | None = None, cores: Any = None) -> KernelRun:
-    """Launch with the graph's aclTensors (``ops.template_launch``: inputs of different shapes are re-tiled on
+    """Launch with the graph's aclTensors (``ops.common.template_launch``: inputs of different shapes are re-tiled on
     their own shapes); ``buffer_num`` is accepted for a uniform signature: the template has no BUFFER_NUM."""
     return launch_template(OP, threshold_grad_v2_d, td, (grad, feat), out, soc, ARGS, record=record, cores=cores,
                            threshold=td.scalar(0))

@@ -11,9 +11,9 @@ shape and the platform. This module keeps that split:
   (``atvoss.tiling.DagCounts``) per dtype; the TilingData class, the attribute defaults, the SoC families the
   kernel is registered for and the flavour a stock CANN runs per SoC. JSON-able.
 * :func:`compute` is the run-time half and imports without numpy: the inputs go through the same checks as
-  ``ascend_lab.tiling.compute`` (``ops.tiling_inputs``), the tiling through the package's own functions
+  ``ascend_lab.tiling.compute`` (``live.tiling_inputs``), the tiling through the package's own functions
   (``op_host.tiling*``, ``tbe.schedule.elewise_tiling``, ``atvoss.tiling.broadcast_base_tiling``), and the
-  per-core assignment through the kernel's ``core_ranges`` and ``ops.tile_map.tile_map_parts`` -- what the
+  per-core assignment through the kernel's ``core_ranges`` and ``live.tile_map.tile_map_parts`` -- what the
   matplotlib tile map draws. The result is JSON-able too (the page renders it).
 
 ``tests/test_tiling_no_numpy.py`` imports this module with numpy blocked and checks :func:`compute` against
@@ -124,8 +124,8 @@ def build_facts() -> dict[str, Any]:
     # These three need numpy (the dtype table, the registry's kernels, the dispatch's aclTensors); this half runs
     # at book build only, and the module must import without numpy for the browser:
     from ..dtypes import BOOK_DTYPES  # deferred: numpy (see above)
-    from . import registry  # deferred: numpy (see above)
-    from .l0_kernel import stock_flavour  # deferred: numpy (see above)
+    from ..ops import registry  # deferred: numpy (see above)
+    from ..ops.common.l0_kernel import stock_flavour  # deferred: numpy (see above)
 
     catalogue = [get_soc(name) for name in socs()]
     ops = [facts for spec in registry.ops() if (facts := _op_facts(spec, catalogue, stock_flavour)) is not None]
@@ -144,7 +144,7 @@ def _op(facts: dict[str, Any], op: str) -> dict[str, Any]:
 
 
 def default_kernel(facts: dict[str, Any], op: str, soc: str) -> str:
-    """The flavour a stock CANN install runs for ``op`` on ``soc`` (``ops.l0_kernel.dispatch`` without a custom
+    """The flavour a stock CANN install runs for ``op`` on ``soc`` (``ops.common.l0_kernel.dispatch`` without a custom
     package), as :func:`build_facts` recorded it."""
     return _op(facts, op)["stock"][get_soc(soc).name]
 
@@ -206,7 +206,7 @@ def compute(facts: dict[str, Any], op: str, n: int, dtype: str, soc: str, core_n
     of ``dtype`` on ``core_num`` cores with ``ub_size`` bytes of UB (None: the SoC's), as a JSON-able dict:
     ``struct`` (the TilingData's class name), ``fields`` (CANN's fields, then blockDim and tilingKey), ``rows``
     (the per-core ``core_ranges``, tiles left out past :data:`MAX_TILES`), ``segments``/``title``/``labels`` (the
-    tile map's, from ``ops.tile_map``), ``kernel``/``default_kernel``/``registered`` (whether the op definition
+    tile map's, from ``live.tile_map``), ``kernel``/``default_kernel``/``registered`` (whether the op definition
     registers this kernel for the SoC). Bad inputs raise as ``ascend_lab.tiling.compute`` raises."""
     if facts.get("version") != FACTS_VERSION:
         raise ValueError(f"facts of version {facts.get('version')!r}, this module reads version {FACTS_VERSION}: "

@@ -22,12 +22,12 @@ import contextvars
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..acl.tensor import aclTensor
-from ..base.platform import SocInfo, current_soc, custom_packages
-from ..opdev.aclnn_common import ParamError
-from ..opdev.errno import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
-from ..opdev.executor import L0Node, aclOpExecutor
-from .spec import FLAVOURS, KernelSpec, OpSpec
+from ...acl.tensor import aclTensor
+from ...base.platform import SocInfo, current_soc, custom_packages
+from ...opdev.aclnn_common import ParamError
+from ...opdev.errno import ACLNN_ERR_INNER_NULLPTR, ACLNN_ERR_PARAM_INVALID
+from ...opdev.executor import L0Node, aclOpExecutor
+from ..spec import FLAVOURS, KernelSpec, OpSpec
 
 __all__ = ["dispatch", "find_kernel_node", "kernel_node", "requested_kernel", "stock_flavour"]
 

@@ -1,10 +1,10 @@
 """Make ``ascend_lab``'s sub-packages importable without running their ``__init__`` files.
 
 ``ascend_lab/__init__.py`` (and ``acl/``, ``tbe/``, ``atvoss/``, the op packages) import the simulator, which
-needs numpy; the host tiling modules do not (``ops.live_tiling``). Where there is no numpy -- the live tiling
+needs numpy; the host tiling modules do not (``live.live_tiling``). Where there is no numpy -- the live tiling
 page's pyodide, ``tests/test_tiling_no_numpy.py`` -- this file is run by path (``runpy.run_path``, so importing
 it runs no package code either) and :func:`install` registers every folder under ``ROOT/ascend_lab`` as a
-package whose ``__init__`` is not executed; ``import ascend_lab.ops.live_tiling`` then loads just the modules
+package whose ``__init__`` is not executed; ``import ascend_lab.live.live_tiling`` then loads just the modules
 it imports. It imports nothing from ascend_lab itself.
 """
 

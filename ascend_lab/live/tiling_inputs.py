@@ -1,6 +1,6 @@
 """The checks a tiling front door makes on its inputs, and where it takes the core count and UB size from.
 
-``ascend_lab.tiling.compute`` (the convenience layer) and ``ops.live_tiling.compute`` (the live tiling page, run
+``ascend_lab.tiling.compute`` (the convenience layer) and ``live.live_tiling.compute`` (the live tiling page, run
 by pyodide in the reader's browser) both take their arguments through here, so a value the one refuses the other
 refuses with the same message. Imports without numpy.
 
