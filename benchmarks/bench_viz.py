@@ -1,7 +1,7 @@
-"""How live the tiling explorer feels: the time of one update (recompute the tiling, lay out the UB,
-simulate a small case on core 0, redraw the three panels and render the PNG), median and spread of ``repeats``
-updates after a warm-up (:mod:`benchmarks.measure`; no numpy baseline: the target is absolute). Target: at
-most 150 ms median on the project's 2-core machine, reported as PASS or MISSED."""
+"""How live the tiling explorer feels: the time of one update (recompute the tiling with the op's attributes, lay
+out the UB, simulate a small case on core 0, redraw the three panels and render the PNG), median and spread of
+``repeats`` updates after a warm-up (:mod:`benchmarks.measure`; no numpy baseline: the target is absolute). Target:
+at most 150 ms median on the project's 2-core machine, reported as PASS or MISSED."""
 
 from __future__ import annotations
 
@@ -11,9 +11,12 @@ from .measure import interleaved, load_text, verdict
 
 TARGET_MS = 150.0
 
-#: (op, dtype, N, BUFFER_NUM) cycled through, so every update really recomputes something
-CASES = (("hard_sigmoid_grad", "float16", 10**6, 2), ("threshold_grad_v2_d", "float32", 3 * 10**6, 1),
-         ("hard_sigmoid_grad", "bfloat16", 10**7, 2), ("threshold_grad_v2_d", "int8", 10**5, 2))
+#: (op, dtype, N, BUFFER_NUM, tiling attributes) cycled through, so every update really recomputes something; the
+#: attributes are passed as the live explorer passes its attribute boxes' values (the op's own, every one)
+CASES = (("hard_sigmoid_grad", "float16", 10**6, 2, {"alpha": 1 / 6, "beta": 0.5}),
+         ("threshold_grad_v2_d", "float32", 3 * 10**6, 1, {"threshold": 1.0}),
+         ("hard_sigmoid_grad", "bfloat16", 10**7, 2, {"alpha": 0.2, "beta": 0.5}),
+         ("threshold_grad_v2_d", "int8", 10**5, 2, {"threshold": 0.0}))
 
 
 def bench_explorer_update(repeats: int = 10) -> dict[str, Any]:
@@ -26,8 +29,8 @@ def bench_explorer_update(repeats: int = 10) -> dict[str, Any]:
 
     def one_update() -> None:
         i = next(counter)
-        op, dt, n, bn = CASES[i % len(CASES)]
-        view.update(op, dt, "Ascend910B4", n + i, buffer_num=bn)
+        op, dt, n, bn, attrs = CASES[i % len(CASES)]
+        view.update(op, dt, "Ascend910B4", n + i, buffer_num=bn, attrs=attrs)
         view.png(fast=True)
 
     series = interleaved({"update": one_update}, repeats, warmup=0).series["update"]

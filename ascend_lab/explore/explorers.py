@@ -1,6 +1,6 @@
 """Explorers: the tiling explorer, the validation playground and the kernel stepper of a registered op, live or static.
 
-These ask the operator registry and launch kernels (``ops.standalone``, ``validation_case``) for each new state,
+These ask the operator registry and launch kernels (``ascend_lab.standalone``, ``validation_case``) for each new state,
 then hand the runs, tilings and UB plans to :mod:`ascend_lab.viz`, which only draws -- that is why they live in a
 layer above viz (design §8).
 
@@ -37,8 +37,8 @@ from ..viz.html import static_slider
 from ..viz.stepper import KernelSteps, axes_at, message, stepper_widget
 from .tile_maps import tile_map
 
-__all__ = ["PRESET_CASES", "TilingView", "kernel_buffer_num", "kernel_stepper", "op_dtypes", "op_names",
-           "step_kernel", "tiling_explorer", "validation_card", "validation_playground"]
+__all__ = ["PRESET_CASES", "TilingView", "kernel_buffer_num", "kernel_stepper", "op_attr_defaults", "op_dtypes",
+           "op_names", "step_kernel", "tiling_explorer", "validation_card", "validation_playground"]
 
 
 def op_names() -> dict[str, str]:
@@ -49,6 +49,13 @@ def op_names() -> dict[str, str]:
 def op_dtypes(op: str) -> list[str]:
     """Input dtypes the op's definition (OP_DEF) accepts, e.g. HardSigmoidGrad: float32, float16, bfloat16."""
     return [d.short for d in registry.get(op).dtypes]
+
+
+def op_attr_defaults(op: str, kernel: str | None = None) -> dict[str, float]:
+    """The op's tiling attributes, each at the ``kernel`` flavour's default (``OpSpec.check_attrs``: the kernel's
+    own first, then the op's), in the op's order: HardSigmoidGrad alpha and beta, ThresholdGradV2D threshold, none
+    for ReluGrad (the live explorer's attribute controls)."""
+    return registry.get(op).check_attrs({}, kernel)
 
 
 
@@ -71,20 +78,25 @@ class TilingView:
 
     def update(self, op: str = "hard_sigmoid_grad", dtype: Any = "float16", soc: str = "Ascend910B4",
                n: int = 1_000_000, ub_size: int | None = None, core_num: int | None = None, buffer_num: int = 2,
-               threshold: float = 1.0, max_tiles: int = 4, kernel: str | None = None,
+               threshold: float | None = None, max_tiles: int = 4, kernel: str | None = None,
                attrs: Mapping[str, float] | None = None) -> dict[str, Any]:
         """Recompute (tiling, UB plan, core 0's pipeline) and redraw. ``ub_size`` / ``core_num`` of 0 or None
         mean the SoC's own numbers; ``kernel`` is the op's kernel flavour (None: its first, the experimental
-        kernel the seed articles describe); ``attrs`` are tiling attributes (the op's own are used, the threshold
-        slider's value included: ``standalone.op_attrs``). Returns what was drawn."""
-        key = sa.op_key(op)
-        attrs = {"threshold": threshold, **(attrs or {})}
+        kernel the seed articles describe); ``attrs`` are the op's tiling attributes, the ones not given at the
+        kernel's defaults (:func:`op_attr_defaults`). ``threshold=`` is the older spelling of
+        ``attrs={"threshold": ...}``; like any attribute another registered op declares, it is dropped for an op
+        without it (``standalone.op_attrs``), while a name no registered op declares raises TypeError. Returns
+        what was drawn, the attributes used included (``state["attrs"]``)."""
+        spec = registry.get(op)
+        key, flavour = spec.key, spec.kernel(kernel).flavour
+        given = {**({} if threshold is None else {"threshold": threshold}), **(attrs or {})}
+        attrs = spec.check_attrs(sa.op_attrs(spec, given), flavour)    # raises here, not drawn as a refusal
         dt = as_acl_dtype(dtype)          # the door: one aclDataType flows to the tiling, tile map, plan and run
-        flavour = registry.get(key).kernel(kernel).flavour
         with S.rc():
             for ax in self.axes:
                 F.clear(ax)
-            state: dict[str, Any] = {"op": key, "dtype": dt.short, "n": n, "buffer_num": buffer_num, "kernel": flavour}
+            state: dict[str, Any] = {"op": key, "dtype": dt.short, "n": n, "buffer_num": buffer_num, "kernel": flavour,
+                                     "attrs": attrs}
             try:
                 info = sa.make_soc(soc, core_num or None, ub_size or None)
                 td = sa.tiling_for(key, n, dt, info, flavour, attrs)
@@ -92,7 +104,7 @@ class TilingView:
                 if not tm.cores:
                     raise TilingError("nothing to tile: N is 0")
             except (TilingError, ValueError, TypeError) as exc:
-                op_type = registry.get(key).op_type
+                op_type = spec.op_type
                 self.title.set_text(F.wrap(f"{op_type} {dt.short}, N = {n:,}: the tiling refuses: {exc}", 7.0))
                 for ax in self.axes:
                     message(ax, str(exc) if ax is self.ax_cores else "")
@@ -148,49 +160,84 @@ def _open_at(box: Any, index: int) -> Any:
 def tiling_explorer(static: bool = False, *, op: str = "hard_sigmoid_grad", dtype: Any = "float16",
                     soc: str = "Ascend910B4", n: int = 1_000_000, ns: Sequence[int] = (2_000, 200_000, 2_000_000,
                                                                                        20_000_000),
-                    buffer_nums: Sequence[int] = (1, 2, 4), **fixed: Any) -> Any:
-    """The tiling explorer: op, dtype, SoC, N and the UB size / core count / BUFFER_NUM overrides redraw the
-    tile map, the UB layout and core 0's pipeline together.
+                    buffer_nums: Sequence[int] = (1, 2, 4), attrs: Mapping[str, float] | None = None,
+                    **fixed: Any) -> Any:
+    """The tiling explorer: op, dtype, SoC, N, the UB size / core count / BUFFER_NUM overrides and the op's tiling
+    attributes redraw the tile map, the UB layout and core 0's pipeline together.
 
-    Live: a widget panel. Static: precomputed for every N in ``ns`` and BUFFER_NUM in ``buffer_nums``
-    (``op``, ``dtype``, ``soc`` and ``fixed`` overrides such as ``ub_size`` held), behind two sliders. Both open
-    at the BUFFER_NUM the kernel uses (:func:`kernel_buffer_num`), so the first picture is the kernel's own."""
+    ``attrs`` are tiling attributes of ``op`` (e.g. ``{"alpha": 0.25}``), the others at the kernel's defaults
+    (``threshold=`` is the older spelling of ``attrs={"threshold": ...}``: :meth:`TilingView.update`).
+    Live: a widget panel, with one number box per attribute of the selected op (none for an op without any),
+    rebuilt at the kernel's defaults when the op or the kernel changes; ``attrs`` set the first op's. Static:
+    precomputed for every N in ``ns`` and BUFFER_NUM in ``buffer_nums`` (``op``, ``dtype``, ``soc``, ``attrs``
+    and ``fixed`` overrides such as ``ub_size`` held), behind two sliders. Both open at the BUFFER_NUM the kernel
+    uses (:func:`kernel_buffer_num`), so the first picture is the kernel's own."""
     view = TilingView()
     opened = kernel_buffer_num(op, fixed.get("kernel"))
     if static:
-        return _static_tiling(view, op, dtype, soc, ns, buffer_nums, opened, fixed)
+        return _static_tiling(view, op, dtype, soc, ns, buffer_nums, opened, {**fixed, "attrs": attrs})
+    return _live_tiling(view, op, dtype, soc, n, opened, attrs, fixed)
+
+
+def _live_tiling(view: TilingView, op: str, dtype: Any, soc: str, n: int, opened: int | None,
+                 attrs: Mapping[str, float] | None, fixed: dict[str, Any]) -> Any:
+    """The live explorer: :func:`_tiling_controls`, a box of :func:`_attr_controls` that the op and kernel
+    controls rebuild, the update time and the picture."""
     import ipywidgets as W  # deferred: optional dependency, only a live explorer needs it
     controls = _tiling_controls(W, op, dtype, soc, n, opened, fixed)
+    attr_box = W.GridBox(layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
     image = W.Image(format="png")
     status = W.HTML()
+    # While the op control resets the kernel and dtype controls, their own redraws wait: one redraw per op switch.
+    # Before, a switch redrew up to 3 times (kernel options, dtype options, then the switch's own): a switch among
+    # threshold_grad_v2_d / relu_grad / hard_sigmoid_grad took median 389 ms, now 137 ms (24 interleaved switches
+    # each, N = 10**6, Ascend910B4, load average ~1.6-1.9 on 2 cores). One update itself is unchanged.
+    quiet = [False]
 
     def redraw(_: Any = None) -> None:
+        if quiet[0]:
+            return
         t0 = time.perf_counter()
         values = _control_values(controls)
         if values["dtype"] not in op_dtypes(values["op"]):
             return
-        state = view.update(**values)
+        state = view.update(**values, attrs={w.description: w.value for w in attr_box.children})
         image.value = view.png(fast=True)
         status.value = (f"<small>updated in {(time.perf_counter() - t0) * 1e3:.0f} ms"
                         + (f"; {_html.escape(state['error'])}" if "error" in state else "") + "</small>")
 
+    def rebuild_attrs(given: Mapping[str, float] | None = None) -> None:
+        old = attr_box.children
+        attr_box.children = tuple(_attr_controls(W, controls["op"].value, controls["kernel"].value, given))
+        for w in old:
+            w.close()
+        for w in attr_box.children:
+            w.observe(redraw, names="value")
+
     def op_changed(change: Any) -> None:
-        choices = op_dtypes(change["new"])
-        flavours = list(registry.get(change["new"]).kernels)
-        controls["kernel"].options = flavours
-        controls["kernel"].value = controls["kernel"].value if controls["kernel"].value in flavours else flavours[0]
-        keep = controls["dtype"].value
-        controls["dtype"].options = choices
-        controls["dtype"].value = keep if keep in choices else choices[0]
+        quiet[0] = True
+        try:
+            _follow_op(controls, change["new"])
+            rebuild_attrs()
+        finally:
+            quiet[0] = False
         redraw()
 
+    def kernel_changed(_: Any) -> None:
+        if not quiet[0]:
+            rebuild_attrs()
+            redraw()
+
     controls["op"].observe(op_changed, names="value")
+    controls["kernel"].observe(kernel_changed, names="value")
     for name, w in controls.items():
-        if name != "op":
+        if name not in ("op", "kernel"):
             w.observe(redraw, names="value")
+    given = {**({} if fixed.get("threshold") is None else {"threshold": fixed["threshold"]}), **(attrs or {})}
+    rebuild_attrs(given)
     redraw()
     grid = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
-    return W.VBox([grid, status, image])
+    return W.VBox([grid, attr_box, status, image])
 
 
 def _static_tiling(view: TilingView, op: str, dtype: Any, soc: str, ns: Sequence[int], buffer_nums: Sequence[int],
@@ -228,6 +275,24 @@ def _tiling_controls(W: Any, op: str, dtype: Any, soc: str, n: int, opened: int 
         "kernel": W.Dropdown(options=list(spec.kernels), value=spec.kernel(fixed.get("kernel")).flavour,
                              description="kernel", style=style),
     }
+
+
+def _follow_op(controls: dict[str, Any], op: str) -> None:
+    """Offer ``op``'s kernels and dtypes in the kernel and dtype controls, keeping the chosen ones it has."""
+    for name, choices in (("kernel", list(registry.get(op).kernels)), ("dtype", op_dtypes(op))):
+        keep = controls[name].value
+        controls[name].options = choices          # (ipywidgets selects the first option here)
+        controls[name].value = keep if keep in choices else choices[0]
+
+
+def _attr_controls(W: Any, op: str, kernel: str | None, given: Mapping[str, float] | None = None) -> list[Any]:
+    """One FloatText per tiling attribute of ``op``, described by its name, at its ``given`` value or the
+    ``kernel``'s default (:func:`op_attr_defaults`); ``given`` names of other ops are dropped
+    (``standalone.op_attrs``)."""
+    spec = registry.get(op)
+    values = spec.check_attrs(sa.op_attrs(spec, given), kernel)
+    style = {"description_width": "initial"}
+    return [W.FloatText(value=float(value), description=name, style=style) for name, value in values.items()]
 
 
 # --- validation playground -----------------------------------------------------------------------------------------
@@ -342,7 +407,7 @@ def step_kernel(entry: Any, tiling_data: Any, inputs: Any, *, soc: Any = "Ascend
     ``init_args=(...)`` go to its constructor). ``tiling_data`` is your host tiling's TilingData, ``inputs`` the
     input arrays in argument order (a dict names them); the output has ``out_dtype`` (default: the first
     input's). ``core`` is the core to step through; every other keyword goes to
-    :func:`ascend_lab.ops.standalone.entry_run` (``names``, ``out_size``, ``core_num``, ``ub_size``,
+    :func:`ascend_lab.standalone.entry_run` (``names``, ``out_size``, ``core_num``, ``ub_size``,
     ``init_args``) or to your entry as a template argument (``kernel=MyKernel``, ``dtype=...``).
 
     Returns a :class:`KernelSteps`: ``.table()`` prints the records (no widgets needed), ``.records()`` gives them
@@ -366,7 +431,7 @@ def kernel_stepper(run: Any = None, static: bool = False, core: int = 0, steps: 
                    **kw: Any) -> Any:
     """Step through a kernel tile by tile and instruction by instruction (two sliders). ``run`` is a
     ``snapshot=True`` KernelRun -- of your own kernel: :func:`step_kernel` builds one (``step_kernel(...).widget()``)
-    -- or, by default, ``ascend_lab.ops.standalone.stepper_run(**kw)`` (a registered op). ``core``: the core to
+    -- or, by default, ``ascend_lab.standalone.stepper_run(**kw)`` (a registered op). ``core``: the core to
     step through."""
     if steps is None:
         steps = KernelSteps(run if run is not None else sa.stepper_run(**kw), core)
