@@ -44,11 +44,13 @@ the learner's code:
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import sysconfig
 import types
 from collections.abc import Callable
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +112,12 @@ def learner_frame_between(frame: types.FrameType | None) -> types.FrameType | No
     """The first learner frame from ``frame`` outward before :func:`run_learner`'s frame, or None (also when no case
     runs): who, inside a case, made the call that is being judged."""
     found = None
+    origins, run = _ORIGINS, _RUN_CODE            # (locals: the guards walk the stack at every oracle call)
     while frame is not None:
-        if frame.f_code is _RUN_CODE:
+        code = frame.f_code
+        if code is run:
             return found
-        if found is None and _origin(frame.f_code.co_filename) == "learner":
+        if found is None and (origins.get(code.co_filename) or _origin(code.co_filename)) == "learner":
             found = frame
         frame = frame.f_back
     return None
@@ -194,6 +198,9 @@ def learner_dunder(value: Any, depth: int = 0) -> str:
 _SEALS: dict[str, dict[Any, tuple[Any, ...]]] = {}
 #: module name -> a function of the learner's that was already in it when it was sealed
 _LEARNER_AT_SEAL: dict[str, str] = {}
+#: module name -> the same seal laid out for :func:`_intact` (a quick look that proves a module whole or sends it to
+#: :func:`_broken_seal`, which names what changed)
+_QUICK: dict[str, tuple[Any, ...]] = {}
 
 
 def _sealable(value: Any) -> bool:
@@ -248,6 +255,63 @@ def _seal(module: types.ModuleType) -> None:
                     if _written_by_learner(member):
                         _LEARNER_AT_SEAL.setdefault(module.__name__, f"{name}.{attr}")
     _SEALS[module.__name__] = entries
+    _QUICK[module.__name__] = _quick_layout(entries)
+
+
+def _quick_layout(entries: dict[Any, tuple[Any, ...]]) -> tuple[Any, ...]:
+    """A seal's entries as flat tuples, for :func:`_intact`: the names and their objects; per class, its members and
+    theirs; the functions (with what ``getattr(value, "__func__", value)`` gave) and their code, defaults, closure and
+    keyword defaults; and apart, the entries :func:`_same` must judge itself (a bound method, equal when rebound)."""
+    names, objs, members, slow = [], [], {}, []
+    funcs: list[tuple[Any, ...]] = []
+    for key, state in entries.items():
+        if isinstance(state[0], types.MethodType):
+            slow.append((key, state))
+            continue
+        if isinstance(key, tuple):
+            owner_name, attr = key
+            members.setdefault(owner_name, ([], []))
+            members[owner_name][0].append(attr)
+            members[owner_name][1].append(state[0])
+        else:
+            names.append(key)
+            objs.append(state[0])
+        if state[1] is not None:
+            funcs.append((state[0], getattr(state[0], "__func__", state[0]), *state[1:]))
+    classes = tuple((entries[name][0], tuple(attrs), tuple(values)) for name, (attrs, values) in members.items())
+    columns = tuple(tuple(column) for column in zip(*funcs, strict=True)) if funcs else ((),) * 6
+    return tuple(names), tuple(objs), classes, columns, tuple(slow)
+
+
+_SAME_AS = ("__code__", "__defaults__", "__closure__", "__kwdefaults__")
+
+
+def _intact(module: types.ModuleType, layout: tuple[Any, ...]) -> bool:
+    """True when every entry of the module's seal is as it was sealed -- the very check :func:`_broken_seal` makes,
+    entry by entry with :func:`_same`, done in bulk (a look at the kit and numpy runs after every 25 ms of cases).
+    False means "look closer": :func:`_broken_seal` then decides and names what changed."""
+    names, objs, classes, (values, funcs, *states), slow = layout
+    namespace = vars(module)
+    is_ = operator.is_
+    if not all(map(is_, map(namespace.get, names), objs)):
+        return False
+    for owner, attrs, members in classes:       # the class itself is one of the names, checked above
+        if not all(map(is_, map(vars(owner).get, attrs), members)):
+            return False
+    if not all(map(is_, map(getattr, values, repeat("__func__"), values), funcs)):
+        return False
+    for attr, sealed in zip(_SAME_AS, states, strict=True):
+        if not all(map(is_, map(operator.attrgetter(attr), funcs), sealed)):
+            return False
+    for key, state in slow:
+        if isinstance(key, tuple):
+            owner = namespace.get(key[0])
+            value = vars(owner).get(key[1]) if isinstance(owner, type) else None
+        else:
+            value = namespace.get(key)
+        if not _same(value, state):
+            return False
+    return True
 
 
 def _sealed_modules() -> list[types.ModuleType]:
@@ -280,6 +344,8 @@ def tampered(judges_only: bool = False) -> str:
         entries = _SEALS.get(module.__name__)
         if entries is None:
             _seal(module)
+            continue
+        if _intact(module, _QUICK[module.__name__]):
             continue
         broken = _broken_seal(module, entries)
         if broken:
