@@ -9,6 +9,7 @@ the notebooks."""
 from __future__ import annotations
 
 import ast
+import functools
 import linecache
 import re
 from pathlib import Path
@@ -42,11 +43,18 @@ def _tags(cell) -> list[str]:
 # ------------------------------------------------------------------------------------------------
 # solutions pass, skeletons fail
 # ------------------------------------------------------------------------------------------------
+@functools.cache
+def _reference_report(lab) -> Report:
+    """``check(reference)`` with the checker's defaults, once per session: the proof checks the reference on purpose
+    (inside ``reference_allowed()``), and test_solution_passes_its_checker and test_kernel_batteries_cover_every_soc
+    assert on the same report (a report is not changed after its check)."""
+    with reference_allowed():
+        return lab.load().check(getattr(solutions, lab.function))
+
+
 @pytest.mark.parametrize("lab", LABS, ids=IDS)
 def test_solution_passes_its_checker(lab):
-    module = lab.load()
-    with reference_allowed():                     # the proof checks the reference on purpose
-        report = module.check(getattr(solutions, lab.function))
+    report = _reference_report(lab)
     assert isinstance(report, Report)
     assert report.passed, str(report)
     assert report.run == report.total > 0
@@ -543,8 +551,7 @@ KERNEL_LAB_DTYPES = {10: {"int8"}, 11: {"float16"}}
 def test_kernel_batteries_cover_every_soc(lab):
     from ascend_lab.base import platform
 
-    with reference_allowed():
-        report = lab.load().check(getattr(solutions, lab.function))
+    report = _reference_report(lab)
     assert report.passed     # (how long a battery takes is not a test's business: no timed assertions)
     assert set(report.coverage["soc"]) == KERNEL_LAB_SOCS.get(lab.number, set(platform.socs()))
     assert KERNEL_LAB_DTYPES.get(lab.number, {"float32", "float16"}) <= set(report.coverage["dtype"])

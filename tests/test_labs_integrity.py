@@ -115,11 +115,19 @@ def _table_of_announced(module):
     return table
 
 
+@functools.cache
+def _reference_report(lab, seed: int | None = None) -> Report:
+    """``check(reference)`` inside ``reference_allowed()`` (with ``seed`` when given), once per session: the cheat
+    battery, the drawn-cases test and the chosen-seed test assert on the same report. (A report is not changed after
+    its check; the checks that must run fresh -- the learner's, the cheats, the tables -- are never cached.)"""
+    with reference_allowed():
+        return lab.load().check(getattr(solutions, lab.function), **({} if seed is None else {"seed": seed}))
+
+
 def cheat_battery(lab) -> None:
     """The integrity battery of one lab (see the module's docstring)."""
     module = lab.load()
-    with reference_allowed():
-        assert module.check(getattr(solutions, lab.function)).passed, f"lab {lab.number}: the reference fails"
+    assert _reference_report(lab).passed, f"lab {lab.number}: the reference fails"
     skeleton = module.check(exec_cells(ROOT / lab.notebook)[lab.function])
     assert not skeleton.passed and skeleton.failure.case is not None, f"lab {lab.number}: the skeleton passes"
     before = checker.REFERENCE_CALLS[0]
@@ -160,15 +168,11 @@ def test_cheat_battery(lab):
 def test_hidden_cases_are_drawn_per_check(lab):
     """Without a seed each check draws its own cases (from os.urandom); two seeds draw different ones; the report
     of a passing reference names the seed it drew with."""
-    module = lab.load()
-    with reference_allowed():
-        report = module.check(getattr(solutions, lab.function))
-        assert report.passed and report.seed is not None and report.hidden > 0
-        assert f"drawn at check time (seed {report.seed})" in str(report)
-    with reference_allowed():
-        one, two = module.check(getattr(solutions, lab.function), seed=1), module.check(
-            getattr(solutions, lab.function), seed=2)
-    assert one.passed and two.passed and one.seed == 1 and two.seed == 2
+    report = _reference_report(lab)
+    assert report.passed and report.seed is not None and report.hidden > 0
+    assert f"drawn at check time (seed {report.seed})" in str(report)
+    one, two = _reference_report(lab, seed=1), _reference_report(lab, seed=5)
+    assert one.passed and two.passed and one.seed == 1 and two.seed == 5
 
 
 # --------------------------------------------------------------------------------------------------
@@ -340,9 +344,7 @@ def test_an_answer_that_equals_anything_fails(lab):
 def test_a_pass_with_a_seed_the_learner_chose_says_so(lab):
     """check(fn, seed=S) draws the hidden cases from S, which the learner could have drawn beforehand: a pass says
     that only a check with a seed drawn at check time counts."""
-    module = lab.load()
-    with reference_allowed():
-        report = module.check(getattr(solutions, lab.function), seed=5)
+    report = _reference_report(lab, seed=5)
     assert report.passed and "the hidden cases came from the seed you passed (seed=5)" in str(report), str(report)
 
 
