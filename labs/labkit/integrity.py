@@ -44,13 +44,14 @@ the learner's code:
 
 from __future__ import annotations
 
+import gc
 import operator
 import os
 import sys
 import sysconfig
 import types
 from collections.abc import Callable
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
@@ -260,10 +261,10 @@ def _seal(module: types.ModuleType) -> None:
 
 def _quick_layout(entries: dict[Any, tuple[Any, ...]]) -> tuple[Any, ...]:
     """A seal's entries as flat tuples, for :func:`_intact`: the names and their objects; per class, its members and
-    theirs; the functions (with what ``getattr(value, "__func__", value)`` gave) and their code, defaults, closure and
-    keyword defaults; and apart, the entries :func:`_same` must judge itself (a bound method, equal when rebound)."""
-    names, objs, members, slow = [], [], {}, []
-    funcs: list[tuple[Any, ...]] = []
+    theirs; the functions, what ``getattr(value, "__func__", value)`` gave for each, and each one's referents now
+    (``gc.get_referents``: its code, defaults, keyword defaults and closure among them, in a fixed order); and apart,
+    the entries :func:`_same` must judge itself (a bound method, equal when rebound)."""
+    names, objs, members, slow, values, funcs = [], [], {}, [], [], []
     for key, state in entries.items():
         if isinstance(state[0], types.MethodType):
             slow.append((key, state))
@@ -277,31 +278,37 @@ def _quick_layout(entries: dict[Any, tuple[Any, ...]]) -> tuple[Any, ...]:
             names.append(key)
             objs.append(state[0])
         if state[1] is not None:
-            funcs.append((state[0], getattr(state[0], "__func__", state[0]), *state[1:]))
+            values.append(state[0])
+            funcs.append(getattr(state[0], "__func__", state[0]))
     classes = tuple((entries[name][0], tuple(attrs), tuple(values)) for name, (attrs, values) in members.items())
-    columns = tuple(tuple(column) for column in zip(*funcs, strict=True)) if funcs else ((),) * 6
-    return tuple(names), tuple(objs), classes, columns, tuple(slow)
+    referents = tuple(tuple(gc.get_referents(func)) for func in funcs)
+    return (tuple(names), tuple(objs), classes, tuple(values), tuple(funcs), referents,
+            sum(map(len, referents)) + len(referents), tuple(slow))
 
 
-_SAME_AS = ("__code__", "__defaults__", "__closure__", "__kwdefaults__")
-
-
-def _intact(module: types.ModuleType, layout: tuple[Any, ...]) -> bool:
-    """True when every entry of the module's seal is as it was sealed -- the very check :func:`_broken_seal` makes,
-    entry by entry with :func:`_same`, done in bulk (a look at the kit and numpy runs after every 25 ms of cases).
-    False means "look closer": :func:`_broken_seal` then decides and names what changed."""
-    names, objs, classes, (values, funcs, *states), slow = layout
-    namespace = vars(module)
-    is_ = operator.is_
-    if not all(map(is_, map(namespace.get, names), objs)):
+def _intact(module: types.ModuleType, layout: tuple[Any, ...], *, _all: Any = all, _map: Any = map, _len: Any = len,
+            _vars: Any = vars, _getattr: Any = getattr, _zip: Any = zip, _is: Any = operator.is_,
+            _repeat: Any = repeat, _flat: Any = chain.from_iterable, _referents: Any = gc.get_referents) -> bool:
+    """True when every entry of the module's seal is as it was sealed -- what :func:`_broken_seal` asks entry by entry
+    with :func:`_same`, asked in bulk (a look at the kit and numpy runs after every 25 ms of cases): each name and class
+    member is the sealed object, and each function refers to the very objects it did when sealed (its code, defaults,
+    keyword defaults and closure among them), read in one ``gc.get_referents`` call -- ``__code__`` and
+    ``__defaults__`` are audited reads, three hook calls per function. A fresh marker object between the functions
+    keeps each function's referents apart. False means "look closer": :func:`_broken_seal` decides and names what
+    changed. (The builtins it uses are bound here: a learner's ``builtins.all`` does not make every look pass.)"""
+    names, objs, classes, values, funcs, referents, count, slow = layout
+    namespace = _vars(module)
+    if not _all(_map(_is, _map(namespace.get, names), objs)):
         return False
     for owner, attrs, members in classes:       # the class itself is one of the names, checked above
-        if not all(map(is_, map(vars(owner).get, attrs), members)):
+        if not _all(_map(_is, _map(_vars(owner).get, attrs), members)):
             return False
-    if not all(map(is_, map(getattr, values, repeat("__func__"), values), funcs)):
+    if not _all(_map(_is, _map(_getattr, values, _repeat("__func__"), values), funcs)):
         return False
-    for attr, sealed in zip(_SAME_AS, states, strict=True):
-        if not all(map(is_, map(operator.attrgetter(attr), funcs), sealed)):
+    if funcs:
+        mark = (object(),)                      # its one referent exists only during this look
+        live = _referents(*_flat(_zip(funcs, _repeat(mark))))
+        if _len(live) != count or not _all(_map(_is, live, _flat(_flat(_zip(referents, _repeat(mark)))))):
             return False
     for key, state in slow:
         if isinstance(key, tuple):
@@ -350,6 +357,7 @@ def tampered(judges_only: bool = False) -> str:
         broken = _broken_seal(module, entries)
         if broken:
             return broken
+        _QUICK[module.__name__] = _quick_layout(entries)    # whole: a referent created since (a lazy __dict__)
     for module, name in _LEARNER_AT_SEAL.items():
         return _tamper_text(module, name, vars(sys.modules[module]).get(name.split(".")[0]))
     return ""
