@@ -134,13 +134,19 @@ def test_what_counts_as_the_reference():
     assert checker.is_reference(namespace["softplus_grad_tiling"])    # its code still comes from solutions.py
 
 
+@functools.cache
+def _skeleton_report(lab) -> tuple[object, Report]:
+    """The untouched skeleton (the lab-setup cells, then the lab-skeleton cells, in a fresh namespace) and its check
+    with the checker's defaults, once per session: three tests assert on the same report."""
+    fn = exec_cells(ROOT / lab.notebook).get(lab.function)
+    return fn, (lab.load().check(fn) if callable(fn) else None)
+
+
 @pytest.mark.parametrize("lab", LABS, ids=IDS)
 def test_untouched_skeleton_fails_its_checker(lab):
-    ns = exec_cells(ROOT / lab.notebook)          # the lab-setup cells, then the lab-skeleton cells
-    fn = ns.get(lab.function)
+    fn, report = _skeleton_report(lab)
     assert callable(fn), f"the skeleton of {lab.notebook} does not define {lab.function}()"
-    report = lab.load().check(fn)                 # must report, not raise
-    assert isinstance(report, Report)
+    assert isinstance(report, Report)             # it reports, it does not raise
     assert not report.passed, f"the untouched skeleton of lab {lab.number} passes its checker"
     failure = report.failure
     assert failure.case is not None and failure.expected and failure.got
@@ -150,7 +156,7 @@ def test_untouched_skeleton_fails_its_checker(lab):
 def test_skeletons_fail_for_a_reason_not_a_crash():
     """A realistic skeleton runs: its first failure is a wrong answer, not an exception in its own code."""
     for lab in LABS:
-        report = lab.load().check(exec_cells(ROOT / lab.notebook)[lab.function])
+        report = _skeleton_report(lab)[1]
         assert not report.failure.error, f"lab {lab.number}: {report}"
 
 
@@ -1015,7 +1021,7 @@ def test_lab5_first_hint_names_the_missing_call_not_the_recipe():
     """The first case's hint names the first queue call missing from one of the learner's C++ stages (read from the
     code, not the comments) and its purpose; it never recites the whole stage recipe."""
     lab5 = get(5).load()
-    skeleton = lab5.check(exec_cells(ROOT / get(5).notebook)[get(5).function])
+    skeleton = _skeleton_report(get(5))[1]
     hint = skeleton.failure.hint
     assert skeleton.run == 1 and hint.startswith("CopyIn has no AllocTensor: "), hint   # the TODO comments don't count
     assert "05_copy_compute.md cell" in hint and "void CopyIn" in hint                  # the learner's own stage

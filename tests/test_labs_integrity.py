@@ -89,9 +89,18 @@ def _reference_cheats(lab) -> list[tuple[str, object]]:
             ("inspect.unwrap of the guard", unwrapped)]
 
 
-def _announced(module) -> list:
-    """The battery a lab's check announces (importable): ``announced()`` where the lab has one, else ``cases()``."""
-    return getattr(module, "announced", module.cases)()
+@functools.cache
+def _announced(module) -> tuple:
+    """The battery a lab's check announces (importable): ``announced()`` where the lab has one, else ``cases()``. Built
+    once per session: the tables below only read its names and answers (each table is a fresh function)."""
+    return tuple(getattr(module, "announced", module.cases)())
+
+
+@functools.cache
+def _skeleton(lab):
+    """The lab's untouched skeleton: its setup and skeleton cells run once per session (the tests hand it to checks,
+    or wrap it; none changes it)."""
+    return exec_cells(ROOT / lab.notebook)[lab.function]
 
 
 def _table_of_announced(module):
@@ -128,7 +137,7 @@ def cheat_battery(lab) -> None:
     """The integrity battery of one lab (see the module's docstring)."""
     module = lab.load()
     assert _reference_report(lab).passed, f"lab {lab.number}: the reference fails"
-    skeleton = module.check(exec_cells(ROOT / lab.notebook)[lab.function])
+    skeleton = module.check(_skeleton(lab))
     assert not skeleton.passed and skeleton.failure.case is not None, f"lab {lab.number}: the skeleton passes"
     before = checker.REFERENCE_CALLS[0]
     for how, cheat in _reference_cheats(lab):
@@ -139,7 +148,7 @@ def cheat_battery(lab) -> None:
     if instructions:                                      # a C++ kernel lab: its instruction-stream case
         case = next(c for c in module.cases() if c.covers and "instructions" in " ".join(c.covers)
                     and "instructions of your Compute" in c.name)
-        got = case.call(exec_cells(ROOT / lab.notebook)[lab.function], case.inputs)   # issues none of them
+        got = case.call(_skeleton(lab), case.inputs)   # issues none of them
         why = case.compare(case.expected, got)
         assert why and why.startswith("your kernel never issues " + next(iter(instructions))), why
     if lab.number not in DRAWN:
@@ -232,7 +241,7 @@ def _python_skeleton(lab):
     """The lab's skeleton when the learner hands in Python (None for a C++ kernel, which reaches no frame)."""
     from labkit.lab5_copy_compute import is_cxx
 
-    skeleton = exec_cells(ROOT / lab.notebook)[lab.function]
+    skeleton = _skeleton(lab)
     return None if is_cxx(skeleton) else skeleton
 
 
@@ -267,7 +276,7 @@ def test_patching_the_kit_fails(lab, monkeypatch):
     """A kit function replaced before the check (by a notebook function, or by a builtin), a function's __code__
     swapped, or a comparison helper replaced from inside the learner's code: the check refuses to judge."""
     module = lab.load()
-    skeleton = exec_cells(ROOT / lab.notebook)[lab.function]
+    skeleton = _skeleton(lab)
     for owner, name in _kit_functions(module):
         fakes = [("a function", lambda *a, **k: None)]
         if owner != module.__name__:                     # (the lab's cases call its oracle before the battery runs)
