@@ -286,7 +286,7 @@ def _quick_layout(entries: dict[Any, tuple[Any, ...]]) -> tuple[Any, ...]:
             sum(map(len, referents)) + len(referents), tuple(slow))
 
 
-def _intact(module: types.ModuleType, layout: tuple[Any, ...], *, _all: Any = all, _map: Any = map, _len: Any = len,
+def _intact(module: types.ModuleType, layout: tuple[Any, ...], _all: Any = all, _map: Any = map, _len: Any = len,
             _vars: Any = vars, _getattr: Any = getattr, _zip: Any = zip, _is: Any = operator.is_,
             _repeat: Any = repeat, _flat: Any = chain.from_iterable, _referents: Any = gc.get_referents) -> bool:
     """True when every entry of the module's seal is as it was sealed -- what :func:`_broken_seal` asks entry by entry
@@ -295,7 +295,8 @@ def _intact(module: types.ModuleType, layout: tuple[Any, ...], *, _all: Any = al
     keyword defaults and closure among them), read in one ``gc.get_referents`` call -- ``__code__`` and
     ``__defaults__`` are audited reads, three hook calls per function. A fresh marker object between the functions
     keeps each function's referents apart. False means "look closer": :func:`_broken_seal` decides and names what
-    changed. (The builtins it uses are bound here: a learner's ``builtins.all`` does not make every look pass.)"""
+    changed. (The builtins it uses are bound here, in a tuple of defaults: a learner's ``builtins.all`` does not make
+    every look pass; tampered() passes only the first two arguments.)"""
     names, objs, classes, values, funcs, referents, count, slow = layout
     namespace = _vars(module)
     if not _all(_map(_is, _map(namespace.get, names), objs)):
