@@ -1,6 +1,7 @@
 """No stray outputs in the built site (issue 12 item 7): no code cell of any page shows a bare ``0``, ``None``,
 ``[]``, ``<Figure size ...>`` or another repr that only says a cell's last line returned something nobody meant to
-show (a status code, the result of ``ax.set_xlim``, an empty list of handles).
+show (a status code, the result of ``ax.set_xlim``, an empty list of handles); and no lab page shows a passing
+checker report (issue 22: a lab is passed only by doing its work).
 
 It reads the built HTML (``SITE`` from tests/test_site.py: ``_build/html``, or ``ASCEND_LAB_SITE`` for a private
 build) and, like the browser tests, FAILS when there is no built site. A cell that means to show such a value
@@ -91,3 +92,13 @@ def test_no_traceback_or_machine_path_in_outputs(site):  # noqa: F811  (pytest f
             found[p] = bad
     assert not found, "outputs that show a traceback or a machine path: " + "; ".join(
         f"{p}: {bad}" for p, bad in found.items())
+
+
+def test_built_lab_pages_show_no_passing_report(site):  # noqa: F811  (pytest fixture)
+    """A lab page shows the checker's report on the untouched skeleton, a failing one, never a pass nor the
+    reference's report (issue 22; tests/test_labs_integrity.py runs every lab page's cells in process too)."""
+    labs = [p for p in site.pages if p.startswith("labs/") and "cell_output" in site.html[p]]
+    assert labs, f"no lab page of {SITE} has an output cell: is it the built book?"
+    for page in labs:
+        assert "this checked the reference solution" not in site.html[page], page
+        assert "\u2014 PASSED:" not in site.html[page], f"{page} shows a passing report"
