@@ -312,14 +312,17 @@ def _intact(module: types.ModuleType, layout: tuple[Any, ...], _all: Any = all, 
         if _len(live) != count or not _all(_map(_is, live, _flat(_flat(_zip(referents, _repeat(mark)))))):
             return False
     for key, state in slow:
-        if isinstance(key, tuple):
-            owner = namespace.get(key[0])
-            value = vars(owner).get(key[1]) if isinstance(owner, type) else None
-        else:
-            value = namespace.get(key)
-        if not _same(value, state):
+        if not _same(_sealed_value(namespace, key), state):
             return False
     return True
+
+
+def _sealed_value(namespace: dict[str, Any], key: str | tuple[str, str]) -> Any:
+    """What a sealed key names now: a module global, or (class, member) a class's own member."""
+    if isinstance(key, tuple):
+        owner = namespace.get(key[0])
+        return vars(owner).get(key[1]) if isinstance(owner, type) else None
+    return namespace.get(key)
 
 
 def _sealed_modules() -> list[types.ModuleType]:
@@ -330,11 +333,7 @@ def _sealed_modules() -> list[types.ModuleType]:
 def _broken_seal(module: types.ModuleType, entries: dict[Any, tuple[Any, ...]]) -> str:
     namespace = vars(module)
     for key, state in entries.items():
-        if isinstance(key, tuple):
-            owner = namespace.get(key[0])
-            value = vars(owner).get(key[1]) if isinstance(owner, type) else None
-        else:
-            value = namespace.get(key)
+        value = _sealed_value(namespace, key)
         if not _same(value, state):
             name = key if isinstance(key, str) else ".".join(key)
             return _tamper_text(module.__name__, name, value)
