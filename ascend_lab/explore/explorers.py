@@ -59,6 +59,11 @@ def op_attr_defaults(op: str, kernel: str | None = None) -> dict[str, float]:
 
 
 
+def _given_attrs(threshold: float | None, attrs: Mapping[str, float] | None) -> dict[str, float]:
+    """The attributes a caller gave: ``attrs``, with ``threshold=`` (the older spelling) under them."""
+    return {**({} if threshold is None else {"threshold": threshold}), **(attrs or {})}
+
+
 # --- tiling explorer -------------------------------------------------------------------------------------------
 class TilingView:
     """One reusable figure: the tile map, core 0's UB layout and core 0's first pipeline tiles."""
@@ -89,8 +94,7 @@ class TilingView:
         what was drawn, the attributes used included (``state["attrs"]``)."""
         spec = registry.get(op)
         key, flavour = spec.key, spec.kernel(kernel).flavour
-        given = {**({} if threshold is None else {"threshold": threshold}), **(attrs or {})}
-        attrs = spec.check_attrs(sa.op_attrs(spec, given), flavour)    # raises here, not drawn as a refusal
+        attrs = spec.check_attrs(sa.op_attrs(spec, _given_attrs(threshold, attrs)), flavour)  # raises, not drawn
         dt = as_acl_dtype(dtype)          # the door: one aclDataType flows to the tiling, tile map, plan and run
         with S.rc():
             for ax in self.axes:
@@ -233,8 +237,7 @@ def _live_tiling(view: TilingView, op: str, dtype: Any, soc: str, n: int, opened
     for name, w in controls.items():
         if name not in ("op", "kernel"):
             w.observe(redraw, names="value")
-    given = {**({} if fixed.get("threshold") is None else {"threshold": fixed["threshold"]}), **(attrs or {})}
-    rebuild_attrs(given)
+    rebuild_attrs(_given_attrs(fixed.get("threshold"), attrs))
     redraw()
     grid = W.GridBox(list(controls.values()), layout=W.Layout(grid_template_columns="repeat(2, 48%)"))
     return W.VBox([grid, attr_box, status, image])
