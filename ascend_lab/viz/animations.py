@@ -32,7 +32,7 @@ class BookAnimation(FuncAnimation):
     def _post_draw(self, framedata: Any, blit: bool) -> None:
         """Nothing to flush after a frame is set up: the book's figures are drawn by Agg and never shown on a screen,
         and saving a frame (``to_jshtml``, ``save``) draws the figure itself. FuncAnimation's ``draw_idle`` here drew
-        every frame a second time (chapter 8's 40-frame pipeline animation: 80 full draws -> 40, 3.5 s -> 2.1 s)."""
+        every frame a second time (chapter 8's 40-frame pipeline animation: 80 full draws -> 40, 3.5 s -> 2.3 s)."""
         if blit:
             super()._post_draw(framedata, blit)
 
