@@ -5,9 +5,9 @@
 # --no-compile: a module is byte-compiled when it is first imported, not all ~600 MB of the venv at install time
 # (on 2 busy cores: install CPU 36 s -> 15 s).
 # The interpreter of the venv: Debian's CPython 3.11 where the machine has it, else python3. On this project's
-# machines python3 is a pyenv build made without --enable-optimizations; Debian's build of the same 3.11 runs the
-# unit tests with 12% less CPU (262 -> 232 CPU-s, two alternating pairs, issue 19). If its venv module is missing,
-# the venv is made with python3.
+# machines python3 is pyenv's 3.11.7, built without --enable-optimizations; Debian's 3.11.2 runs the unit tests
+# with 12% less CPU (262 -> 232 CPU-s, two alternating pairs, issue 19). If its venv module is missing, the venv is
+# made with python3.
 PYTHON ?= $(firstword $(wildcard /usr/bin/python3.11) python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python

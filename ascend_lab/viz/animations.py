@@ -36,6 +36,7 @@ class BookAnimation(FuncAnimation):
         if blit:
             super()._post_draw(framedata, blit)
 
+
 MAX_FRAMES = 60
 
 __all__ = ["MAX_FRAMES", "animate_mask_steps", "animate_pipeline", "animate_ub", "frame_times"]
