@@ -1,6 +1,7 @@
 """Every page of the built site, opened once over file:// and once over http://127.0.0.1, and checked there for all a
 page must be (issues 12, 13, 26). One test per page, so that pytest-xdist shares the pages between its workers, and
-one load per page and scheme for all the checks (they used to load each page seven times, once per check; issue 19).
+one load per page and scheme for all the checks (they used to load each page seven times, once per check; issue 19),
+in one tab per scheme that goes from page to page (test_site.Tab). A redirect page (index.html) must land on its target.
 
 From disk (file://), at 1280 px in light mode, then in dark mode, then at 390 px:
 - offline-clean, nothing local missing, no console error (tests/test_site's request log, ``CONSOLE_ALLOW`` empty);
@@ -19,10 +20,11 @@ Like tests/test_site.py (whose fixtures it uses), it FAILS when there is no buil
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 import pytest
-from test_site import _file_url, _next_frame, _open, _settle, browser, http_base, site, site_pages  # noqa: F401
+from test_site import Tab, _file_url, _next_frame, _settle, browser, http_base, site, site_pages  # noqa: F401
 
 #: The search controls a reader can see: the theme's search field (a button that opens the search dialog), its
 #: header icon button, and the search page's own form. The dialog's form is hidden until opened.
@@ -178,8 +180,8 @@ def _contrast_problems(contrast: dict, html: str, mode: str) -> list[str]:
     return problems
 
 
-def _from_disk(browser, rel: str, html: str) -> list[str]:  # noqa: F811
-    page, log = _open(browser, _file_url(rel), ())
+def _from_disk(tab: Tab, rel: str, html: str) -> list[str]:
+    log, page = tab.open(_file_url(rel)), tab.page
     problems = []
     try:
         page.emulate_media(color_scheme="light")
@@ -202,28 +204,62 @@ def _from_disk(browser, rel: str, html: str) -> list[str]:  # noqa: F811
             problems.append(f"figures shrunk at 390 px that a tap does not open: {phone['unzoomable']}")
     except Exception as exc:  # a timeout waiting for MathJax/widgets is a finding, not a crash
         problems.append(f"page did not settle: {exc}")
-    finally:
-        page.close()
     return problems + log.problems()
 
 
-def _over_http(browser, base: str, rel: str, html: str) -> list[str]:  # noqa: F811
-    page, log = _open(browser, base + rel, (base,))
+def _over_http(tab: Tab, base: str, rel: str, html: str) -> list[str]:
+    log = tab.open(base + rel)
     problems = []
     try:
-        _settle(page, html)
+        _settle(tab.page, html)
     except Exception as exc:
         problems.append(f"page did not settle: {exc}")
-    finally:
-        page.close()
     return problems + log.problems()
+
+
+@pytest.fixture(scope="module")
+def disk_tab(browser):  # noqa: F811
+    """The tab every page is opened in from disk, one after another (see test_site.Tab)."""
+    tab = Tab(browser)
+    yield tab
+    tab.page.close()
+
+
+@pytest.fixture(scope="module")
+def http_tab(browser, http_base):  # noqa: F811
+    """The tab every page is opened in over http."""
+    tab = Tab(browser, (http_base,))
+    yield tab
+    tab.page.close()
+
+
+#: A page that only sends the reader on (the book's index.html: jupyter-book's 58-byte redirect to the first chapter).
+_REDIRECT = re.compile(r'^\s*<meta http-equiv="Refresh" content="0; url=([^"]+)"\s*/?>\s*$', re.I)
+
+
+def _redirect_problems(tab: Tab, url: str, target: str) -> list[str]:
+    """Open a redirect page: the browser must land on the target, with nothing blocked, missing or in error."""
+    log = tab.open(url)
+    try:
+        tab.page.wait_for_url(target, timeout=10_000)
+    except Exception as exc:
+        return [f"did not land on {target}: {exc}"] + log.problems()
+    return log.problems()
 
 
 @pytest.mark.parametrize("rel", site_pages())
-def test_page(site, browser, http_base, rel):  # noqa: F811
-    """One page, from disk (every check above) and over http (offline, nothing missing, no console error)."""
+def test_page(site, disk_tab, http_tab, http_base, rel):  # noqa: F811
+    """One page, from disk (every check above) and over http (offline, nothing missing, no console error). A
+    redirect page must land, from disk and over http, on a page of the site, which is checked by its own test."""
     assert rel in site.pages, f"{rel} is not in the built site"
     html = site.html[rel]
-    problems = [f"file: {p}" for p in _from_disk(browser, rel, html)]
-    problems += [f"http: {p}" for p in _over_http(browser, http_base, rel, html)]
+    if redirect := _REDIRECT.match(html):
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(rel), redirect.group(1)))
+        assert target in site.pages, f"{rel} redirects to {target}, which is not a page of the site"
+        problems = [f"file: {p}" for p in _redirect_problems(disk_tab, _file_url(rel), _file_url(target))]
+        problems += [f"http: {p}" for p in _redirect_problems(http_tab, http_base + rel, http_base + target)]
+        assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
+        return
+    problems = [f"file: {p}" for p in _from_disk(disk_tab, rel, html)]
+    problems += [f"http: {p}" for p in _over_http(http_tab, http_base, rel, html)]
     assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
