@@ -80,7 +80,7 @@ NB_CACHE    := $(CURDIR)/_build/.nbval-book-cache
 TEST_CONFIG := _build/_config.test.yml
 TEST_CONFIG_PY := import sys, yaml; c = yaml.safe_load(open("_config.yml")); \
     c["execute"].update(execute_notebooks="cache", cache=sys.argv[1]); yaml.safe_dump(c, open(sys.argv[2], "w"))
-XDIST       := -n 2 --dist loadscope
+XDIST       := -n 2 --dist loadscope --no-loadscope-reorder   # conftest.py's SLOW_FIRST order, longest first
 
 ## Run the whole test suite, in two stages (issue 19: the two cores stay busy; nothing is dropped):
 ##   set-up (venv, vendored assets, chromium) -> ruff ->

@@ -41,13 +41,21 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(__file__).resolve().parent / "_build" / "pycache"))
 
 
-#: Test modules that take longest (worker seconds under `--durations`), run first: with --dist loadscope a module
-#: runs on one worker, and one of these scheduled last leaves the other core idle at the end (the fuzz modules did:
-#: ~55 s on one worker). Only the order changes; a module missing from this list runs in its usual place.
-SLOW_FIRST = ("tests/test_labs_integrity.py", "tests/test_labs.py", "tests/test_fuzz_front.py", "tests/test_threads.py",
-              "tests/test_viz_render.py", "tests/test_fuzz_capi.py", "tests/test_properties.py",
-              "tests/test_fixture_ops.py", "tests/test_nbval_book_cache.py", "tests/test_cli.py",
-              "chapters/08_kernel.md", "chapters/13_performance.md", "chapters/99_figures_demo.md")
+#: Test modules and notebooks that take longest, run first: with --dist loadscope a module runs on one worker, and one
+#: of these scheduled last leaves the other core idle at the end. Only the order changes; a module missing from this
+#: list runs in its usual place. The Makefile passes --no-loadscope-reorder: pytest-xdist otherwise orders the modules
+#: by their number of tests, which put the fuzz modules and test_wheel last (unit tests, -n 2, quiet: the workers
+#: ended at 109 and 120 s). The order is the worker seconds of each module in that run (test_labs_integrity 28.6 s,
+#: test_fuzz_front 19.0, ... test_fixture_ops 3.4) and each notebook's execution time (chapter 13 first).
+SLOW_FIRST = ("tests/test_labs_integrity.py", "tests/test_fuzz_front.py", "tests/test_labs.py",
+              "tests/test_viz_render.py", "tests/test_fuzz_capi.py", "tests/test_nbval_book_cache.py",
+              "tests/test_explorer_attrs.py", "tests/test_wheel.py", "tests/test_threads.py",
+              "tests/test_properties.py", "tests/test_viz_dag.py", "tests/test_cli.py", "tests/test_limits.py",
+              "tests/test_kernels_exhaustive.py", "tests/test_golden.py", "tests/test_layers.py",
+              "tests/test_tiling_no_numpy.py", "tests/test_trace_cost.py", "tests/test_fixture_ops.py",
+              "chapters/13_performance.md", "chapters/99_figures_demo.md", "chapters/08_kernel.md",
+              "chapters/11_tiling_tgv2d.md", "chapters/09_masks.md", "chapters/14_differences.md",
+              "chapters/07_tiling_hsg.md", "chapters/01_cann_stack.md", "chapters/05_dtypes.md")
 
 
 def pytest_collection_modifyitems(config, items):
