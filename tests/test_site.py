@@ -192,8 +192,9 @@ class Tab:
     """A browser tab that blocks and records every non-local request, reused for one page after another.
 
     Each page a test opens in a fresh tab costs Chromium a new renderer process; a tab that navigates from page to
-    page of the same scheme keeps its renderer (issue 19: the per-page test, 8 pages over file:// and http, 1.60-1.73
-    -> 1.37-1.45 CPU-s a page). ``open`` starts every page as a fresh tab would: a new log, light mode, 1280 px."""
+    page of the same scheme keeps its renderer (issue 19: 8 pages over file:// and http in one browser, 1.60-1.73 ->
+    1.37-1.45 CPU-s a page; tests/test_site_pages.py in four alternating pairs 71 -> 65 s, its CPU within the
+    noise). ``open`` starts every page as a fresh tab would: a new log, light mode, 1280 px."""
 
     def __init__(self, context, local_prefixes: tuple[str, ...] = ()):
         self.page = context.new_page()

@@ -184,8 +184,7 @@ def _from_disk(tab: Tab, rel: str, html: str) -> list[str]:
     log, page = tab.open(_file_url(rel)), tab.page
     problems = []
     try:
-        page.emulate_media(color_scheme="light")
-        _settle(page, html)
+        _settle(page, html)                                # Tab.open has put it in light mode at 1280 px
         _next_frame(page)                                  # book.js names the controls drawn last
         desktop = page.evaluate(_DESKTOP, [_OUTPUT_TEXT, 4.5])
         problems += _reading_problems(desktop, 1280) + _name_problems(desktop["names"], html)
