@@ -257,8 +257,7 @@ def test_page(site, disk_tab, http_tab, http_base, rel):  # noqa: F811
         assert target in site.pages, f"{rel} redirects to {target}, which is not a page of the site"
         problems = [f"file: {p}" for p in _redirect_problems(disk_tab, _file_url(rel), _file_url(target))]
         problems += [f"http: {p}" for p in _redirect_problems(http_tab, http_base + rel, http_base + target)]
-        assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
-        return
-    problems = [f"file: {p}" for p in _from_disk(disk_tab, rel, html)]
-    problems += [f"http: {p}" for p in _over_http(http_tab, http_base, rel, html)]
+    else:
+        problems = [f"file: {p}" for p in _from_disk(disk_tab, rel, html)]
+        problems += [f"http: {p}" for p in _over_http(http_tab, http_base, rel, html)]
     assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
