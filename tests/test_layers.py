@@ -88,6 +88,8 @@ class Package:
         self.root = root
         self.files = sorted(root.rglob("*.py"))
         self.names = {self.module_name(p): p for p in self.files}
+        self._trees: dict[Path, ast.Module] = {}     # each file is parsed and scanned once (issue 19)
+        self._edges: dict[Path, list[Edge]] = {}
 
     def module_name(self, path: Path) -> str:
         parts = path.relative_to(self.root.parent).with_suffix("").parts
@@ -102,8 +104,7 @@ class Package:
         alias -> the module it hands out. Nothing but the alias statement is allowed in one."""
         out = {}
         for name, path in self.names.items():
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            if any(_is_alias_assignment(stmt) for stmt in tree.body):
+            if any(_is_alias_assignment(stmt) for stmt in self.tree(path).body):
                 targets = {e.target for e in self.edges(path) if self.is_module(e.target)}
                 out[name] = ", ".join(sorted(targets))
         return out
@@ -114,8 +115,15 @@ class Package:
         module = name.split(":")[0]
         return module if module in self.names else None
 
+    def tree(self, path: Path) -> ast.Module:
+        if path not in self._trees:
+            self._trees[path] = ast.parse(path.read_text(encoding="utf-8"))
+        return self._trees[path]
+
     def edges(self, path: Path) -> list[Edge]:
-        return _Scanner(self, path).edges
+        if path not in self._edges:
+            self._edges[path] = _Scanner(self, path).edges
+        return self._edges[path]
 
     def all_edges(self) -> list[Edge]:
         return [e for p in self.files for e in self.edges(p)]
@@ -148,7 +156,7 @@ class _Scanner(ast.NodeVisitor):
         self.edges: list[Edge] = []
         self.depth = 0
         self.typing = 0
-        tree = ast.parse("\n".join(self.lines))
+        tree = pkg.tree(path)
         for stmt in tree.body:        # module-level constants naming modules: a registry's list of packages
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 self._constants(stmt.value)
