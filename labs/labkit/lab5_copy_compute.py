@@ -142,7 +142,7 @@ def sample(n: int, dtype: Any, seed: int, lo: float = -4.0, hi: float = 4.0, edg
     values = rng.uniform(lo, hi, n)
     extra = list(edges) + ([0.0, -0.0, np.inf, -np.inf, np.nan] if specials else [])
     if extra and n:
-        where = rng.permutation(n)[: min(n, 4 * len(extra))]
+        where = rng.choice(n, min(n, 4 * len(extra)), replace=False)     # distinct places, drawn in O(k)
         values[where] = np.resize(np.array(extra, dtype=np.float64), where.size)
     with np.errstate(all="ignore"):
         return values.astype(to_numpy(as_acl_dtype(dtype)))
