@@ -47,10 +47,10 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 # collections over that heap: ~20 CPU s of the unit tests' ~230 went to the collector (timed with gc.callbacks).
 # A young collection every 20,000 allocations lets them die before it, and gc.freeze() after collection takes what
 # the session keeps (modules, collected tests) out of every later collection. Collector time, timed the same way:
-# unit tests 20 -> 8 CPU s; test_labs*, viz_render, explorer_attrs, trace_cost and golden 8.4-9.0 -> 2.3-2.5 s
+# unit tests 20 -> 7-8 CPU s; test_labs*, viz_render, explorer_attrs, trace_cost and golden 8.4-9.0 -> 2.3-2.8 s
 # (three alternating pairs; thresholds alone: 3.4 s). Garbage in a cycle waits a little longer for its collection
-# (tests that need it gone call gc.collect()); only what collection made is frozen. The processes the tests start
-# (kernels, fuzz subprocesses, the CLI) keep Python's defaults.
+# (tests that need it gone call gc.collect()); only what is alive once pytest has collected the tests is frozen. The
+# processes the tests start (kernels, fuzz subprocesses, the CLI) keep Python's defaults.
 gc.set_threshold(20_000, 10, 10)
 
 
