@@ -54,6 +54,11 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
 gc.set_threshold(20_000, 10, 10)
 
 
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()          # what the session keeps, out of every later collection (see above)
+
+
 #: Test modules and notebooks that take longest, run first: with --dist loadscope a module runs on one worker, and one
 #: of these scheduled last leaves the other core idle at the end. Only the order changes; a module missing from this
 #: list runs in its usual place. The Makefile passes --no-loadscope-reorder: pytest-xdist otherwise orders the modules
@@ -69,11 +74,6 @@ SLOW_FIRST = ("tests/test_labs_integrity.py", "tests/test_fuzz_front.py", "tests
               "chapters/13_performance.md", "chapters/99_figures_demo.md", "chapters/08_kernel.md",
               "chapters/11_tiling_tgv2d.md", "chapters/09_masks.md", "chapters/14_differences.md",
               "chapters/07_tiling_hsg.md", "chapters/01_cann_stack.md", "chapters/05_dtypes.md")
-
-
-def pytest_collection_finish(session):
-    gc.collect()
-    gc.freeze()          # see gc.set_threshold above
 
 
 def pytest_collection_modifyitems(config, items):
