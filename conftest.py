@@ -17,7 +17,9 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -144,6 +146,7 @@ _nbval_get_message, _nbval_runtest = _nbval.IPyNbFile.get_kernel_message, _nbval
 
 
 def _setup(self):
+    _fork_kernels()
     _nbval_setup(self)
     if self.config.getoption("nbval_book_cache"):
         kc = self.kernel.kc
@@ -238,6 +241,44 @@ def _book_notebook(path: Path, book):
 
 _nbval.IPyNbFile.setup, _nbval.IPyNbFile.teardown = _setup, _teardown
 _nbval.IPyNbFile.get_kernel_message, _nbval.IPyNbCell.runtest = _get_kernel_message, _runtest
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Kernels forked from one process (per pytest process) that has imported what the notebooks import
+# (tests/forked_kernels.py, issue 19): nbval's current-environment kernel is started through it, from the first
+# notebook on. ASCEND_LAB_FORKED_KERNELS=0: the usual kernels.
+
+_FORKED_KERNELS = Path(__file__).resolve().parent / "tests" / "forked_kernels.py"
+_zygote: list = []     # [the zygote process, its folder] once this process has started it
+
+
+def _fork_kernels() -> None:
+    if _zygote or os.environ.get("ASCEND_LAB_FORKED_KERNELS") == "0":
+        return
+    import nbval.kernel
+
+    folder = tempfile.mkdtemp(prefix="ascend-lab-kernels-")
+    path = os.path.join(folder, "zygote")
+    _zygote[:] = [subprocess.Popen([sys.executable, str(_FORKED_KERNELS), "serve", path], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL), folder]
+    argv = [sys.executable, str(_FORKED_KERNELS), "kernel", path, "-f", "{connection_file}"]
+    usual = nbval.kernel.NbvalKernelspecManager.get_kernel_spec
+
+    def get_kernel_spec(self, kernel_name):
+        spec = usual(self, kernel_name)
+        if kernel_name == nbval.kernel.CURRENT_ENV_KERNEL_NAME:
+            spec.argv = argv
+        return spec
+
+    nbval.kernel.NbvalKernelspecManager.get_kernel_spec = get_kernel_spec
+
+
+def pytest_unconfigure(config):
+    if _zygote:
+        zygote, folder = _zygote
+        zygote.terminate()
+        zygote.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_sessionfinish(session):
