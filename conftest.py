@@ -146,7 +146,7 @@ _nbval_get_message, _nbval_runtest = _nbval.IPyNbFile.get_kernel_message, _nbval
 
 
 def _setup(self):
-    _fork_kernels()
+    _fork_kernels(self.config)
     _nbval_setup(self)
     if self.config.getoption("nbval_book_cache"):
         kc = self.kernel.kc
@@ -252,9 +252,9 @@ _FORKED_KERNELS = Path(__file__).resolve().parent / "tests" / "forked_kernels.py
 _zygote: list = []     # [the zygote process, its folder] once this process has started it
 
 
-def _fork_kernels() -> None:
-    if _zygote or os.environ.get("ASCEND_LAB_FORKED_KERNELS") == "0":
-        return
+def _fork_kernels(config) -> None:
+    if _zygote or not config.option.nbval_current_env or os.environ.get("ASCEND_LAB_FORKED_KERNELS") == "0":
+        return                                  # (only the current-environment kernel is forked)
     import nbval.kernel
 
     folder = tempfile.mkdtemp(prefix="ascend-lab-kernels-")

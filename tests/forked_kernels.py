@@ -28,6 +28,7 @@ stand-in has gone. tests/test_forked_kernels.py compares what a notebook can see
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import json
 import os
@@ -73,7 +74,6 @@ def serve(path: str) -> None:
     if said:
         sys.stderr.write(f"forked_kernels: not serving, the imports said:\n{said}")
         return                   # the queued kernels read an empty reply and start the usual way
-    import gc
     gc.collect()
     gc.freeze()                  # the imported modules stay shared with every fork (see the docstring)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
